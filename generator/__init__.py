@@ -1,0 +1,1 @@
+"""improvements: one YAML record per optimization idea, rendered into a series, a summary and a site."""

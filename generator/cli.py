@@ -1,0 +1,114 @@
+"""The `improvements` command line.
+
+Each command lives in its own module under `generator.commands` and is imported only when
+it runs, so `improvements --help` never pays for pandas, matplotlib or mkdocs.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from pathlib import Path
+
+import click
+
+# name -> (module under generator.commands, one-line help). The help is here so that
+# listing commands imports none of them.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "check": ("check", "Validate the campaign: every problem in every file, with its position."),
+    "build": ("build", "Render the series, summary and home page (and the site with --site)."),
+    "serve": ("serve", "Preview the site, re-rendering when a record or result changes."),
+    "summary": ("summary", "Print the tier-ranked summary table."),
+    "import": ("import_", "Import benchmark output files as runs and link them from a record."),
+    "new": ("new", "Start a new record with the next free number."),
+    "status": ("status", "Change a record's status in place, keeping its comments."),
+    "renumber": ("renumber", "Move a record to another number, or close the gaps."),
+    "schema": ("schema", "Print the JSON Schema of records and campaign.yaml."),
+    "export": ("export", "Export every record with its computed summary as JSON."),
+}
+
+EPILOG = """\b
+Examples:
+  improvements check                     validate every record
+  improvements new "MSCCL++ all-reduce" --tier 1 --hypothesis "..."
+  improvements build --site              render the series and build the site
+  improvements summary --format markdown
+"""
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        entry = COMMANDS.get(cmd_name)
+        if entry is None:
+            return None
+        module = importlib.import_module(f"generator.commands.{entry[0]}")
+        command: click.Command = module.command
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
+
+@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="improvements", prog_name="improvements")
+def main() -> None:
+    """Keep one YAML record per optimization idea; render the series, summary and site."""
+
+
+root_option = click.option(
+    "--root",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Campaign repository (default: the nearest folder above with improvements/campaign.yaml).",
+)
+
+
+def resolve_root(root: Path | None) -> Path:
+    """The campaign repository to work on, or a usage error saying how to point at one."""
+    from generator.load import find_root
+
+    if root is not None:
+        if not (root / "improvements" / "campaign.yaml").is_file():
+            raise click.UsageError(f"{root} has no improvements/campaign.yaml")
+        return root.resolve()
+    found = find_root()
+    if found is None:
+        raise click.UsageError(
+            "no improvements/campaign.yaml here or in any folder above; "
+            "run from a campaign repository or pass --root DIR"
+        )
+    return found
+
+
+def run() -> None:
+    """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
+    from generator.problems import ProblemsFound, format_report
+
+    try:
+        main.main(standalone_mode=False)
+    except ProblemsFound as exc:
+        sys.stderr.write(format_report(exc.report, "text"))
+        sys.exit(1)
+    except click.exceptions.Abort:
+        sys.stderr.write("Aborted.\n")
+        sys.exit(1)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:
+        exc.show()
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("Interrupted.\n")
+        sys.exit(130)
+    except BrokenPipeError:
+        sys.exit(0)
+    else:
+        sys.exit(0)

@@ -1,0 +1,48 @@
+"""`improvements check`: validate the campaign and report every problem."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from generator.cli import resolve_root, root_option
+
+
+@click.command(
+    "check",
+    epilog="""\b
+Examples:
+  improvements check
+  improvements check --format github   # annotations in a GitHub Actions log
+  improvements check --format json | jq '.[].code'
+""",
+)
+@root_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json", "github"]),
+    default="text",
+    show_default=True,
+    help="How to print problems.",
+)
+def command(root: Path | None, fmt: str) -> None:
+    """Validate every record and campaign.yaml; exit 1 if any error is found."""
+    from generator.load import load_project
+    from generator.problems import Report, format_report
+
+    repo = resolve_root(root)
+    report = Report()
+    project = load_project(repo, report)
+    out = format_report(report, fmt)
+    if fmt == "text":
+        sys.stderr.write(out)
+        if report.ok and project is not None:
+            warnings = len(report.problems)
+            extra = f", {warnings} warning(s)" if warnings else ""
+            sys.stdout.write(f"{len(project.records)} record(s) checked: no errors{extra}\n")
+    else:
+        sys.stdout.write(out)
+    sys.exit(0 if report.ok else 1)

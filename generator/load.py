@@ -1,0 +1,616 @@
+"""YAML files to models, with the position of every key and value.
+
+This is the fast read path: libyaml (PyYAML's C parser) composes the node tree, and we
+build plain Python data from it ourselves so that every key and value keeps its line and
+column, duplicate keys are caught, and aliases cannot expand without bound. ruamel.yaml's
+round trip is kept for the commands that edit files (`edit`), where comments matter more
+than speed.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from generator.model import FILENAME_RE, SLUG_RE, Campaign, Record, Result
+from generator.problems import Problem, ProblemsFound, Report, rel
+
+MAX_FILE_BYTES = 1024 * 1024
+MAX_LINE_CHARS = 10_000
+MAX_DEPTH = 64
+# Nodes built from one file, aliases counted each time they are used. A real record has a
+# few hundred; a "billion laughs" file reaches the bound after a few milliseconds.
+MAX_NODES = 100_000
+
+Path_ = tuple[str | int, ...]
+_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass
+class Positions:
+    """Line and column (1-based) of each key and value, by path from the document root."""
+
+    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+
+    def of(self, loc: Path_, *, key: bool = False) -> tuple[int, int]:
+        """The position of `loc`, or of its nearest ancestor that has one."""
+        loc = tuple(loc)
+        while loc:
+            table = self.keys if key else self.values
+            if loc in table:
+                return table[loc]
+            if loc in self.values:
+                return self.values[loc]
+            loc = loc[:-1]
+            key = True  # for a missing child, point at the parent's key
+        return self.values.get((), (1, 1))
+
+
+class YamlProblem(Exception):
+    def __init__(self, line: int, col: int, code: str, message: str, hint: str | None = None):
+        super().__init__(message)
+        self.line, self.col, self.code, self.message, self.hint = line, col, code, message, hint
+
+
+def read_text(path: Path) -> str:
+    """A YAML file's text, refusing what is too large, not UTF-8 or not text."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        raise YamlProblem(
+            1, 1, "file-too-large",
+            f"file is {size:,} bytes, over the limit of {MAX_FILE_BYTES:,}",
+            "a record this large is almost surely not one; keep raw benchmark output under results/",
+        )
+    data = path.read_bytes()
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise YamlProblem(1, 1, "not-utf8", "file is UTF-16, not UTF-8", "save the file as UTF-8")
+    if data.startswith(b"\xef\xbb\xbf"):
+        raise YamlProblem(
+            1, 1, "byte-order-mark", "file starts with a UTF-8 byte-order mark",
+            "save the file as UTF-8 without BOM",
+        )
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        raise YamlProblem(line, col, "nul-byte", "file contains a NUL byte", "is this a binary file?")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise YamlProblem(
+            line, col, "not-utf8", f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
+            "save the file as UTF-8",
+        ) from None
+    for n, line_text in enumerate(text.splitlines(), 1):
+        if len(line_text) > MAX_LINE_CHARS:
+            raise YamlProblem(
+                n, MAX_LINE_CHARS + 1, "line-too-long",
+                f"line is {len(line_text):,} characters, over the limit of {MAX_LINE_CHARS:,}",
+                "use a block scalar (|) for long text",
+            )
+    return text
+
+
+def _mark(mark: Any) -> tuple[int, int]:
+    return (mark.line + 1, mark.column + 1)
+
+
+def parse(text: str) -> tuple[Any, Positions]:
+    """Plain data and positions from YAML text; one document only."""
+    try:
+        nodes = list(yaml.compose_all(text, Loader=_Loader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = _mark(mark) if mark is not None else (1, 1)
+        problem = exc.problem or "invalid YAML"
+        if "nesting depth" in problem:
+            raise YamlProblem(line, col, "yaml-too-deep", f"nesting deeper than libyaml allows: {problem}") from None
+        if "\t" in problem or "tab" in problem:
+            raise YamlProblem(line, col, "yaml-tab", "a tab character is used for indentation",
+                              "YAML indents with spaces only") from None
+        context = f" {exc.context}" if exc.context else ""
+        raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(1, 1, "yaml-syntax", str(exc).splitlines()[0]) from None
+    if not nodes:
+        raise YamlProblem(1, 1, "empty-file", "file holds no YAML document",
+                          "start from `improvements new` or a copy of another record")
+    if len(nodes) > 1:
+        line, col = _mark(nodes[1].start_mark)
+        raise YamlProblem(line, col, "multiple-documents", "file holds more than one YAML document",
+                          "remove the `---` separator; one record per file")
+    builder = _Builder()
+    data = builder.build(nodes[0], (), 0)
+    builder.positions.values[()] = _mark(nodes[0].start_mark)
+    return data, builder.positions
+
+
+class _Builder:
+    _constructor = _Loader("")
+
+    def __init__(self) -> None:
+        self.positions = Positions()
+        self.count = 0
+
+    def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
+        self.count += 1
+        if self.count > MAX_NODES:
+            raise YamlProblem(*_mark(node.start_mark), "yaml-alias-limit",
+                              f"the document expands to more than {MAX_NODES:,} nodes",
+                              "aliases (*name) that repeat large anchors multiply; write the data out")
+        if depth > MAX_DEPTH:
+            raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep",
+                              f"nesting is deeper than {MAX_DEPTH} levels")
+        self.positions.values.setdefault(path, _mark(node.start_mark))
+        if isinstance(node, yaml.ScalarNode):
+            if not node.tag.startswith("tag:yaml.org,2002:"):
+                raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", f"custom tag {node.tag}",
+                                  "records use plain YAML values only")
+            value = self._constructor.construct_object(node)
+            # Dates stay dates; everything else is a plain JSON-like scalar.
+            return value
+        if isinstance(node, yaml.SequenceNode):
+            return [self.build(child, (*path, i), depth + 1) for i, child in enumerate(node.value)]
+        if node.tag == "tag:yaml.org,2002:set" or not node.tag.startswith("tag:yaml.org,2002:"):
+            raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", f"tag {node.tag}",
+                              "records use plain YAML mappings")
+        out: dict[Any, Any] = {}
+        seen: dict[Any, tuple[int, int]] = {}
+        for key_node, value_node in self._pairs(node):
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise YamlProblem(*_mark(key_node.start_mark), "yaml-unsupported", "complex mapping key",
+                                  "keys are plain words")
+            key = self._constructor.construct_object(key_node)
+            if not isinstance(key, str | int) or isinstance(key, bool):
+                key = str(key)
+            pos = _mark(key_node.start_mark)
+            if key in seen:
+                line, col = seen[key]
+                raise YamlProblem(*pos, "duplicate-key", f"key `{key}` is already set at line {line}",
+                                  "remove one of the two; YAML would silently keep the last")
+            seen[key] = pos
+            self.positions.keys[(*path, key)] = pos
+            out[key] = self.build(value_node, (*path, key), depth + 1)
+        return out
+
+    @staticmethod
+    def _pairs(node: yaml.MappingNode) -> Iterator[tuple[yaml.Node, yaml.Node]]:
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                raise YamlProblem(*_mark(key_node.start_mark), "yaml-unsupported", "merge keys (<<) are not supported",
+                                  "write the keys out; merges hide where a value comes from")
+            yield key_node, value_node
+
+
+# --- validation ---------------------------------------------------------------------------
+
+
+def _describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text"
+
+
+def _fields_at(model: type[BaseModel], loc: Path_) -> list[str]:
+    """The field names of the model that `loc` points into, for did-you-mean hints."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        info = getattr(current, "model_fields", {}).get(part)
+        if info is None:
+            return []
+        current = _inner_model(info.annotation)
+    return list(getattr(current, "model_fields", {}))
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+_TYPE_WORDS = {
+    "dict_type": "a mapping", "model_type": "a mapping", "list_type": "a list", "string_type": "text",
+    "int_type": "a whole number", "int_parsing": "a whole number", "float_type": "a number",
+    "float_parsing": "a number", "bool_type": "true or false", "bool_parsing": "true or false",
+    "date_type": "a date (YYYY-MM-DD)", "date_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)", "int_from_float": "a whole number",
+}
+
+
+def validation_problems(
+    exc: ValidationError, model: type[BaseModel], data: Any, pos: Positions, path: str
+) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[Path_, str]] = set()
+    for err in exc.errors():
+        # Drop pydantic's union-member tags ("float", "list[float]") from the location.
+        loc = tuple(p for p in err["loc"] if isinstance(p, int) or p in _keys_along(data, err["loc"]))
+        kind = err["type"]
+        if kind == "extra_forbidden":
+            key = loc[-1]
+            line, col = pos.of(loc, key=True)
+            choices = _fields_at(model, loc[:-1])
+            close = difflib.get_close_matches(str(key), choices, n=1, cutoff=0.6)
+            hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(choices)}" if choices else None)
+            problems.append(Problem(path, line, col, "unknown-key", f"unknown key `{key}`", hint))
+            continue
+        if kind == "missing":
+            line, col = pos.of(loc[:-1], key=True)
+            where = f" in `{_dotted(loc[:-1])}`" if loc[:-1] else ""
+            problems.append(Problem(path, line, col, "missing-field", f"required field `{loc[-1]}` is missing{where}"))
+            continue
+        line, col = pos.of(loc)
+        value = _value_at(data, loc)
+        name = _dotted(loc) or "document"
+        if kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
+            want = _TYPE_WORDS.get(kind, "a mapping")
+            code, msg = "wrong-type", f"`{name}` must be {want}, not {_describe(value)}"
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            close = difflib.get_close_matches(str(value), [s.strip("'") for s in expected.replace(" or ", ", ").split(", ")], n=1)
+            code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
+            if close:
+                problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
+                continue
+        elif kind == "string_pattern_mismatch":
+            code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
+            hint = "use lowercase letters, digits and hyphens" if err.get("ctx", {}).get("pattern") == SLUG_RE else None
+            key = (loc, code)
+            if key not in seen:
+                seen.add(key)
+                problems.append(Problem(path, line, col, code, msg, hint))
+            continue
+        elif kind == "unknown_metric":
+            near = err.get("ctx", {}).get("suggestion")
+            key_line, key_col = pos.of(loc, key=True)
+            problems.append(Problem(path, key_line, key_col, "unknown-metric", err["msg"],
+                                    f"did you mean `{near}`?" if near else "see the metric vocabulary in the docs"))
+            continue
+        elif kind == "value_error":
+            code, msg = "invalid-value", f"`{name}`: {str(err['msg']).removeprefix('Value error, ')}"
+        else:
+            code, msg = "invalid-value", f"`{name}`: {err['msg']}"
+        # A union reports each member's failure; one line per place is enough.
+        if (loc, code) in seen:
+            continue
+        seen.add((loc, code))
+        problems.append(Problem(path, line, col, code, msg))
+    return problems
+
+
+def _keys_along(data: Any, loc: tuple[Any, ...]) -> set[str]:
+    keys: set[str] = set()
+    current = data
+    for part in loc:
+        if isinstance(current, dict):
+            keys.update(k for k in current if isinstance(k, str))
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+        else:
+            current = None
+    if isinstance(current, dict):
+        keys.update(k for k in current if isinstance(k, str))
+    return keys
+
+
+def _value_at(data: Any, loc: Path_) -> Any:
+    current = data
+    for part in loc:
+        if isinstance(current, dict):
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+            current = current[part]
+        else:
+            return None
+    return current
+
+
+def _dotted(loc: Path_) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out
+
+
+# --- files and campaigns --------------------------------------------------------------------
+
+
+@dataclass
+class Loaded:
+    """One file's model (None when invalid), its raw data and positions."""
+
+    path: Path
+    model: Any
+    data: Any
+    positions: Positions
+
+
+@dataclass
+class RecordFile(Loaded):
+    number: int = 0
+    slug: str = ""
+
+    @property
+    def record(self) -> Record:
+        return self.model
+
+
+@dataclass
+class Project:
+    """A campaign repository: where things are, and what was loaded from it."""
+
+    root: Path
+    campaign: Campaign
+    campaign_file: Loaded
+    records: list[RecordFile]
+
+    @property
+    def improvements_dir(self) -> Path:
+        return self.root / "improvements"
+
+    @property
+    def results_dir(self) -> Path:
+        return self.root / "results"
+
+    @property
+    def docs_dir(self) -> Path:
+        return self.root / self.campaign.docs_dir
+
+    def by_slug(self) -> dict[str, RecordFile]:
+        return {r.slug: r for r in self.records}
+
+    def output_name(self, rec: RecordFile) -> str:
+        return f"{self.campaign.series}-{rec.number:02d}-{rec.slug}.md"
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The repository root: the nearest folder at or above `start` with improvements/campaign.yaml."""
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / "improvements" / "campaign.yaml").is_file():
+            return folder
+    return None
+
+
+def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) -> Loaded:
+    try:
+        text = read_text(path)
+        data, pos = parse(text)
+    except YamlProblem as exc:
+        report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
+        return Loaded(path, None, None, Positions())
+    except OSError as exc:
+        report.add(Problem(shown, 1, 1, "not-utf8" if isinstance(exc, UnicodeError) else "yaml-syntax",
+                           f"cannot read file: {exc.strerror or exc}"))
+        return Loaded(path, None, None, Positions())
+    if not isinstance(data, dict):
+        line, col = pos.of(())
+        report.add(Problem(shown, line, col, "wrong-type", f"the document must be a mapping, not {_describe(data)}",
+                           "a record starts with `title:`"))
+        return Loaded(path, None, data, pos)
+    try:
+        obj = model.model_validate(data)
+    except ValidationError as exc:
+        report.extend(validation_problems(exc, model, data, pos, shown))
+        return Loaded(path, None, data, pos)
+    return Loaded(path, obj, data, pos)
+
+
+def record_files(improvements: Path) -> tuple[list[tuple[Path, int, str]], list[Path]]:
+    """Record files sorted by number then slug, and the files that do not belong."""
+    good: list[tuple[Path, int, str]] = []
+    bad: list[Path] = []
+    for entry in sorted(os.scandir(improvements), key=lambda e: e.name):
+        if entry.name.startswith(".") or entry.name == "campaign.yaml":
+            continue
+        m = FILENAME_RE.match(entry.name)
+        if m is None or not entry.is_file():
+            bad.append(Path(entry.path))
+            continue
+        good.append((Path(entry.path), int(m["number"]), m["slug"]))
+    good.sort(key=lambda t: (t[1], t[2]))
+    return good, bad
+
+
+def load_project(root: Path, report: Report) -> Project | None:
+    """Load and validate every file of the campaign at `root`, adding all problems to `report`.
+
+    Returns the project when the campaign file itself loaded (records that failed to load
+    are left out), so callers that only warn can go on; callers that write must check
+    `report.ok` first.
+    """
+    improvements = root / "improvements"
+    campaign_path = improvements / "campaign.yaml"
+    if not campaign_path.is_file():
+        report.add(Problem(rel(campaign_path, root), 1, 1, "missing-campaign", "improvements/campaign.yaml is missing",
+                           "a campaign needs one campaign.yaml beside its records"))
+        return None
+    campaign_file = load_file(campaign_path, Campaign, rel(campaign_path, root), report)
+    files, strays = record_files(improvements)
+    for stray in strays:
+        report.add(Problem(rel(stray, root), 1, 1, "bad-filename",
+                           f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml",
+                           "name records like 12-my-idea.yaml (two or more digits, lowercase slug)"))
+    records: list[RecordFile] = []
+    for path, number, slug in files:
+        loaded = load_file(path, Record, rel(path, root), report)
+        if loaded.model is not None:
+            records.append(RecordFile(loaded.path, loaded.model, loaded.data, loaded.positions, number, slug))
+    if campaign_file.model is None:
+        return None
+    project = Project(root, campaign_file.model, campaign_file, records)
+    report.extend(cross_check(project, files))
+    return project
+
+
+def _metric_problems(result: Result, base: Path_, pos: Positions, shown: str) -> list[Problem]:
+    problems: list[Problem] = []
+    extra = [n for n in result.baseline if n not in result.metrics]
+    if extra and result.metrics:
+        line, col = pos.of((*base, "baseline", extra[0]), key=True)
+        problems.append(Problem(shown, line, col, "metric-mismatch",
+                                f"baseline has {', '.join(f'`{n}`' for n in extra)}, which the result does not measure",
+                                "a baseline holds the same metric names as the result"))
+    return problems
+
+
+def _results_problems(results: list[Result], base: Path_, pos: Positions, shown: str) -> list[Problem]:
+    problems: list[Problem] = []
+    labels: dict[str, int] = {}
+    for i, result in enumerate(results):
+        loc = (*base, i)
+        problems += _metric_problems(result, loc, pos, shown)
+        if result.label in labels:
+            line, col = pos.of((*loc, "label"))
+            problems.append(Problem(shown, line, col, "duplicate-label",
+                                    f"label `{result.label}` is already used by result {labels[result.label] + 1}"))
+        labels.setdefault(result.label, i)
+    return problems
+
+
+def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: str) -> Problem | None:
+    results_dir = (root / "results").resolve()
+    line, col = pos.of(loc)
+    candidate = Path(source)
+    if candidate.is_absolute() or ".." in candidate.parts:
+        return Problem(shown, line, col, "path-outside", f"source `{source}` leaves results/",
+                       "give a path under results/, such as results/runs/x.json")
+    full = (root / candidate).resolve()
+    if not full.is_relative_to(results_dir):
+        return Problem(shown, line, col, "path-outside", f"source `{source}` is not under results/",
+                       "keep benchmark files under results/ so they travel with the records")
+    if not full.is_file():
+        return Problem(shown, line, col, "missing-source", f"source `{source}` does not exist")
+    return None
+
+
+def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Problem]:
+    """Rules across files: numbers, slugs, references, sources, status rules and metrics."""
+    problems: list[Problem] = []
+    root = project.root
+    by_number: dict[int, Path] = {}
+    by_slug: dict[str, Path] = {}
+    for path, number, slug in files:
+        shown = rel(path, root)
+        if number in by_number:
+            problems.append(Problem(shown, 1, 1, "duplicate-number",
+                                    f"number {number:02d} is also used by {by_number[number].name}",
+                                    f"run `improvements renumber {slug} NN` or `improvements renumber --compact`"))
+        by_number.setdefault(number, path)
+        if slug in by_slug:
+            problems.append(Problem(shown, 1, 1, "duplicate-slug", f"slug `{slug}` is also used by {by_slug[slug].name}",
+                                    "slugs are record identities; rename one file"))
+        by_slug.setdefault(slug, path)
+
+    cf = project.campaign_file
+    cshown = rel(cf.path, root)
+    problems += _results_problems(project.campaign.baseline.results, ("baseline", "results"), cf.positions, cshown)
+
+    blocker_ids: dict[str, str] = {}
+    for rec in project.records:
+        for j, blocker in enumerate(rec.record.blockers):
+            if blocker.id is None:
+                continue
+            shown = rel(rec.path, root)
+            if blocker.id in blocker_ids:
+                line, col = rec.positions.of(("blockers", j, "id"))
+                problems.append(Problem(shown, line, col, "duplicate-blocker",
+                                        f"blocker id `{blocker.id}` is also defined in {blocker_ids[blocker.id]}",
+                                        "define a shared blocker once and point at it with `ref`"))
+            blocker_ids.setdefault(blocker.id, rec.path.name)
+
+    for rec in project.records:
+        r, pos, shown = rec.record, rec.positions, rel(rec.path, root)
+        for i, slug in enumerate(r.related):
+            if slug not in by_slug:
+                problems.append(_unknown_slug(shown, pos, ("related", i), slug, by_slug))
+            elif slug == rec.slug:
+                line, col = pos.of(("related", i))
+                problems.append(Problem(shown, line, col, "unknown-slug", "a record cannot be related to itself"))
+        if r.superseded_by is not None and r.superseded_by not in by_slug:
+            problems.append(_unknown_slug(shown, pos, ("superseded_by",), r.superseded_by, by_slug))
+        for j, blocker in enumerate(r.blockers):
+            if blocker.ref is not None and blocker.ref not in blocker_ids:
+                line, col = pos.of(("blockers", j, "ref"))
+                near = difflib.get_close_matches(blocker.ref, list(blocker_ids), n=1)
+                problems.append(Problem(shown, line, col, "unknown-blocker", f"no blocker has id `{blocker.ref}`",
+                                        f"did you mean `{near[0]}`?" if near else "give the shared blocker an `id`"))
+        problems += _results_problems(r.results, ("results",), pos, shown)
+        for i, result in enumerate(r.results):
+            if result.source is not None:
+                p = _source_problem(result.source, root, ("results", i, "source"), pos, shown)
+                if p is not None:
+                    problems.append(p)
+        problems += status_problems(rec, shown, project)
+    return problems
+
+
+def _unknown_slug(shown: str, pos: Positions, loc: Path_, slug: str, by_slug: dict[str, Path]) -> Problem:
+    line, col = pos.of(loc)
+    near = difflib.get_close_matches(slug, list(by_slug), n=1)
+    return Problem(shown, line, col, "unknown-slug", f"no record has slug `{slug}`",
+                   f"did you mean `{near[0]}`?" if near else "slugs are the part of a file name after the number")
+
+
+def status_problems(rec: RecordFile, shown: str, project: Project | None = None) -> list[Problem]:
+    """The status rules: what each status needs before a record may claim it."""
+    r, pos = rec.record, rec.positions
+    line, col = pos.of(("status",))
+    out: list[Problem] = []
+    if r.status in ("adopted", "rejected"):
+        missing = []
+        if not r.verdict:
+            missing.append("a `verdict`")
+        if not r.results:
+            missing.append("at least one result")
+        if missing:
+            out.append(Problem(shown, line, col, "status-rule", f"status `{r.status}` needs {' and '.join(missing)}",
+                               "measure it first, or keep the status `in-progress`"))
+    if r.status == "blocked":
+        shared = _shared_blockers(project) if project is not None else {}
+        open_ = [b for b in r.blockers if b.status == "open" or (b.ref and shared.get(b.ref) == "open")]
+        if not open_:
+            out.append(Problem(shown, line, col, "status-rule", "status `blocked` needs an open blocker",
+                               "add a blocker with `status: open`, or change the status"))
+    if r.status == "superseded" and r.superseded_by is None:
+        out.append(Problem(shown, line, col, "status-rule", "status `superseded` needs `superseded_by`",
+                           "name the slug of the record that replaces this one"))
+    return out
+
+
+def _shared_blockers(project: Project) -> dict[str, str]:
+    return {b.id: b.status or "" for rec in project.records for b in rec.record.blockers if b.id}
+
+
+def require_project(root: Path) -> Project:
+    """Load a campaign for a command that writes: any error stops it before anything is written."""
+    report = Report()
+    project = load_project(root, report)
+    if project is None or not report.ok:
+        raise ProblemsFound(report)
+    return project

@@ -1,0 +1,91 @@
+"""The one metric vocabulary: canonical names, units and which direction is better.
+
+`check`, the importers and the renderer all read metric names through `lookup`, so a
+quantity has one name everywhere. Latency families accept any statistic by pattern
+(``ttft_p99``, ``itl_p99.9``, ``e2e_latency_mean``) because benchmark tools add
+percentiles at run time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from functools import cache
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    unit: str
+    higher_is_better: bool
+    label: str
+
+
+_FIXED: dict[str, tuple[str, bool, str]] = {
+    "output_throughput": ("tok/s", True, "Output token throughput"),
+    "total_throughput": ("tok/s", True, "Total token throughput"),
+    "input_throughput": ("tok/s", True, "Input token throughput"),
+    # Some sources say only "tok/s" without saying output or total; keep that honest.
+    "throughput": ("tok/s", True, "Token throughput (kind not recorded)"),
+    "request_throughput": ("req/s", True, "Request throughput"),
+    "goodput": ("req/s", True, "Request goodput"),
+    "max_output_throughput": ("tok/s", True, "Peak output token throughput"),
+    "prefill_throughput": ("tok/s", True, "Prefill throughput"),
+    "decode_throughput": ("tok/s", True, "Decode throughput (median)"),
+    "overall_throughput": ("tok/s", True, "Overall throughput"),
+    "last_gen_throughput": ("tok/s", True, "Last-generation throughput"),
+    "steady_state_output_throughput": ("tok/s", True, "Steady-state output throughput"),
+    "prefill_latency": ("ms", False, "Prefill latency"),
+    "decode_latency": ("ms", False, "Decode step latency (median)"),
+    "total_latency": ("ms", False, "Total latency"),
+    "accept_length": ("tokens", True, "Speculative accept length"),
+    "cache_hit_rate": ("ratio", True, "Prefix cache hit rate"),
+    "duration": ("s", False, "Benchmark duration"),
+    "completed": ("requests", True, "Completed requests"),
+    "failed": ("requests", False, "Failed requests"),
+    "power": ("W", False, "GPU power draw"),
+}
+
+_LATENCY_FAMILIES: dict[str, str] = {
+    "ttft": "Time to first token",
+    "tpot": "Time per output token",
+    "itl": "Inter-token latency",
+    "e2e_latency": "End-to-end latency",
+}
+_STATS = {"mean": "mean", "median": "median", "std": "std dev"}
+_LATENCY_RE = re.compile(r"^(ttft|tpot|itl|e2e_latency)_(mean|median|std|p(\d{1,2}(?:\.\d+)?))$")
+
+
+@cache
+def lookup(name: str) -> Metric | None:
+    """The metric called `name`, or None when the vocabulary does not know it."""
+    fixed = _FIXED.get(name)
+    if fixed is not None:
+        unit, higher, label = fixed
+        return Metric(name, unit, higher, label)
+    m = _LATENCY_RE.match(name)
+    if m is None:
+        return None
+    family, stat, pct = m.group(1), m.group(2), m.group(3)
+    if pct is not None and not 0 < float(pct) < 100:
+        return None
+    stat_label = f"P{pct}" if pct is not None else _STATS[stat]
+    return Metric(name, "ms", False, f"{_LATENCY_FAMILIES[family]} ({stat_label})")
+
+
+def known_names() -> list[str]:
+    """Every fixed name plus the common latency statistics, for suggestions and docs."""
+    names = list(_FIXED)
+    for family in _LATENCY_FAMILIES:
+        names += [f"{family}_{s}" for s in ("mean", "median", "std", "p90", "p95", "p99")]
+    return names
+
+
+def suggest(name: str) -> str | None:
+    """The nearest known metric name, for a "did you mean" hint."""
+    normalized = name.strip().lower().replace("-", "_").replace(" ", "_")
+    if lookup(normalized) is not None:
+        return normalized
+    close = difflib.get_close_matches(normalized, known_names(), n=1, cutoff=0.6)
+    return close[0] if close else None

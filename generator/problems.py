@@ -1,0 +1,135 @@
+"""Problems found in a campaign, collected into one report and printed by a reporter.
+
+Every user mistake becomes a `Problem` with a position, a stable code and, where it helps,
+a hint. Commands collect all of them before deciding anything, so one run shows every
+problem in every file.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Literal
+
+Severity = Literal["error", "warning"]
+
+# The stable codes. The docs' error catalogue lists each with an example; a test keeps
+# the two in step, so a new code must be added here and there.
+CODES: dict[str, str] = {
+    "file-too-large": "a YAML file is over the size limit",
+    "not-utf8": "a file is not valid UTF-8 text",
+    "byte-order-mark": "a file starts with a byte-order mark",
+    "nul-byte": "a file contains a NUL byte",
+    "line-too-long": "a line is over the length limit",
+    "yaml-syntax": "the YAML cannot be parsed",
+    "yaml-tab": "a tab is used for indentation",
+    "yaml-too-deep": "the YAML nests deeper than the limit",
+    "yaml-alias-limit": "aliases expand to more nodes than the limit (an alias bomb)",
+    "yaml-unsupported": "a YAML feature the format does not allow (custom tags, complex keys)",
+    "duplicate-key": "a mapping states the same key twice",
+    "empty-file": "a YAML file holds no document",
+    "multiple-documents": "a YAML file holds more than one document",
+    "wrong-type": "a value has the wrong type (a list where a mapping belongs, ...)",
+    "missing-field": "a required field is missing",
+    "unknown-key": "a key the format does not know",
+    "invalid-value": "a value outside the allowed set or form",
+    "unknown-metric": "a metric name the vocabulary does not know",
+    "metric-mismatch": "a result's baseline names metrics the result does not measure",
+    "duplicate-label": "two results of one record share a label",
+    "status-rule": "a status whose requirements are not met",
+    "bad-filename": "a file in improvements/ that is neither campaign.yaml nor NN-slug.yaml",
+    "missing-campaign": "improvements/campaign.yaml is missing",
+    "duplicate-number": "two records share a number",
+    "duplicate-slug": "two records share a slug",
+    "unknown-slug": "related or superseded_by names a slug that does not exist",
+    "unknown-blocker": "a blocker reference names no blocker",
+    "duplicate-blocker": "two blockers share an id",
+    "missing-source": "a result's source file does not exist",
+    "path-outside": "a path leaves the place it must stay in",
+    "unknown-run": "a result names an imported run that does not exist",
+    "no-baseline": "a result has no baseline to compare with",
+    "not-comparable": "a result and its baseline differ in more than the record's change",
+    "bad-template": "a template cannot be loaded or rendered",
+    "import-unrecognised": "a benchmark file no importer recognises",
+    "import-truncated": "a benchmark file with a truncated or broken line",
+    "import-no-metric": "a benchmark run with no usable metric",
+    "usage": "a command was called with arguments that do not fit",
+}
+
+
+@dataclass(frozen=True)
+class Problem:
+    path: str
+    line: int
+    col: int
+    code: str
+    message: str
+    hint: str | None = None
+    severity: Severity = "error"
+
+    def text(self) -> str:
+        out = f"{self.path}:{self.line}:{self.col}: {self.severity}[{self.code}]: {self.message}"
+        if self.hint:
+            out += f" (hint: {self.hint})"
+        return out
+
+
+@dataclass
+class Report:
+    problems: list[Problem] = field(default_factory=list)
+
+    def add(self, problem: Problem) -> None:
+        self.problems.append(problem)
+
+    def extend(self, problems: list[Problem]) -> None:
+        self.problems.extend(problems)
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors
+
+    def sorted(self) -> list[Problem]:
+        return sorted(self.problems, key=lambda p: (p.path, p.line, p.col, p.code, p.message))
+
+
+class ProblemsFound(Exception):
+    """Raised by a command when input is invalid; the CLI prints the report and exits 1."""
+
+    def __init__(self, report: Report) -> None:
+        super().__init__(f"{len(report.errors)} problem(s)")
+        self.report = report
+
+
+def rel(path: Path, root: Path) -> str:
+    """A path as users see it: relative to the repository root where possible."""
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _github_escape(value: str) -> str:
+    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def format_report(report: Report, fmt: str) -> str:
+    problems = report.sorted()
+    if fmt == "json":
+        return json.dumps([asdict(p) for p in problems], indent=2, ensure_ascii=False) + "\n"
+    if fmt == "github":
+        lines = []
+        for p in problems:
+            msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
+            props = f"file={p.path},line={p.line},col={p.col},title={p.code}"
+            lines.append(f"::{p.severity} {props}::{_github_escape(msg)}")
+        return "\n".join(lines) + ("\n" if lines else "")
+    lines = [p.text() for p in problems]
+    n_err, n_warn = len(report.errors), len(problems) - len(report.errors)
+    if problems:
+        lines.append(f"{n_err} error(s), {n_warn} warning(s)")
+    return "\n".join(lines) + ("\n" if lines else "")
