@@ -65,7 +65,9 @@ def read_text(path: Path) -> str:
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         raise YamlProblem(
-            1, 1, "file-too-large",
+            1,
+            1,
+            "file-too-large",
             f"file is {size:,} bytes, over the limit of {MAX_FILE_BYTES:,}",
             "a record this large is almost surely not one; keep raw benchmark output under results/",
         )
@@ -74,7 +76,10 @@ def read_text(path: Path) -> str:
         raise YamlProblem(1, 1, "not-utf8", "file is UTF-16, not UTF-8", "save the file as UTF-8")
     if data.startswith(b"\xef\xbb\xbf"):
         raise YamlProblem(
-            1, 1, "byte-order-mark", "file starts with a UTF-8 byte-order mark",
+            1,
+            1,
+            "byte-order-mark",
+            "file starts with a UTF-8 byte-order mark",
             "save the file as UTF-8 without BOM",
         )
     nul = data.find(b"\x00")
@@ -88,13 +93,18 @@ def read_text(path: Path) -> str:
         line = data.count(b"\n", 0, exc.start) + 1
         col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
         raise YamlProblem(
-            line, col, "not-utf8", f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
+            line,
+            col,
+            "not-utf8",
+            f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
             "save the file as UTF-8",
         ) from None
     for n, line_text in enumerate(text.splitlines(), 1):
         if len(line_text) > MAX_LINE_CHARS:
             raise YamlProblem(
-                n, MAX_LINE_CHARS + 1, "line-too-long",
+                n,
+                MAX_LINE_CHARS + 1,
+                "line-too-long",
                 f"line is {len(line_text):,} characters, over the limit of {MAX_LINE_CHARS:,}",
                 "use a block scalar (|) for long text",
             )
@@ -116,19 +126,30 @@ def parse(text: str) -> tuple[Any, Positions]:
         if "nesting depth" in problem:
             raise YamlProblem(line, col, "yaml-too-deep", f"nesting deeper than libyaml allows: {problem}") from None
         if "\t" in problem or "tab" in problem:
-            raise YamlProblem(line, col, "yaml-tab", "a tab character is used for indentation",
-                              "YAML indents with spaces only") from None
+            raise YamlProblem(
+                line, col, "yaml-tab", "a tab character is used for indentation", "YAML indents with spaces only"
+            ) from None
         context = f" {exc.context}" if exc.context else ""
         raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
     except yaml.YAMLError as exc:
         raise YamlProblem(1, 1, "yaml-syntax", str(exc).splitlines()[0]) from None
     if not nodes:
-        raise YamlProblem(1, 1, "empty-file", "file holds no YAML document",
-                          "start from `improvements new` or a copy of another record")
+        raise YamlProblem(
+            1,
+            1,
+            "empty-file",
+            "file holds no YAML document",
+            "start from `improvements new` or a copy of another record",
+        )
     if len(nodes) > 1:
         line, col = _mark(nodes[1].start_mark)
-        raise YamlProblem(line, col, "multiple-documents", "file holds more than one YAML document",
-                          "remove the `---` separator; one record per file")
+        raise YamlProblem(
+            line,
+            col,
+            "multiple-documents",
+            "file holds more than one YAML document",
+            "remove the `---` separator; one record per file",
+        )
     builder = _Builder()
     data = builder.build(nodes[0], (), 0)
     builder.positions.values[()] = _mark(nodes[0].start_mark)
@@ -145,39 +166,51 @@ class _Builder:
     def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
-            raise YamlProblem(*_mark(node.start_mark), "yaml-alias-limit",
-                              f"the document expands to more than {MAX_NODES:,} nodes",
-                              "aliases (*name) that repeat large anchors multiply; write the data out")
+            raise YamlProblem(
+                *_mark(node.start_mark),
+                "yaml-alias-limit",
+                f"the document expands to more than {MAX_NODES:,} nodes",
+                "aliases (*name) that repeat large anchors multiply; write the data out",
+            )
         if depth > MAX_DEPTH:
-            raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep",
-                              f"nesting is deeper than {MAX_DEPTH} levels")
+            raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
         self.positions.values.setdefault(path, _mark(node.start_mark))
         if isinstance(node, yaml.ScalarNode):
             if not node.tag.startswith("tag:yaml.org,2002:"):
-                raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", f"custom tag {node.tag}",
-                                  "records use plain YAML values only")
+                raise YamlProblem(
+                    *_mark(node.start_mark),
+                    "yaml-unsupported",
+                    f"custom tag {node.tag}",
+                    "records use plain YAML values only",
+                )
             value = self._constructor.construct_object(node)
             # Dates stay dates; everything else is a plain JSON-like scalar.
             return value
         if isinstance(node, yaml.SequenceNode):
             return [self.build(child, (*path, i), depth + 1) for i, child in enumerate(node.value)]
         if node.tag == "tag:yaml.org,2002:set" or not node.tag.startswith("tag:yaml.org,2002:"):
-            raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", f"tag {node.tag}",
-                              "records use plain YAML mappings")
+            raise YamlProblem(
+                *_mark(node.start_mark), "yaml-unsupported", f"tag {node.tag}", "records use plain YAML mappings"
+            )
         out: dict[Any, Any] = {}
         seen: dict[Any, tuple[int, int]] = {}
         for key_node, value_node in self._pairs(node):
             if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlProblem(*_mark(key_node.start_mark), "yaml-unsupported", "complex mapping key",
-                                  "keys are plain words")
+                raise YamlProblem(
+                    *_mark(key_node.start_mark), "yaml-unsupported", "complex mapping key", "keys are plain words"
+                )
             key = self._constructor.construct_object(key_node)
             if not isinstance(key, str | int) or isinstance(key, bool):
                 key = str(key)
             pos = _mark(key_node.start_mark)
             if key in seen:
-                line, col = seen[key]
-                raise YamlProblem(*pos, "duplicate-key", f"key `{key}` is already set at line {line}",
-                                  "remove one of the two; YAML would silently keep the last")
+                line, _col = seen[key]
+                raise YamlProblem(
+                    *pos,
+                    "duplicate-key",
+                    f"key `{key}` is already set at line {line}",
+                    "remove one of the two; YAML would silently keep the last",
+                )
             seen[key] = pos
             self.positions.keys[(*path, key)] = pos
             out[key] = self.build(value_node, (*path, key), depth + 1)
@@ -187,8 +220,12 @@ class _Builder:
     def _pairs(node: yaml.MappingNode) -> Iterator[tuple[yaml.Node, yaml.Node]]:
         for key_node, value_node in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
-                raise YamlProblem(*_mark(key_node.start_mark), "yaml-unsupported", "merge keys (<<) are not supported",
-                                  "write the keys out; merges hide where a value comes from")
+                raise YamlProblem(
+                    *_mark(key_node.start_mark),
+                    "yaml-unsupported",
+                    "merge keys (<<) are not supported",
+                    "write the keys out; merges hide where a value comes from",
+                )
             yield key_node, value_node
 
 
@@ -233,11 +270,20 @@ def _inner_model(annotation: Any) -> Any:
 
 
 _TYPE_WORDS = {
-    "dict_type": "a mapping", "model_type": "a mapping", "list_type": "a list", "string_type": "text",
-    "int_type": "a whole number", "int_parsing": "a whole number", "float_type": "a number",
-    "float_parsing": "a number", "bool_type": "true or false", "bool_parsing": "true or false",
-    "date_type": "a date (YYYY-MM-DD)", "date_parsing": "a date (YYYY-MM-DD)",
-    "date_from_datetime_parsing": "a date (YYYY-MM-DD)", "int_from_float": "a whole number",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "list_type": "a list",
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "date_type": "a date (YYYY-MM-DD)",
+    "date_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)",
+    "int_from_float": "a whole number",
 }
 
 
@@ -255,7 +301,9 @@ def validation_problems(
             line, col = pos.of(loc, key=True)
             choices = _fields_at(model, loc[:-1])
             close = difflib.get_close_matches(str(key), choices, n=1, cutoff=0.6)
-            hint = f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(choices)}" if choices else None)
+            hint = (
+                f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(choices)}" if choices else None)
+            )
             problems.append(Problem(path, line, col, "unknown-key", f"unknown key `{key}`", hint))
             continue
         if kind == "missing":
@@ -271,7 +319,9 @@ def validation_problems(
             code, msg = "wrong-type", f"`{name}` must be {want}, not {_describe(value)}"
         elif kind == "literal_error":
             expected = err.get("ctx", {}).get("expected", "")
-            close = difflib.get_close_matches(str(value), [s.strip("'") for s in expected.replace(" or ", ", ").split(", ")], n=1)
+            close = difflib.get_close_matches(
+                str(value), [s.strip("'") for s in expected.replace(" or ", ", ").split(", ")], n=1
+            )
             code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
             if close:
                 problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
@@ -287,8 +337,16 @@ def validation_problems(
         elif kind == "unknown_metric":
             near = err.get("ctx", {}).get("suggestion")
             key_line, key_col = pos.of(loc, key=True)
-            problems.append(Problem(path, key_line, key_col, "unknown-metric", err["msg"],
-                                    f"did you mean `{near}`?" if near else "see the metric vocabulary in the docs"))
+            problems.append(
+                Problem(
+                    path,
+                    key_line,
+                    key_col,
+                    "unknown-metric",
+                    err["msg"],
+                    f"did you mean `{near}`?" if near else "see the metric vocabulary in the docs",
+                )
+            )
             continue
         elif kind == "value_error":
             code, msg = "invalid-value", f"`{name}`: {str(err['msg']).removeprefix('Value error, ')}"
@@ -405,13 +463,28 @@ def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) ->
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
     except OSError as exc:
-        report.add(Problem(shown, 1, 1, "not-utf8" if isinstance(exc, UnicodeError) else "yaml-syntax",
-                           f"cannot read file: {exc.strerror or exc}"))
+        report.add(
+            Problem(
+                shown,
+                1,
+                1,
+                "not-utf8" if isinstance(exc, UnicodeError) else "yaml-syntax",
+                f"cannot read file: {exc.strerror or exc}",
+            )
+        )
         return Loaded(path, None, None, Positions())
     if not isinstance(data, dict):
         line, col = pos.of(())
-        report.add(Problem(shown, line, col, "wrong-type", f"the document must be a mapping, not {_describe(data)}",
-                           "a record starts with `title:`"))
+        report.add(
+            Problem(
+                shown,
+                line,
+                col,
+                "wrong-type",
+                f"the document must be a mapping, not {_describe(data)}",
+                "a record starts with `title:`",
+            )
+        )
         return Loaded(path, None, data, pos)
     try:
         obj = model.model_validate(data)
@@ -447,15 +520,30 @@ def load_project(root: Path, report: Report) -> Project | None:
     improvements = root / "improvements"
     campaign_path = improvements / "campaign.yaml"
     if not campaign_path.is_file():
-        report.add(Problem(rel(campaign_path, root), 1, 1, "missing-campaign", "improvements/campaign.yaml is missing",
-                           "a campaign needs one campaign.yaml beside its records"))
+        report.add(
+            Problem(
+                rel(campaign_path, root),
+                1,
+                1,
+                "missing-campaign",
+                "improvements/campaign.yaml is missing",
+                "a campaign needs one campaign.yaml beside its records",
+            )
+        )
         return None
     campaign_file = load_file(campaign_path, Campaign, rel(campaign_path, root), report)
     files, strays = record_files(improvements)
     for stray in strays:
-        report.add(Problem(rel(stray, root), 1, 1, "bad-filename",
-                           f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml",
-                           "name records like 12-my-idea.yaml (two or more digits, lowercase slug)"))
+        report.add(
+            Problem(
+                rel(stray, root),
+                1,
+                1,
+                "bad-filename",
+                f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml",
+                "name records like 12-my-idea.yaml (two or more digits, lowercase slug)",
+            )
+        )
     records: list[RecordFile] = []
     for path, number, slug in files:
         loaded = load_file(path, Record, rel(path, root), report)
@@ -473,9 +561,16 @@ def _metric_problems(result: Result, base: Path_, pos: Positions, shown: str) ->
     extra = [n for n in result.baseline if n not in result.metrics]
     if extra and result.metrics:
         line, col = pos.of((*base, "baseline", extra[0]), key=True)
-        problems.append(Problem(shown, line, col, "metric-mismatch",
-                                f"baseline has {', '.join(f'`{n}`' for n in extra)}, which the result does not measure",
-                                "a baseline holds the same metric names as the result"))
+        problems.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "metric-mismatch",
+                f"baseline has {', '.join(f'`{n}`' for n in extra)}, which the result does not measure",
+                "a baseline holds the same metric names as the result",
+            )
+        )
     return problems
 
 
@@ -487,8 +582,15 @@ def _results_problems(results: list[Result], base: Path_, pos: Positions, shown:
         problems += _metric_problems(result, loc, pos, shown)
         if result.label in labels:
             line, col = pos.of((*loc, "label"))
-            problems.append(Problem(shown, line, col, "duplicate-label",
-                                    f"label `{result.label}` is already used by result {labels[result.label] + 1}"))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "duplicate-label",
+                    f"label `{result.label}` is already used by result {labels[result.label] + 1}",
+                )
+            )
         labels.setdefault(result.label, i)
     return problems
 
@@ -498,12 +600,24 @@ def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: 
     line, col = pos.of(loc)
     candidate = Path(source)
     if candidate.is_absolute() or ".." in candidate.parts:
-        return Problem(shown, line, col, "path-outside", f"source `{source}` leaves results/",
-                       "give a path under results/, such as results/runs/x.json")
+        return Problem(
+            shown,
+            line,
+            col,
+            "path-outside",
+            f"source `{source}` leaves results/",
+            "give a path under results/, such as results/runs/x.json",
+        )
     full = (root / candidate).resolve()
     if not full.is_relative_to(results_dir):
-        return Problem(shown, line, col, "path-outside", f"source `{source}` is not under results/",
-                       "keep benchmark files under results/ so they travel with the records")
+        return Problem(
+            shown,
+            line,
+            col,
+            "path-outside",
+            f"source `{source}` is not under results/",
+            "keep benchmark files under results/ so they travel with the records",
+        )
     if not full.is_file():
         return Problem(shown, line, col, "missing-source", f"source `{source}` does not exist")
     return None
@@ -518,13 +632,28 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
     for path, number, slug in files:
         shown = rel(path, root)
         if number in by_number:
-            problems.append(Problem(shown, 1, 1, "duplicate-number",
-                                    f"number {number:02d} is also used by {by_number[number].name}",
-                                    f"run `improvements renumber {slug} NN` or `improvements renumber --compact`"))
+            problems.append(
+                Problem(
+                    shown,
+                    1,
+                    1,
+                    "duplicate-number",
+                    f"number {number:02d} is also used by {by_number[number].name}",
+                    f"run `improvements renumber {slug} NN` or `improvements renumber --compact`",
+                )
+            )
         by_number.setdefault(number, path)
         if slug in by_slug:
-            problems.append(Problem(shown, 1, 1, "duplicate-slug", f"slug `{slug}` is also used by {by_slug[slug].name}",
-                                    "slugs are record identities; rename one file"))
+            problems.append(
+                Problem(
+                    shown,
+                    1,
+                    1,
+                    "duplicate-slug",
+                    f"slug `{slug}` is also used by {by_slug[slug].name}",
+                    "slugs are record identities; rename one file",
+                )
+            )
         by_slug.setdefault(slug, path)
 
     cf = project.campaign_file
@@ -539,9 +668,16 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
             shown = rel(rec.path, root)
             if blocker.id in blocker_ids:
                 line, col = rec.positions.of(("blockers", j, "id"))
-                problems.append(Problem(shown, line, col, "duplicate-blocker",
-                                        f"blocker id `{blocker.id}` is also defined in {blocker_ids[blocker.id]}",
-                                        "define a shared blocker once and point at it with `ref`"))
+                problems.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "duplicate-blocker",
+                        f"blocker id `{blocker.id}` is also defined in {blocker_ids[blocker.id]}",
+                        "define a shared blocker once and point at it with `ref`",
+                    )
+                )
             blocker_ids.setdefault(blocker.id, rec.path.name)
 
     for rec in project.records:
@@ -558,8 +694,16 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
             if blocker.ref is not None and blocker.ref not in blocker_ids:
                 line, col = pos.of(("blockers", j, "ref"))
                 near = difflib.get_close_matches(blocker.ref, list(blocker_ids), n=1)
-                problems.append(Problem(shown, line, col, "unknown-blocker", f"no blocker has id `{blocker.ref}`",
-                                        f"did you mean `{near[0]}`?" if near else "give the shared blocker an `id`"))
+                problems.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "unknown-blocker",
+                        f"no blocker has id `{blocker.ref}`",
+                        f"did you mean `{near[0]}`?" if near else "give the shared blocker an `id`",
+                    )
+                )
         problems += _results_problems(r.results, ("results",), pos, shown)
         for i, result in enumerate(r.results):
             if result.source is not None:
@@ -573,8 +717,14 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
 def _unknown_slug(shown: str, pos: Positions, loc: Path_, slug: str, by_slug: dict[str, Path]) -> Problem:
     line, col = pos.of(loc)
     near = difflib.get_close_matches(slug, list(by_slug), n=1)
-    return Problem(shown, line, col, "unknown-slug", f"no record has slug `{slug}`",
-                   f"did you mean `{near[0]}`?" if near else "slugs are the part of a file name after the number")
+    return Problem(
+        shown,
+        line,
+        col,
+        "unknown-slug",
+        f"no record has slug `{slug}`",
+        f"did you mean `{near[0]}`?" if near else "slugs are the part of a file name after the number",
+    )
 
 
 def status_problems(rec: RecordFile, shown: str, project: Project | None = None) -> list[Problem]:
@@ -589,17 +739,41 @@ def status_problems(rec: RecordFile, shown: str, project: Project | None = None)
         if not r.results:
             missing.append("at least one result")
         if missing:
-            out.append(Problem(shown, line, col, "status-rule", f"status `{r.status}` needs {' and '.join(missing)}",
-                               "measure it first, or keep the status `in-progress`"))
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "status-rule",
+                    f"status `{r.status}` needs {' and '.join(missing)}",
+                    "measure it first, or keep the status `in-progress`",
+                )
+            )
     if r.status == "blocked":
         shared = _shared_blockers(project) if project is not None else {}
         open_ = [b for b in r.blockers if b.status == "open" or (b.ref and shared.get(b.ref) == "open")]
         if not open_:
-            out.append(Problem(shown, line, col, "status-rule", "status `blocked` needs an open blocker",
-                               "add a blocker with `status: open`, or change the status"))
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "status-rule",
+                    "status `blocked` needs an open blocker",
+                    "add a blocker with `status: open`, or change the status",
+                )
+            )
     if r.status == "superseded" and r.superseded_by is None:
-        out.append(Problem(shown, line, col, "status-rule", "status `superseded` needs `superseded_by`",
-                           "name the slug of the record that replaces this one"))
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "status-rule",
+                "status `superseded` needs `superseded_by`",
+                "name the slug of the record that replaces this one",
+            )
+        )
     return out
 
 

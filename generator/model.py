@@ -51,9 +51,7 @@ MetricValue = float | Annotated[list[float], Field(min_length=1)] | Range
 def _known_metric(name: str) -> str:
     if metrics.lookup(name) is None:
         near = metrics.suggest(name)
-        raise PydanticCustomError(
-            "unknown_metric", "unknown metric `{name}`", {"name": name, "suggestion": near or ""}
-        )
+        raise PydanticCustomError("unknown_metric", "unknown metric `{name}`", {"name": name, "suggestion": near or ""})
     return name
 
 
@@ -133,9 +131,7 @@ class Patch(Strict):
 
 class Change(Strict):
     flags: list[Flag] = Field(default_factory=list)
-    remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(
-        default_factory=list
-    )
+    remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
     patches: list[Patch] = Field(default_factory=list)
     # Set when the idea cannot be expressed as flags on the campaign's baseline command.
@@ -277,10 +273,7 @@ FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*
 
 def apply_change(command: str, change: Change | None) -> list[str]:
     """The baseline command's tokens with a record's flags removed, replaced or appended."""
-    if change is not None and change.base_command:
-        tokens = shlex.split(change.base_command)
-    else:
-        tokens = shlex.split(command)
+    tokens = shlex.split(change.base_command) if change is not None and change.base_command else shlex.split(command)
     if change is None:
         return tokens
     drop = set(change.remove_flags) | {f.flag for f in change.flags}
