@@ -90,7 +90,7 @@ def run() -> None:
     from generator.problems import ProblemsFound, format_report
 
     try:
-        main.main(standalone_mode=False)
+        main.main(prog_name="improvements", standalone_mode=False)
     except ProblemsFound as exc:
         sys.stderr.write(format_report(exc.report, "text"))
         sys.exit(1)

@@ -1,0 +1,164 @@
+"""`improvements check`: one real file per kind of problem, run through the CLI as users do."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES, REPO, run_cli
+
+CASES = FIXTURES / "check"
+
+# fixture file -> (code, line, col, a fragment of the message or hint)
+EXPECTED: dict[str, tuple[str, int, int, str]] = {
+    "10-unknown-key.yaml": ("unknown-key", 5, 1, "did you mean `hypothesis`?"),
+    "10-missing-field.yaml": ("missing-field", 1, 1, "required field `hypothesis` is missing"),
+    "10-invalid-tier.yaml": ("invalid-value", 2, 7, "expected 1, 2 or 3"),
+    "10-invalid-status.yaml": ("invalid-value", 3, 9, "did you mean `adopted`?"),
+    "10-duplicate-key.yaml": ("duplicate-key", 5, 1, "key `tier` is already set at line 2"),
+    "10-list-root.yaml": ("wrong-type", 1, 1, "the document must be a mapping, not a list"),
+    "10-empty.yaml": ("empty-file", 1, 1, "holds no YAML document"),
+    "10-tab.yaml": ("yaml-tab", 5, 1, "tab"),
+    "10-malformed.yaml": ("yaml-syntax", 4, 11, "expected ',' or ']'"),
+    "10-wrong-type.yaml": ("wrong-type", 5, 7, "`tags` must be a list, not text"),
+    "10-not-utf8.yaml": ("not-utf8", 1, 11, "byte 0xe9 is not valid UTF-8"),
+    "10-unknown-metric.yaml": ("unknown-metric", 9, 7, "did you mean `output_throughput`?"),
+    "10-status-rule.yaml": ("status-rule", 3, 9, "needs a `verdict` and at least one result"),
+    "10-unknown-slug.yaml": ("unknown-slug", 7, 5, "no record has slug `no-such-record`"),
+    "10-path-outside.yaml": ("path-outside", 8, 13, "leaves results/"),
+    "10-missing-source.yaml": ("missing-source", 8, 13, "does not exist"),
+    "10-duplicate-label.yaml": ("duplicate-label", 8, 12, "label `c1` is already used"),
+    "10-alias-bomb.yaml": ("yaml-alias-limit", 5, 4, "more than 100,000 nodes"),
+}
+
+
+def _campaign_with(root: Path, *records: Path) -> Path:
+    (root / "improvements").mkdir(parents=True)
+    (root / "results").mkdir()
+    shutil.copy(REPO / "improvements" / "campaign.yaml", root / "improvements")
+    shutil.copy(REPO / "improvements" / "01-piecewise-cuda-graphs.yaml", root / "improvements")
+    for record in records:
+        shutil.copy(record, root / "improvements" / record.name)
+    return root
+
+
+def test_every_fixture_has_an_expectation() -> None:
+    assert sorted(p.name for p in CASES.glob("*.yaml")) == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_problem_position_and_code(tmp_path: Path, name: str) -> None:
+    code, line, col, fragment = EXPECTED[name]
+    root = _campaign_with(tmp_path / "c", CASES / name)
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1, res.stderr
+    assert "Traceback" not in res.stderr
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("improvements/")]
+    assert lines, res.stderr
+    first = lines[0]
+    assert first.startswith(f"improvements/{name}:{line}:{col}: error[{code}]: "), first
+    assert fragment in first, first
+
+
+def test_shipped_campaign_is_clean() -> None:
+    res = run_cli("check", cwd=REPO)
+    assert res.returncode == 0, res.stderr
+    assert "no errors" in res.stdout
+
+
+def test_all_problems_in_all_files_in_one_run(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c", *sorted(CASES.glob("*.yaml")))
+    res = run_cli("check", "--format", "json", cwd=root)
+    assert res.returncode == 1
+    found = {(p["path"].split("/")[-1], p["code"]) for p in res.json()}  # type: ignore[union-attr]
+    for name, (code, *_rest) in EXPECTED.items():
+        assert (name, code) in found, (name, code)
+
+
+def test_huge_file_is_refused(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    big = root / "improvements" / "10-huge.yaml"
+    big.write_text("title: huge\nhypothesis: |\n" + ("  " + "x" * 99 + "\n") * 11_000)
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    assert "improvements/10-huge.yaml:1:1: error[file-too-large]" in res.stderr
+
+
+def test_cross_file_rules(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    imp = root / "improvements"
+    (imp / "01-other-idea.yaml").write_text("title: Other\ntier: 1\nstatus: proposed\nhypothesis: h\n")
+    (imp / "02-piecewise-cuda-graphs.yaml").write_text("title: Again\ntier: 1\nstatus: proposed\nhypothesis: h\n")
+    (imp / "notes.md").write_text("scratch\n")
+    (imp / "3-short.yaml").write_text("title: x\n")
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    err = res.stderr
+    assert "improvements/01-piecewise-cuda-graphs.yaml:1:1: error[duplicate-number]" in err
+    assert "improvements renumber piecewise-cuda-graphs NN" in err
+    assert "improvements/02-piecewise-cuda-graphs.yaml:1:1: error[duplicate-slug]" in err
+    assert "improvements/notes.md:1:1: error[bad-filename]" in err
+    assert "improvements/3-short.yaml:1:1: error[bad-filename]" in err
+
+
+def test_formats_json_and_github(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c", CASES / "10-unknown-key.yaml")
+    res = run_cli("check", "--format", "json", cwd=root)
+    assert res.returncode == 1
+    problems = res.json()
+    assert problems == [
+        {
+            "path": "improvements/10-unknown-key.yaml",
+            "line": 5,
+            "col": 1,
+            "code": "unknown-key",
+            "message": "unknown key `hypothessis`",
+            "hint": "did you mean `hypothesis`?",
+            "severity": "error",
+        }
+    ]
+    res = run_cli("check", "--format", "github", cwd=root)
+    assert res.returncode == 1
+    assert res.stdout.startswith(
+        "::error file=improvements/10-unknown-key.yaml,line=5,col=1,title=unknown-key::unknown key `hypothessis`"
+    )
+
+
+def test_runs_from_a_subfolder_and_with_root(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    sub = root / "results" / "deep"
+    sub.mkdir()
+    assert run_cli("check", cwd=sub).returncode == 0
+    assert run_cli("check", "--root", str(root), cwd=tmp_path).returncode == 0
+
+
+def test_usage_errors_exit_2(tmp_path: Path) -> None:
+    res = run_cli("check", cwd=tmp_path)
+    assert res.returncode == 2
+    assert "no improvements/campaign.yaml" in res.stderr
+    assert "Traceback" not in res.stderr
+    res = run_cli("check", "--format", "xml", cwd=REPO)
+    assert res.returncode == 2
+    res = run_cli("no-such-command", cwd=REPO)
+    assert res.returncode == 2
+
+
+def test_missing_campaign(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    (root / "improvements" / "campaign.yaml").unlink()
+    (root / "improvements" / "campaign.yaml").mkdir()  # something is there, but not the file
+    res = run_cli("check", "--root", str(root))
+    assert res.returncode == 2
+    assert "has no improvements/campaign.yaml" in res.stderr
+
+
+def test_python_dash_m_and_console_script_agree() -> None:
+    import subprocess
+    import sys
+
+    script = Path(sys.executable).parent / "improvements"
+    proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
+    assert "Examples:" in proc.stdout
+    assert proc.stdout == run_cli("--help").stdout
