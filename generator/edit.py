@@ -1,0 +1,271 @@
+"""Edits to YAML files that keep everything the user wrote: comments, key order, quoting, blank lines.
+
+ruamel.yaml's round trip keeps comments and order, but it still re-emits the whole file in
+its own style (indentation of sequences, spacing inside flow collections, line folding).
+So an edit is made on the round-trip tree, and only the lines that the edit changed in
+ruamel's rendering are spliced into the original text: every other line stays byte for byte
+what the user wrote.
+
+Writes are atomic (a temp file in the same folder, then `os.replace`), and `create_exclusive`
+never overwrites a file that exists.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import io
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap
+from ruamel.yaml.scalarstring import (
+    DoubleQuotedScalarString,
+    FoldedScalarString,
+    LiteralScalarString,
+    SingleQuotedScalarString,
+)
+
+# Wide enough that ruamel never re-folds a long line the user kept on one line.
+_WIDTH = 4096
+
+
+def _yaml() -> YAML:
+    yaml = YAML(typ="rt")
+    yaml.preserve_quotes = True
+    yaml.width = _WIDTH
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def _guess_indent(text: str) -> tuple[int, int]:
+    """(mapping indent, sequence dash offset) as the file uses them, so fewer lines need splicing."""
+    mapping, offset = 2, 0
+    lines = text.splitlines()
+    for i, line in enumerate(lines[:-1]):
+        stripped = line.rstrip()
+        if not stripped.endswith(":") or stripped.lstrip().startswith("#"):
+            continue
+        nxt = lines[i + 1]
+        base = len(line) - len(line.lstrip())
+        inner = len(nxt) - len(nxt.lstrip())
+        if inner <= base or not nxt.strip():
+            continue
+        if nxt.lstrip().startswith("- "):
+            offset = inner - base
+        else:
+            mapping = inner - base
+    return max(mapping, 1), offset
+
+
+class Document:
+    """A YAML file loaded for editing: the round-trip tree plus the text it came from."""
+
+    def __init__(self, text: str) -> None:
+        self.original = text
+        self._yaml = _yaml()
+        mapping, offset = _guess_indent(text)
+        self._yaml.indent(mapping=mapping, sequence=mapping + offset, offset=offset)
+        self.data: Any = self._yaml.load(text)
+        # ruamel's rendering of the untouched tree: the base the edit is measured against.
+        self._base = self._dump()
+
+    @classmethod
+    def from_path(cls, path: Path) -> Document:
+        with open(path, encoding="utf-8", newline="") as f:
+            return cls(f.read())
+
+    def _dump(self) -> str:
+        buf = io.StringIO()
+        self._yaml.dump(self.data, buf)
+        return buf.getvalue()
+
+    def text(self) -> str:
+        """The edited file: the original with only the lines the edit changed replaced."""
+        return splice(self.original, self._base, self._dump())
+
+
+def splice(original: str, base: str, edited: str) -> str:
+    """Apply the change from `base` to `edited` (ruamel renderings) onto `original` (the user's text).
+
+    Lines are matched between the user's text and ruamel's rendering of it; each changed hunk
+    is widened until both its ends sit on lines the two agree on, so a region ruamel
+    re-styled is only replaced when the edit itself falls inside it.
+    """
+    if base == edited:
+        return original
+    crlf = "\r\n" in original
+    original = original.replace("\r\n", "\n")
+    if original == base:
+        return edited.replace("\n", "\r\n") if crlf else edited
+    a = original.splitlines(keepends=True)
+    b = base.splitlines(keepends=True)
+    c = edited.splitlines(keepends=True)
+    # b line index -> a line index, for lines the user's text and ruamel's rendering share.
+    to_a: dict[int, int] = {}
+    for block in difflib.SequenceMatcher(None, b, a, autojunk=False).get_matching_blocks():
+        for k in range(block.size):
+            to_a[block.a + k] = block.b + k
+    ops = [op for op in difflib.SequenceMatcher(None, b, c, autojunk=False).get_opcodes() if op[0] != "equal"]
+    spans: list[tuple[int, int, int, int]] = []  # (a_start, a_end, j1, j2)
+    for _tag, i1, i2, j1, j2 in ops:
+        span = _direct(i1, i2, len(b), len(a), to_a)
+        if span is None:
+            # Widen until both ends sit on lines the user's text and ruamel's rendering share.
+            while i1 > 0 and (i1 - 1) not in to_a:
+                i1, j1 = i1 - 1, j1 - 1
+            while i2 < len(b) and i2 not in to_a:
+                i2, j2 = i2 + 1, j2 + 1
+            span = (to_a[i1 - 1] + 1 if i1 > 0 else 0, to_a[i2] if i2 < len(b) else len(a))
+        if spans and span[0] < spans[-1][1]:
+            prev = spans.pop()
+            span = (min(prev[0], span[0]), max(prev[1], span[1]))
+            j1 = min(prev[2], j1)
+            j2 = max(prev[3], j2)
+        spans.append((span[0], span[1], j1, j2))
+    out: list[str] = []
+    a_pos = 0
+    if a and not a[-1].endswith("\n") and spans and spans[-1][0] == len(a):
+        a[-1] += "\n"  # appending after a last line that had no newline
+    for a_start, a_end, j1, j2 in spans:
+        out.extend(a[a_pos:a_start])
+        out.extend(c[j1:j2])
+        a_pos = a_end
+    out.extend(a[a_pos:])
+    result = "".join(out)
+    return result.replace("\n", "\r\n") if crlf else result
+
+
+def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[int, int] | None:
+    """Where a hunk of ruamel's rendering sits in the user's text, when that needs no widening."""
+    if i1 == i2:  # an insertion: one neighbour the two texts share is enough
+        if i2 == n:
+            return (n_a, n_a)
+        if i2 in to_a:
+            return (to_a[i2], to_a[i2])
+        if i1 > 0 and (i1 - 1) in to_a:
+            return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1)
+        return None
+    lines = [to_a.get(i) for i in range(i1, i2)]
+    if None in lines or lines != list(range(lines[0], lines[0] + len(lines))):  # type: ignore[operator]
+        return None
+    return (lines[0], lines[-1] + 1)  # type: ignore[operator]
+
+
+def styled_like(old: Any, new: str) -> Any:
+    """`new` in the quoting style of `old`, so a quoted value stays quoted after an edit."""
+    for kind in (DoubleQuotedScalarString, SingleQuotedScalarString):
+        if isinstance(old, kind):
+            return kind(new)
+    if isinstance(old, FoldedScalarString | LiteralScalarString):
+        return type(old)(new)
+    return new
+
+
+def set_key(mapping: CommentedMap, key: str, value: Any, order: Sequence[str] = ()) -> None:
+    """Set `key`, keeping its place and quoting if it exists, else inserting it where `order` puts it.
+
+    `order` is the canonical key order (the model's fields): a new key goes right after the
+    last existing key that comes before it there, or at the end.
+    """
+    if key in mapping:
+        mapping[key] = styled_like(mapping[key], value) if isinstance(value, str) else value
+        return
+    position = len(mapping)
+    if key in order:
+        before = set(order[: order.index(key)])
+        keys = list(mapping)
+        for i in range(len(keys) - 1, -1, -1):
+            if keys[i] in before:
+                position = i + 1
+                break
+        else:
+            position = 0
+    mapping.insert(position, key, value)
+
+
+def delete_key(mapping: CommentedMap, key: str) -> None:
+    if key in mapping:
+        del mapping[key]
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write `text` to `path` so that readers see the old file or the new one, never a part."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+        with contextlib.suppress(OSError):
+            os.chmod(tmp, _mode_of(path))
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+def _mode_of(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def create_exclusive(path: Path, text: str) -> bool:
+    """Create `path` holding `text`; False (and nothing written) when it already exists."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+            f.write(text)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return True
+
+
+@contextlib.contextmanager
+def folder_lock(folder: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `folder` (an advisory flock on the folder itself; no lock file left)."""
+    try:
+        import fcntl
+    except ImportError:  # Windows: a lock file made with O_EXCL, removed on release
+        yield from _lockfile(folder)
+        return
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _lockfile(folder: Path) -> Iterator[None]:
+    import time
+
+    lock = folder / ".improvements.lock"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
+            break
+        except FileExistsError:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{lock} is held; remove it if no other `improvements` is running") from None
+            time.sleep(0.05)
+    try:
+        yield
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(lock)
