@@ -20,7 +20,9 @@ from generator import metrics
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
 BlockerStatus = Literal["open", "worked-around", "resolved"]
-Outcome = Literal["worked", "partial", "failed"]
+# "not-recorded": the attempt was made but its outcome was never written down; saying so beats
+# guessing one.
+Outcome = Literal["worked", "partial", "failed", "not-recorded"]
 
 SLUG_RE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
 Slug = Annotated[str, Field(pattern=SLUG_RE)]
@@ -146,7 +148,11 @@ class Attempt(Strict):
 
 
 class Blocker(Strict):
-    """A blocker, or a reference (`ref`) to one defined with an `id` in another record."""
+    """A blocker, or a reference (`ref`) to one defined with an `id` in another record.
+
+    A reference may carry its own `note` and `attempts`: records that share a blocker each
+    try their own workarounds against it.
+    """
 
     id: Slug | None = None
     ref: Slug | None = None
@@ -162,7 +168,7 @@ class Blocker(Strict):
     def _defined_or_referenced(self) -> Blocker:
         if self.ref is not None:
             own = [k for k in ("id", "title", "error", "cause", "status") if getattr(self, k)]
-            if own or self.upstream or self.attempts:
+            if own or self.upstream:
                 raise ValueError(
                     "a blocker with `ref` points at one defined elsewhere; "
                     f"move {', '.join(own) or 'its details'} to that definition"
