@@ -71,7 +71,11 @@ def read_text(path: Path) -> str:
             f"file is {size:,} bytes, over the limit of {MAX_FILE_BYTES:,}",
             "a record this large is almost surely not one; keep raw benchmark output under results/",
         )
-    data = path.read_bytes()
+    with path.open("rb") as f:
+        # Read at most one byte over the limit: the file may have grown since stat.
+        data = f.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise YamlProblem(1, 1, "file-too-large", f"file is over the limit of {MAX_FILE_BYTES:,} bytes")
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise YamlProblem(1, 1, "not-utf8", "file is UTF-16, not UTF-8", "save the file as UTF-8")
     if data.startswith(b"\xef\xbb\xbf"):
@@ -84,14 +88,12 @@ def read_text(path: Path) -> str:
         )
     nul = data.find(b"\x00")
     if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        col = nul - (data.rfind(b"\n", 0, nul) + 1) + 1
+        line, col = _byte_position(data, nul)
         raise YamlProblem(line, col, "nul-byte", "file contains a NUL byte", "is this a binary file?")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        line, col = _byte_position(data, exc.start)
         raise YamlProblem(
             line,
             col,
@@ -111,6 +113,12 @@ def read_text(path: Path) -> str:
     return text
 
 
+def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+    """Line and column of a byte offset, the column counted in characters like the parser's."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1
+
+
 def _mark(mark: Any) -> tuple[int, int]:
     return (mark.line + 1, mark.column + 1)
 
@@ -123,6 +131,8 @@ def parse(text: str) -> tuple[Any, Positions]:
         mark = exc.problem_mark or exc.context_mark
         line, col = _mark(mark) if mark is not None else (1, 1)
         problem = exc.problem or "invalid YAML"
+        if mark is not None and _is_tab(text, mark.line, mark.column):
+            problem = "tab"
         if "nesting depth" in problem:
             raise YamlProblem(line, col, "yaml-too-deep", f"nesting deeper than libyaml allows: {problem}") from None
         if "\t" in problem or "tab" in problem:
@@ -156,6 +166,38 @@ def parse(text: str) -> tuple[Any, Positions]:
     return data, builder.positions
 
 
+def _is_tab(text: str, line: int, col: int) -> bool:
+    """Whether the parser stopped on a tab in a line's indentation (libyaml reports it vaguely)."""
+    lines = text.splitlines()
+    if line >= len(lines):
+        return False
+    indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" \t"))]
+    return "\t" in indent and col <= len(indent)
+
+
+_STD = "tag:yaml.org,2002:"
+_SEQ_TAG, _MAP_TAG = _STD + "seq", _STD + "map"
+# The scalars JSON knows, plus dates. Everything else (!!binary, !!python/..., !!set, !!omap,
+# local tags) is refused: the safe loader would not run code, but a record has no use for it.
+_SCALAR_TAGS = tuple(_STD + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
+_SCALAR_WORDS = {_STD + "int": "whole number", _STD + "float": "number", _STD + "bool": "boolean (true or false)"}
+_SCALAR_WORDS[_STD + "timestamp"] = "date"
+
+
+def _tag_name(tag: str) -> str:
+    return "!!" + tag.removeprefix(_STD) if tag.startswith(_STD) else tag
+
+
+def _check_tag(node: yaml.Node, *allowed: str) -> None:
+    if node.tag not in allowed:
+        raise YamlProblem(
+            *_mark(node.start_mark),
+            "yaml-unsupported",
+            f"tag {_tag_name(node.tag)} is not allowed",
+            "records use plain YAML values, lists and mappings only",
+        )
+
+
 class _Builder:
     _constructor = _Loader("")
 
@@ -166,8 +208,10 @@ class _Builder:
     def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
         self.count += 1
         if self.count > MAX_NODES:
+            # An alias shares its anchor's node, whose mark points at the anchor; the top-level
+            # entry being built is where the expansion happens.
             raise YamlProblem(
-                *_mark(node.start_mark),
+                *self.positions.values.get(path[:1], _mark(node.start_mark)),
                 "yaml-alias-limit",
                 f"the document expands to more than {MAX_NODES:,} nodes",
                 "aliases (*name) that repeat large anchors multiply; write the data out",
@@ -176,22 +220,12 @@ class _Builder:
             raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
         self.positions.values.setdefault(path, _mark(node.start_mark))
         if isinstance(node, yaml.ScalarNode):
-            if not node.tag.startswith("tag:yaml.org,2002:"):
-                raise YamlProblem(
-                    *_mark(node.start_mark),
-                    "yaml-unsupported",
-                    f"custom tag {node.tag}",
-                    "records use plain YAML values only",
-                )
-            value = self._constructor.construct_object(node)
             # Dates stay dates; everything else is a plain JSON-like scalar.
-            return value
+            return self._scalar(node)
         if isinstance(node, yaml.SequenceNode):
+            _check_tag(node, _SEQ_TAG)
             return [self.build(child, (*path, i), depth + 1) for i, child in enumerate(node.value)]
-        if node.tag == "tag:yaml.org,2002:set" or not node.tag.startswith("tag:yaml.org,2002:"):
-            raise YamlProblem(
-                *_mark(node.start_mark), "yaml-unsupported", f"tag {node.tag}", "records use plain YAML mappings"
-            )
+        _check_tag(node, _MAP_TAG)
         out: dict[Any, Any] = {}
         seen: dict[Any, tuple[int, int]] = {}
         for key_node, value_node in self._pairs(node):
@@ -199,7 +233,7 @@ class _Builder:
                 raise YamlProblem(
                     *_mark(key_node.start_mark), "yaml-unsupported", "complex mapping key", "keys are plain words"
                 )
-            key = self._constructor.construct_object(key_node)
+            key = self._scalar(key_node)
             if not isinstance(key, str | int) or isinstance(key, bool):
                 key = str(key)
             pos = _mark(key_node.start_mark)
@@ -215,6 +249,19 @@ class _Builder:
             self.positions.keys[(*path, key)] = pos
             out[key] = self.build(value_node, (*path, key), depth + 1)
         return out
+
+    def _scalar(self, node: yaml.ScalarNode) -> Any:
+        _check_tag(node, *_SCALAR_TAGS)
+        try:
+            return self._constructor.construct_object(node)
+        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, yaml.YAMLError) as exc:
+            # An explicit tag on text that does not fit it (`!!int abc`), a date that does not
+            # exist (2024-02-30), an integer with more digits than Python will convert.
+            word = _SCALAR_WORDS.get(node.tag, "value")
+            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+            detail = str(exc).splitlines()[0] if isinstance(exc, ValueError) else None
+            msg = f"`{shown}` is not a valid {word}"
+            raise YamlProblem(*_mark(node.start_mark), "invalid-value", msg, detail) from None
 
     @staticmethod
     def _pairs(node: yaml.MappingNode) -> Iterator[tuple[yaml.Node, yaml.Node]]:
@@ -293,9 +340,14 @@ def validation_problems(
     problems: list[Problem] = []
     seen: set[tuple[Path_, str]] = set()
     for err in exc.errors():
-        # Drop pydantic's union-member tags ("float", "list[float]") from the location.
-        loc = tuple(p for p in err["loc"] if isinstance(p, int) or p in _keys_along(data, err["loc"]))
         kind = err["type"]
+        # Drop pydantic's union-member tags ("float", "list[float]") from the location. A missing
+        # field's own name is not in the data either, but it is the point of the message.
+        along = _keys_along(data, err["loc"])
+        last = len(err["loc"]) - 1
+        loc = tuple(
+            p for i, p in enumerate(err["loc"]) if isinstance(p, int) or p in along or (kind == "missing" and i == last)
+        )
         if kind == "extra_forbidden":
             key = loc[-1]
             line, col = pos.of(loc, key=True)

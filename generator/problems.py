@@ -8,6 +8,7 @@ problem in every file.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -51,6 +52,7 @@ CODES: dict[str, str] = {
     "no-baseline": "a result has no baseline to compare with",
     "not-comparable": "a result and its baseline differ in more than the record's change",
     "bad-template": "a template cannot be loaded or rendered",
+    "output-conflict": "a generated file would overwrite a file the generator did not write",
     "import-unrecognised": "a benchmark file no importer recognises",
     "import-truncated": "a benchmark file with a truncated or broken line",
     "import-no-metric": "a benchmark run with no usable metric",
@@ -72,7 +74,7 @@ class Problem:
         out = f"{self.path}:{self.line}:{self.col}: {self.severity}[{self.code}]: {self.message}"
         if self.hint:
             out += f" (hint: {self.hint})"
-        return out
+        return printable(out)
 
 
 @dataclass
@@ -113,8 +115,18 @@ def rel(path: Path, root: Path) -> str:
         return path.as_posix()
 
 
+# Control characters (terminal escape sequences) and bidirectional overrides can come from a
+# key, a value or a file name; printed raw they could rewrite the terminal or hide text.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+
+
+def printable(value: str) -> str:
+    """`value` with control and bidi characters shown as escapes, so a report is one plain line."""
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
+
+
 def _github_escape(value: str) -> str:
-    return value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return printable(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
 def format_report(report: Report, fmt: str) -> str:
@@ -125,7 +137,9 @@ def format_report(report: Report, fmt: str) -> str:
         lines = []
         for p in problems:
             msg = p.message + (f" (hint: {p.hint})" if p.hint else "")
-            props = f"file={p.path},line={p.line},col={p.col},title={p.code}"
+            # Property values also escape the separators of the annotation syntax.
+            path = _github_escape(p.path).replace(":", "%3A").replace(",", "%2C")
+            props = f"file={path},line={p.line},col={p.col},title={p.code}"
             lines.append(f"::{p.severity} {props}::{_github_escape(msg)}")
         return "\n".join(lines) + ("\n" if lines else "")
     lines = [p.text() for p in problems]
