@@ -126,7 +126,8 @@ class Flag(Strict):
 
 
 class Patch(Strict):
-    path: NonEmpty
+    # Leave out when the files patched were not recorded; `summary` still says what changed.
+    path: NonEmpty | None = None
     summary: NonEmpty
     upstream: str | None = None
 
