@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 import io
+import itertools
 import os
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -43,23 +44,25 @@ def _yaml() -> YAML:
 
 
 def _guess_indent(text: str) -> tuple[int, int]:
-    """(mapping indent, sequence dash offset) as the file uses them, so fewer lines need splicing."""
-    mapping, offset = 2, 0
+    """(mapping indent, sequence dash offset) as most of the file uses them, so fewer lines need splicing."""
+    from collections import Counter
+
+    mappings: Counter[int] = Counter()
+    offsets: Counter[int] = Counter()
     lines = text.splitlines()
-    for i, line in enumerate(lines[:-1]):
+    for line, nxt in itertools.pairwise(lines):
         stripped = line.rstrip()
-        if not stripped.endswith(":") or stripped.lstrip().startswith("#"):
+        if not stripped.endswith(":") or stripped.lstrip().startswith("#") or not nxt.strip():
             continue
-        nxt = lines[i + 1]
-        base = len(line) - len(line.lstrip())
+        base = len(line) - len(line.lstrip(" -"))
         inner = len(nxt) - len(nxt.lstrip())
-        if inner <= base or not nxt.strip():
-            continue
         if nxt.lstrip().startswith("- "):
-            offset = inner - base
-        else:
-            mapping = inner - base
-    return max(mapping, 1), offset
+            offsets[max(inner - base, 0)] += 1
+        elif inner > base:
+            mappings[inner - base] += 1
+    mapping = mappings.most_common(1)[0][0] if mappings else 2
+    offset = offsets.most_common(1)[0][0] if offsets else 0
+    return mapping, offset
 
 
 class Document:
@@ -67,10 +70,13 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.original = text
+        # ruamel keeps a CR inside comments; edit LF text and put the CRs back when done.
+        self._crlf = "\r\n" in text
+        self._lf = text.replace("\r\n", "\n")
         self._yaml = _yaml()
-        mapping, offset = _guess_indent(text)
+        mapping, offset = _guess_indent(self._lf)
         self._yaml.indent(mapping=mapping, sequence=mapping + offset, offset=offset)
-        self.data: Any = self._yaml.load(text)
+        self.data: Any = self._yaml.load(self._lf)
         # ruamel's rendering of the untouched tree: the base the edit is measured against.
         self._base = self._dump()
 
@@ -86,7 +92,10 @@ class Document:
 
     def text(self) -> str:
         """The edited file: the original with only the lines the edit changed replaced."""
-        return splice(self.original, self._base, self._dump())
+        edited = splice(self._lf, self._base, self._dump())
+        if edited == self._lf:
+            return self.original
+        return edited.replace("\n", "\r\n") if self._crlf else edited
 
 
 def splice(original: str, base: str, edited: str) -> str:
@@ -98,10 +107,8 @@ def splice(original: str, base: str, edited: str) -> str:
     """
     if base == edited:
         return original
-    crlf = "\r\n" in original
-    original = original.replace("\r\n", "\n")
     if original == base:
-        return edited.replace("\n", "\r\n") if crlf else edited
+        return edited
     a = original.splitlines(keepends=True)
     b = base.splitlines(keepends=True)
     c = edited.splitlines(keepends=True)
@@ -132,12 +139,24 @@ def splice(original: str, base: str, edited: str) -> str:
     if a and not a[-1].endswith("\n") and spans and spans[-1][0] == len(a):
         a[-1] += "\n"  # appending after a last line that had no newline
     for a_start, a_end, j1, j2 in spans:
+        if a_start == a_end:
+            # A new key goes above the comment lines that sit right on top of the key after it:
+            # those comments describe that key.
+            a_start = a_end = _above_comments(a, a_start, a_pos)
         out.extend(a[a_pos:a_start])
         out.extend(c[j1:j2])
         a_pos = a_end
     out.extend(a[a_pos:])
-    result = "".join(out)
-    return result.replace("\n", "\r\n") if crlf else result
+    return "".join(out)
+
+
+def _above_comments(a: list[str], at: int, floor: int) -> int:
+    if at >= len(a):
+        return at
+    indent = len(a[at]) - len(a[at].lstrip())
+    while at > floor and a[at - 1].lstrip().startswith("#") and len(a[at - 1]) - len(a[at - 1].lstrip()) == indent:
+        at -= 1
+    return at
 
 
 def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[int, int] | None:

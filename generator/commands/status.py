@@ -1,0 +1,171 @@
+"""`improvements status`: move a record to another status, editing its file in place."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.cli import resolve_root, root_option
+from generator.model import STATUSES
+
+if TYPE_CHECKING:
+    from generator.load import Project
+    from generator.problems import Problem, Report
+
+
+def find_record(project: Project, report: Report, ref: str) -> Path:
+    """The record file that `ref` (a slug or a number) names; a usage error when none or several do.
+
+    A file that failed to load is still found, so that its own problems can be shown.
+    """
+    from generator.load import record_files
+
+    files, _strays = record_files(project.improvements_dir)
+    if ref.isdigit():
+        hits = [path for path, number, _slug in files if number == int(ref)]
+        if len(hits) > 1:
+            names = ", ".join(p.name for p in hits)
+            raise click.UsageError(
+                f"number {int(ref):02d} is used by {names}; name the record by its slug, "
+                "or run `improvements renumber --compact`"
+            )
+    else:
+        hits = [path for path, _number, slug in files if slug == ref]
+    if not hits:
+        slugs = [slug for _path, _number, slug in files]
+        near = difflib.get_close_matches(ref, slugs, n=1)
+        hint = f"; did you mean `{near[0]}`?" if near else "; `improvements summary` lists the records"
+        raise click.UsageError(f"no record has {'number' if ref.isdigit() else 'slug'} `{ref}`{hint}")
+    return hits[0]
+
+
+def problems_of(project: Project, report: Report, path: Path) -> list[Problem]:
+    """The problems `report` holds for one file."""
+    from generator.problems import rel
+
+    shown = rel(path, project.root)
+    return [p for p in report.problems if p.path == shown]
+
+
+def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
+    """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
+    from pydantic import ValidationError
+
+    from generator.load import RecordFile, YamlProblem, cross_check, parse, record_files, validation_problems
+    from generator.model import FILENAME_RE, Record
+    from generator.problems import Problem, rel
+
+    shown = rel(path, project.root)
+    try:
+        data, pos = parse(text)
+    except YamlProblem as exc:
+        return [Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint)]
+    try:
+        model = Record.model_validate(data)
+    except ValidationError as exc:
+        return validation_problems(exc, Record, data, pos, shown)
+    m = FILENAME_RE.match(path.name)
+    assert m is not None  # record_files only yields names that match
+    edited = RecordFile(path, model, data, pos, int(m["number"]), m["slug"])
+    others = [r for r in project.records if r.path != path]
+    project.records = sorted([*others, edited], key=lambda r: (r.number, r.slug))
+    files, _strays = record_files(project.improvements_dir)
+    return [p for p in cross_check(project, files) if p.path == shown]
+
+
+@click.command(
+    "status",
+    epilog="""\b
+Examples:
+  improvements status mscclpp-all-reduce in-progress
+  improvements status 12 adopted --verdict "Faster at every concurrency measured."
+  improvements status 07 superseded --superseded-by mscclpp-all-reduce
+""",
+)
+@root_option
+@click.argument("record", metavar="SLUG|NN")
+@click.argument("status", type=click.Choice(STATUSES), metavar="STATUS")
+@click.option("--verdict", help="Set the verdict (adopted and rejected need one).")
+@click.option("--superseded-by", "superseded_by", metavar="SLUG", help="The record that replaces this one.")
+def command(root: Path | None, record: str, status: str, verdict: str | None, superseded_by: str | None) -> None:
+    """Change a record's status in place.
+
+    STATUS is one of: proposed, in-progress, blocked, adopted, rejected, superseded.
+
+    Only the changed lines of the file differ afterwards: comments, key order, quoting and
+    blank lines stay as written. The result is checked first (the status rules, for example
+    that `adopted` needs a result and a verdict), and nothing is written when it fails.
+    """
+    from generator.edit import Document, atomic_write, set_key
+    from generator.load import load_project
+    from generator.model import Record
+    from generator.problems import ProblemsFound, Report, rel
+
+    if superseded_by is not None and status != "superseded":
+        raise click.UsageError("--superseded-by goes with status `superseded`")
+    if verdict is not None and not verdict.strip():
+        raise click.UsageError("--verdict needs some text")
+    repo = resolve_root(root)
+    report = Report()
+    project = load_project(repo, report)
+    if project is None:
+        raise ProblemsFound(report)
+    path = find_record(project, report, record)
+    own = [p for p in problems_of(project, report, path) if p.severity == "error"]
+    if own:
+        # Edit only a record that loads: a broken file first needs the user's own fix.
+        raise ProblemsFound(Report(own))
+    if superseded_by is not None and superseded_by not in project.by_slug():
+        near = difflib.get_close_matches(superseded_by, list(project.by_slug()), n=1)
+        hint = f"; did you mean `{near[0]}`?" if near else ""
+        raise click.UsageError(f"no record has slug `{superseded_by}`{hint}")
+
+    doc = Document.from_path(path)
+    order = list(Record.model_fields)
+    old_status = str(doc.data.get("status"))
+    set_key(doc.data, "status", status, order)
+    if verdict is not None:
+        set_key(doc.data, "verdict", verdict.strip(), order)
+    if superseded_by is not None:
+        set_key(doc.data, "superseded_by", superseded_by, order)
+    text = doc.text()
+    shown = rel(path, repo)
+    if text == doc.original:
+        sys.stdout.write(f"{shown}: status is already {status}; nothing to change\n")
+        return
+
+    problems = check_edited(project, path, text)
+    errors = [p for p in problems if p.severity == "error"]
+    if errors:
+        refused = Report([_with_cli_hint(p, status, verdict) for p in errors])
+        sys.stderr.write(f"{shown}: not changed to `{status}`; the record would have these problems:\n")
+        raise ProblemsFound(refused)
+    atomic_write(path, text)
+    sys.stdout.write(f"{shown}: status {old_status} -> {status}\n")
+    for p in problems:
+        sys.stderr.write(p.text() + "\n")
+    sys.stdout.write("Run `improvements build` to update the series and the summary.\n")
+
+
+def _with_cli_hint(problem: Problem, status: str, verdict: str | None) -> Problem:
+    """A status-rule problem with a hint saying how to meet the rule from here."""
+    from dataclasses import replace
+
+    if problem.code != "status-rule":
+        return problem
+    steps = []
+    if "verdict" in problem.message and verdict is None:
+        steps.append('pass --verdict "..."')
+    if "result" in problem.message:
+        steps.append("add a result under `results:` (or `improvements import FILE --record SLUG`) first")
+    if "superseded_by" in problem.message:
+        steps.append("pass --superseded-by SLUG")
+    if "open blocker" in problem.message:
+        steps.append("add a blocker with `status: open` first")
+    if not steps:
+        return problem
+    return replace(problem, hint="; ".join(steps))

@@ -1,0 +1,185 @@
+"""`improvements status`: in-place edits that change only the edited lines, and refusals that say why."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+import pytest
+
+from generator.edit import Document, set_key, splice
+
+from conftest import run_cli
+
+# Comments everywhere, quoting of every kind, blank lines, flow and block collections, an
+# indentation style unlike ruamel's default, and a long line ruamel would otherwise fold.
+ODD = """\
+# yaml-language-server: $schema=../schema/record.schema.json
+# A record written by hand, the way people do.
+
+title:   'Odd  quoting: kept'   # two spaces inside the quotes
+tier: 2
+status: "in-progress"      # double-quoted on purpose
+
+tags: [ nccl,  all-reduce ]   # flow list with extra spaces
+hypothesis: >-
+  Folded text that
+  continues on a second line.
+
+summary: |
+  Literal text,
+    indented inside.
+change:
+    flags:
+    - "--enable-custom-all-reduce"     # a flag as a string
+    -   flag: --tp-size
+        value: '8'
+    env: {NCCL_PROTO: Simple,   NCCL_ALGO: Ring}
+
+results:
+- label: c64
+  concurrency: 64
+  metrics: {output_throughput: [1300, 1310, 1290]}   # three runs
+  baseline:
+    output_throughput: 1240
+# A comment between keys, about the caveats.
+caveats:
+  -   Only one workload was measured, so this line is long enough for ruamel to fold at its default width.
+references:
+  - {title: "sglang docs", url: https://docs.sglang.ai/}
+"""
+
+
+def changed(before: str, after: str) -> tuple[list[str], list[str]]:
+    """The lines removed from `before` and added in `after`; every other line is byte-identical."""
+    removed, added = [], []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(
+        None, before.splitlines(keepends=True), after.splitlines(keepends=True), autojunk=False
+    ).get_opcodes():
+        if op != "equal":
+            removed += before.splitlines(keepends=True)[i1:i2]
+            added += after.splitlines(keepends=True)[j1:j2]
+    return removed, added
+
+
+def write_odd(root: Path) -> Path:
+    path = root / "improvements" / "03-odd-record.yaml"
+    path.write_bytes(ODD.encode())
+    return path
+
+
+def test_adopt_changes_only_the_status_line_and_adds_the_verdict(minimal: Path) -> None:
+    path = write_odd(minimal)
+    assert run_cli("check", "--root", str(minimal)).returncode == 0
+    run = run_cli("status", "odd-record", "adopted", "--verdict", "Adopted: faster, within one run.", cwd=minimal)
+    assert run.returncode == 0, run.stderr
+    assert "in-progress -> adopted" in run.stdout
+    after = path.read_text()
+    removed, added = changed(ODD, after)
+    assert removed == ['status: "in-progress"      # double-quoted on purpose\n']
+    # The quotes stay, and the comment keeps its column.
+    assert added == [
+        'status: "adopted"          # double-quoted on purpose\n',
+        "verdict: 'Adopted: faster, within one run.'\n",
+    ]
+    assert added[0].index("#") == removed[0].index("#")
+    # The verdict lands where the model's field order puts it: after results, before the caveats' comment.
+    assert after.index("verdict:") < after.index("# A comment between keys")
+    assert run_cli("check", "--root", str(minimal)).returncode == 0
+
+
+def test_by_number_and_back_again_restores_the_bytes(minimal: Path) -> None:
+    path = write_odd(minimal)
+    assert run_cli("status", "3", "blocked", cwd=minimal).returncode == 1  # no open blocker
+    assert path.read_text() == ODD
+    assert run_cli("status", "03", "proposed", cwd=minimal).returncode == 0
+    assert changed(ODD, path.read_text())[0] == ['status: "in-progress"      # double-quoted on purpose\n']
+    assert run_cli("status", "03", "in-progress", cwd=minimal).returncode == 0
+    assert path.read_bytes() == ODD.encode()
+
+
+def test_crlf_file_keeps_its_line_endings(minimal: Path) -> None:
+    path = minimal / "improvements" / "03-odd-record.yaml"
+    path.write_bytes(ODD.replace("\n", "\r\n").encode())
+    assert run_cli("status", "odd-record", "proposed", cwd=minimal).returncode == 0
+    crlf = path.read_bytes()
+    path.write_bytes(ODD.encode())
+    assert run_cli("status", "odd-record", "proposed", cwd=minimal).returncode == 0
+    assert crlf == path.read_bytes().replace(b"\n", b"\r\n")
+    assert crlf.count(b"\r\n") == ODD.count("\n")
+
+
+def test_refuses_adopted_without_results_saying_what_is_missing(campaign: Path) -> None:
+    path = campaign / "improvements" / "01-piecewise-cuda-graphs.yaml"
+    before = path.read_bytes()
+    run = run_cli("status", "piecewise-cuda-graphs", "adopted", cwd=campaign)
+    assert run.returncode == 1
+    assert "improvements/01-piecewise-cuda-graphs.yaml:4:9: error[status-rule]" in run.stderr
+    assert "needs at least one result" in run.stderr
+    assert "import" in run.stderr  # the hint says how to add one
+    assert "Traceback" not in run.stderr
+    assert path.read_bytes() == before
+
+
+def test_refuses_adopted_without_verdict(minimal: Path) -> None:
+    path = write_odd(minimal)
+    text = ODD.replace("caveats:", "verdict: ''\ncaveats:")
+    path.write_text(text)
+    run = run_cli("status", "odd-record", "adopted", cwd=minimal)
+    assert run.returncode == 1
+    assert "needs a `verdict`" in run.stderr and "--verdict" in run.stderr
+    assert path.read_text() == text
+
+
+def test_superseded_needs_an_existing_slug(campaign: Path) -> None:
+    path = campaign / "improvements" / "01-piecewise-cuda-graphs.yaml"
+    before = path.read_bytes()
+    run = run_cli("status", "01", "superseded", cwd=campaign)
+    assert run.returncode == 1 and "superseded_by" in run.stderr
+    run = run_cli("status", "01", "superseded", "--superseded-by", "no-such-record", cwd=campaign)
+    assert run.returncode == 2 and "no record has slug `no-such-record`" in run.stderr
+    run = run_cli("status", "01", "in-progress", "--superseded-by", "x", cwd=campaign)
+    assert run.returncode == 2
+    assert path.read_bytes() == before
+
+
+def test_unknown_record_and_status_are_usage_errors(campaign: Path) -> None:
+    run = run_cli("status", "piecewise-cuda-graph", "adopted", cwd=campaign)
+    assert run.returncode == 2 and "did you mean `piecewise-cuda-graphs`?" in run.stderr
+    run = run_cli("status", "01", "done", cwd=campaign)
+    assert run.returncode == 2 and "Traceback" not in run.stderr
+
+
+def test_a_broken_record_is_not_edited(minimal: Path) -> None:
+    path = write_odd(minimal)
+    broken = ODD.replace("tier: 2", "tier: 7")
+    path.write_text(broken)
+    run = run_cli("status", "odd-record", "proposed", cwd=minimal)
+    assert run.returncode == 1 and "improvements/03-odd-record.yaml:5:7: error[invalid-value]" in run.stderr
+    assert path.read_text() == broken
+
+
+def test_same_status_writes_nothing(minimal: Path) -> None:
+    path = write_odd(minimal)
+    mtime = path.stat().st_mtime_ns
+    run = run_cli("status", "odd-record", "in-progress", cwd=minimal)
+    assert run.returncode == 0 and "already in-progress" in run.stdout
+    assert path.stat().st_mtime_ns == mtime
+
+
+@pytest.mark.parametrize("dash", ["", "  "])
+def test_nested_insert_follows_the_files_indentation(dash: str) -> None:
+    text = (
+        "title: T\ntier: 1\nstatus: proposed\nhypothesis: H\n"
+        f"results:\n{dash}- label: a\n{dash}  metrics:\n{dash}    output_throughput: 1\n"
+        f"caveats:\n{dash}- c\n"
+    )
+    doc = Document(text)
+    set_key(doc.data["results"][0], "note", "one machine", ["label", "metrics", "note"])
+    removed, added = changed(text, doc.text())
+    assert removed == [] and added == [f"{dash}  note: one machine\n"]
+
+
+def test_splice_is_identity_without_edits() -> None:
+    assert splice(ODD, "a: 1\n", "a: 1\n") == ODD
+    assert Document(ODD).text() == ODD
