@@ -1,0 +1,56 @@
+"""`improvements build`: render the series, summary, blockers and home page (and the site)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from generator.cli import resolve_root, root_option
+
+
+@click.command(
+    "build",
+    epilog="""\b
+Examples:
+  improvements build                     # write docs/ from the records
+  improvements build --site              # and build the static site into site/
+  improvements build --site --site-dir /tmp/site
+""",
+)
+@root_option
+@click.option("--site", "with_site", is_flag=True, help="Also build the static site with mkdocs.")
+@click.option(
+    "--site-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where --site puts the site (default: mkdocs.yml's site_dir, usually site/).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="Print nothing when the build succeeds.")
+def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bool) -> None:
+    """Render every record through the shared template into docs/; exit 1, writing nothing, on any error."""
+    from generator.render import build
+
+    if site_dir is not None and not with_site:
+        raise click.UsageError("--site-dir needs --site")
+    repo = resolve_root(root)
+    result = build(repo)
+    if not quiet:
+        out = sys.stdout
+        for path in result.written:
+            out.write(f"wrote {path}\n")
+        for path in result.removed:
+            out.write(f"removed {path}\n")
+        for path in result.released:
+            out.write(f"left {path}: it no longer carries the generated header, so it is yours now\n")
+        out.write(
+            f"{len(result.files)} file(s): {len(result.written)} written, "
+            f"{len(result.unchanged)} unchanged, {len(result.removed)} removed\n"
+        )
+    if with_site:
+        from generator.site import build_site
+
+        built = build_site(repo, site_dir)
+        if not quiet:
+            sys.stdout.write(f"site built in {built}\n")

@@ -1,0 +1,133 @@
+"""The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
+
+Ranked by tier, then best measured gain (largest first; records with no measured gain after
+those with one), then number. pandas and tabulate are imported only inside `format_rows`,
+so the site build and `--help` do not pay for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from generator import compare
+
+if TYPE_CHECKING:
+    from generator.load import Project
+
+# Columns, in order: the keys of each row and of each JSON object.
+COLUMNS = (
+    "number",
+    "slug",
+    "title",
+    "tier",
+    "status",
+    "best_gain_percent",
+    "best_gain_metric",
+    "best_gain_concurrency",
+    "open_blockers",
+    "open_blocker_titles",
+)
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def summary_rows(
+    project: Project,
+    *,
+    tiers: Iterable[int] | None = None,
+    statuses: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per record that passes every filter given (a filter matches any of its values)."""
+    from generator.render import open_blockers
+
+    tier_set = set(tiers) if tiers else None
+    status_set = set(statuses) if statuses else None
+    tag_set = set(tags) if tags else None
+    rows: list[dict[str, Any]] = []
+    for rec in project.records:
+        r = rec.record
+        if tier_set is not None and r.tier not in tier_set:
+            continue
+        if status_set is not None and r.status not in status_set:
+            continue
+        if tag_set is not None and not tag_set & set(r.tags):
+            continue
+        best = compare.best_gain(project, rec)
+        blockers = open_blockers(project, rec)
+        rows.append(
+            {
+                "number": rec.number,
+                "slug": rec.slug,
+                "title": r.title,
+                "tier": r.tier,
+                "status": r.status,
+                "best_gain_percent": round(best[0], 1) if best else None,
+                "best_gain_metric": best[1] if best else None,
+                "best_gain_concurrency": best[2] if best else None,
+                "open_blockers": len(blockers),
+                "open_blocker_titles": [b.title or "" for b in blockers],
+            }
+        )
+    rows.sort(
+        key=lambda row: (
+            row["tier"],
+            row["best_gain_percent"] is None,
+            -(row["best_gain_percent"] or 0.0),
+            row["number"],
+        )
+    )
+    return rows
+
+
+def gain_text(row: dict[str, Any]) -> str:
+    """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
+    if row["best_gain_percent"] is None:
+        return "not measured"
+    where = (
+        f"at concurrency {row['best_gain_concurrency']}"
+        if row["best_gain_concurrency"] is not None
+        else "concurrency not recorded"
+    )
+    return f"{compare.fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}, {where}"
+
+
+def blockers_text(row: dict[str, Any]) -> str:
+    if not row["open_blockers"]:
+        return "none"
+    return f"{row['open_blockers']}: " + "; ".join(row["open_blocker_titles"])
+
+
+def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
+    """The rows as a terminal table, markdown, CSV or JSON, ending with a newline."""
+    import json
+
+    if fmt == "json":
+        # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
+        return json.dumps([{k: row[k] for k in COLUMNS} for row in rows], indent=2, ensure_ascii=False) + "\n"
+
+    import pandas as pd
+
+    frame = pd.DataFrame([{k: row[k] for k in COLUMNS} for row in rows], columns=list(COLUMNS), dtype=object)
+    if fmt == "csv":
+        frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
+        frame["best_gain_percent"] = frame["best_gain_percent"].map(lambda v: "" if v is None else f"{v:.1f}")
+        return frame.to_csv(index=False, lineterminator="\n")
+
+    from tabulate import tabulate
+
+    shown = pd.DataFrame(
+        {
+            "#": frame["number"].map(lambda n: f"{n:02d}"),
+            "Title": frame["title"],
+            "Tier": frame["tier"],
+            "Status": frame["status"],
+            "Best gain": [gain_text(row) for row in rows],
+            "Open blockers": [blockers_text(row) for row in rows],
+        },
+        dtype=object,
+    )
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    if shown.empty:
+        return "no records match\n" if fmt == "table" else ""
+    return tabulate(shown.values.tolist(), headers=list(shown.columns), tablefmt=tablefmt, disable_numparse=True) + "\n"
