@@ -23,7 +23,7 @@ from markupsafe import Markup
 
 from generator import compare, metrics
 from generator.load import Project, RecordFile, require_project
-from generator.model import Attempt, Blocker, Result
+from generator.model import Attempt, Blocker, Goal, Result
 from generator.outputs import WriteResult, header, write_outputs, yaml_header
 from generator.problems import Problem, ProblemsFound, Report, rel
 
@@ -34,28 +34,44 @@ MANIFEST_NAME = ".improvements-manifest.json"
 
 # --- markdown safety --------------------------------------------------------------------------
 
-# A code span: a run of backticks, content, the same run. Markdown shows its content
-# literally and escapes it itself, so it is left as written.
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.S)
-# `<`, `>`, `&` stop raw HTML and entities; brackets stop links (`[x](javascript:...)`) and
-# braces stop attribute lists (`{: onclick=...}`). Entities work in every markdown flavour.
-_ENTITIES = {"&": "&amp;", "<": "&lt;", ">": "&gt;", "[": "&#91;", "]": "&#93;", "{": "&#123;", "}": "&#125;"}
-_ESCAPE_RE = re.compile("[&<>\\[\\]{}]")
+# A code span as Python-Markdown finds one: a run of backticks not after a backslash, content,
+# the same run. Markdown shows its content literally and escapes it itself, so it is left as
+# written. A span never crosses a blank line (markdown would see two paragraphs there); when
+# this pattern and markdown disagree, the text is escaped, never the other way round.
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
+# `<`, `>`, `&` stop raw HTML and entities; brackets stop links (`[x](javascript:...)`),
+# footnotes and abbreviations; braces stop attribute lists (`{: onclick=...}`); a backslash
+# cannot then escape a backtick to end a code span early. Entities work in every flavour.
+_ENTITIES = {
+    "&": "&amp;",
+    "<": "&lt;",
+    ">": "&gt;",
+    "[": "&#91;",
+    "]": "&#93;",
+    "{": "&#123;",
+    "}": "&#125;",
+    "\\": "&#92;",
+}
+_ESCAPE_RE = re.compile("[&<>\\[\\]{}\\\\]")
 
 
-def _escape_plain(text: str) -> str:
-    return _ESCAPE_RE.sub(lambda m: _ENTITIES[m.group(0)], text)
+def _escape_plain(text: str, *, pipes: bool = False) -> str:
+    out = _ESCAPE_RE.sub(lambda m: _ENTITIES[m.group(0)], text)
+    return out.replace("|", "&#124;") if pipes else out
 
 
-def md_escape(text: str) -> Markup:
-    """User text made safe for markdown: no raw HTML, links or attributes; code spans kept."""
+def md_escape(text: str, *, pipes: bool = False) -> Markup:
+    """User text made safe for markdown: no raw HTML, links or attributes; code spans kept.
+
+    With `pipes`, a `|` outside code spans cannot split a table row either.
+    """
     out: list[str] = []
     pos = 0
     for m in _CODE_SPAN.finditer(text):
-        out.append(_escape_plain(text[pos : m.start()]))
+        out.append(_escape_plain(text[pos : m.start()], pipes=pipes))
         out.append(m.group(0))
         pos = m.end()
-    out.append(_escape_plain(text[pos:]))
+    out.append(_escape_plain(text[pos:], pipes=pipes))
     return Markup("".join(out))
 
 
@@ -72,7 +88,9 @@ def inline(value: Any) -> Markup:
 
 def cell(value: Any) -> Markup:
     """Escaped text for a table cell: one line, pipes that do not split the row."""
-    return Markup(inline(value).replace("|", "&#124;"))
+    if isinstance(value, Markup):
+        return Markup(" ".join(str(value).split()))
+    return md_escape(" ".join(str(value).split()), pipes=True)
 
 
 def paragraphs(value: Any, indent: int = 0) -> Markup:
@@ -194,9 +212,14 @@ def environment(root: Path) -> jinja2.Environment:
     return env
 
 
-def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
+def _shown_template(root: Path, name: str) -> str:
+    # Not `rel`: it resolves symlinks, and a template is named where the user put it.
     override = root / "templates" / name
-    shown = rel(override, root) if (override.exists() or override.is_symlink()) else f"generator/templates/{name}"
+    return f"templates/{name}" if override.exists() or override.is_symlink() else f"generator/templates/{name}"
+
+
+def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
+    shown = _shown_template(root, name)
     if isinstance(exc, _PathOutside):
         return Problem(
             shown,
@@ -209,14 +232,15 @@ def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
     line = 1
     if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
         line = exc.lineno
-        if exc.filename:
-            shown = rel(Path(exc.filename), root)
+        if exc.name:
+            shown = _shown_template(root, exc.name)
     else:
         # Jinja rewrites tracebacks so that template frames carry the template's own lines.
         for frame in reversed(traceback.extract_tb(exc.__traceback__)):
-            if frame.filename.endswith(name) and frame.lineno:
+            frame_name = Path(frame.filename).name
+            if frame_name.endswith(".j2") and frame.lineno:
                 line = frame.lineno
-                shown = rel(Path(frame.filename), root)
+                shown = _shown_template(root, frame_name)
                 break
     message = getattr(exc, "message", None) or str(exc)
     return Problem(
@@ -447,6 +471,17 @@ def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
     return apply_change(project.campaign.baseline.command, rec.record.change)
 
 
+def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
+    """The goal's current value and where it comes from: as stated, else the baseline's."""
+    if goal.current is not None:
+        return compare.fmt_value(goal.current), None
+    if goal.concurrency is not None:
+        for result in project.campaign.baseline.results:
+            if result.concurrency == goal.concurrency and goal.metric in result.metrics:
+                return compare.fmt_value(result.metrics[goal.metric]), f"baseline result `{result.label}`"
+    return None, None
+
+
 def home_context(project: Project) -> dict[str, Any]:
     campaign = project.campaign
     root_dir = docs_root(project)
@@ -454,6 +489,7 @@ def home_context(project: Project) -> dict[str, Any]:
     for g in campaign.goals:
         metric = metrics.lookup(g.metric)
         direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
+        current, current_from = _goal_current(project, g)
         goals.append(
             {
                 "goal": g,
@@ -461,7 +497,8 @@ def home_context(project: Project) -> dict[str, Any]:
                 "unit": metric.unit if metric else "",
                 "direction": direction,
                 "target": compare.fmt_number(g.target),
-                "current": compare.fmt_value(g.current) if g.current is not None else "not recorded",
+                "current": current,
+                "current_from": current_from,
                 "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
             }
         )
@@ -516,6 +553,7 @@ def blockers_context(project: Project) -> dict[str, Any]:
                     refs = [x for x in other.record.blockers if x.ref == b.id]
                     if refs:
                         affects.append((other, refs[0]))
+                affects.sort(key=lambda pair: pair[0].number)
             entries.append(
                 {
                     "anchor": anchor,

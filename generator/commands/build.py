@@ -53,4 +53,4 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
 
         built = build_site(repo, site_dir)
         if not quiet:
-            sys.stdout.write(f"site built in {built}\n")
+            sys.stdout.write(f"site built in {built}: open {built / 'index.html'}\n")
