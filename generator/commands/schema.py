@@ -1,0 +1,144 @@
+"""`improvements schema`: the JSON Schema of records and campaign.yaml, generated from the models.
+
+The schema is for editors (completion and inline errors through the yaml-language-server
+line at the top of each record) and for other tools; `improvements check` stays the judge,
+since some rules (metric vocabulary details, status rules, cross-file references) are more
+than a JSON Schema can say. The committed copies under schema/ are regenerated with
+`improvements schema --which record --output schema/record.schema.json` (and the same for
+campaign); a test fails when they are stale.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+DIALECT = "https://json-schema.org/draft/2020-12/schema"
+WHICH = ("record", "campaign")
+TITLES = {
+    "record": "An improvement record (improvements/NN-slug.yaml)",
+    "campaign": "The campaign (improvements/campaign.yaml)",
+}
+
+
+def metric_name_pattern() -> str:
+    """A regex for the metric vocabulary's names, so editors flag an unknown metric early."""
+    import re
+
+    from generator import metrics
+
+    fixed = "|".join(re.escape(n) for n in sorted(metrics._FIXED))  # the fixed names are the vocabulary's data
+    latency = metrics._LATENCY_RE.pattern.removeprefix("^").removesuffix("$")
+    return f"^(?:{fixed}|{latency})$"
+
+
+def _generator() -> type:
+    from pydantic.json_schema import GenerateJsonSchema
+
+    from generator import model
+
+    pattern = metric_name_pattern()
+
+    class Generate(GenerateJsonSchema):
+        def function_after_schema(self, schema: Any) -> Any:
+            inner = super().function_after_schema(schema)
+            if schema["function"].get("function") is model._known_metric:
+                return {**inner, "pattern": pattern}
+            return inner
+
+    return Generate
+
+
+def _allow_flag_strings(defs: dict[str, Any]) -> None:
+    """A flag may be written as "--flag value" (the model parses the string before validating)."""
+    flag = defs.get("Flag")
+    if flag is None:
+        return
+    pattern = flag["properties"]["flag"]["pattern"].removesuffix("$") + r"(?:\s.*)?$"
+    text = {"type": "string", "pattern": pattern, "description": 'A flag and its value as one string: "--flag value".'}
+    mapping = {k: v for k, v in flag.items() if k != "title"}
+    defs["Flag"] = {"anyOf": [text, mapping], "title": flag.get("title", "Flag")}
+
+
+def _metric_keys(node: Any, pattern: str) -> None:
+    """pydantic writes pattern-named keys as patternProperties, which lets any other key through;
+    say instead that every key must be a known metric."""
+    if isinstance(node, dict):
+        props = node.get("patternProperties")
+        if isinstance(props, dict) and list(props) == [pattern]:
+            del node["patternProperties"]
+            node["propertyNames"] = {"pattern": pattern}
+            node["additionalProperties"] = props[pattern]
+        for value in node.values():
+            _metric_keys(value, pattern)
+    elif isinstance(node, list):
+        for value in node:
+            _metric_keys(value, pattern)
+
+
+def _numbers_as_text(node: Any) -> None:
+    """Text fields accept numbers too, as the models do (a version `0.5` is text `0.5`)."""
+    if isinstance(node, dict):
+        if node.get("type") == "string" and not ({"enum", "const", "format", "pattern"} & node.keys()):
+            node["type"] = ["string", "number"]
+        for value in node.values():
+            _numbers_as_text(value)
+    elif isinstance(node, list):
+        for value in node:
+            _numbers_as_text(value)
+
+
+def schema(which: str) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a record or of campaign.yaml."""
+    from generator.model import Campaign, Record
+
+    model = Record if which == "record" else Campaign
+    out: dict[str, Any] = model.model_json_schema(mode="validation", schema_generator=_generator())
+    _allow_flag_strings(out.get("$defs", {}))
+    _metric_keys(out, metric_name_pattern())
+    _numbers_as_text(out)
+    return {"$schema": DIALECT, **out, "title": TITLES[which]}
+
+
+def schema_text(which: str | None) -> str:
+    """The schema as JSON text; both schemas keyed by name when `which` is None."""
+    data = schema(which) if which else {name: schema(name) for name in WHICH}
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+@click.command(
+    "schema",
+    epilog="""\b
+Examples:
+  improvements schema --which record --output schema/record.schema.json
+  improvements schema --which campaign --output schema/campaign.schema.json
+  improvements schema | jq '.record.properties | keys'
+""",
+)
+@click.option(
+    "--which",
+    type=click.Choice(WHICH),
+    default=None,
+    help="Print one schema (default: both, as one JSON object keyed by `record` and `campaign`).",
+)
+@click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE, not stdout.")
+def command(which: str | None, output: Path | None) -> None:
+    """Print the JSON Schema of records and campaign.yaml.
+
+    Generated from the same models `improvements check` uses. Records start with a
+    `# yaml-language-server: $schema=../schema/record.schema.json` line, so editors with
+    the YAML language server complete keys and flag mistakes as you type.
+    """
+    text = schema_text(which)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from generator.edit import atomic_write
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(output, text)
+    sys.stderr.write(f"wrote {output}\n")
