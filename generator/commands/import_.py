@@ -1,0 +1,214 @@
+"""`improvements import`: benchmark output files to runs under results/, linked from a record."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from generator.cli import resolve_root, root_option
+
+if TYPE_CHECKING:
+    from generator.load import Project
+    from generator.problems import Problem
+    from generator.results.parse import ParsedFile
+    from generator.results.run import Run
+
+
+@click.command(
+    "import",
+    epilog="""\b
+Examples:
+  improvements import sweep.jsonl --record mscclpp-all-reduce
+  improvements import result.jsonl --record 04 --label "TP4 PP2"
+  improvements import bench-c16.json bench-c64.json --baseline
+  improvements import console.txt --record 02   # a pasted "Serving Benchmark Result" block
+""",
+)
+@root_option
+@click.argument("files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--record", "record_ref", metavar="SLUG|NN", help="Link the runs from this record's results.")
+@click.option("--baseline", is_flag=True, help="Link the runs from the campaign baseline (campaign.yaml) instead.")
+@click.option("--label", help="Result label (with several runs, each label also says its workload and load).")
+def command(
+    root: Path | None, files: tuple[Path, ...], record_ref: str | None, baseline: bool, label: str | None
+) -> None:
+    """Import benchmark output FILES as runs and link them from a record or the baseline.
+
+    The format is read from the content: SGLang bench_serving JSONL (every generation),
+    bench_one_batch and bench_one_batch_server result.jsonl, vLLM benchmark_serving.py and
+    `vllm bench serve` JSON (single or appended), or a pasted console block. A file with
+    many runs (a sweep) becomes many runs.
+
+    Each run is written to results/runs/<id>.json (the id ends in a hash of its content, so
+    importing the same file again changes nothing), the file itself is kept under
+    results/raw/ with secrets such as api_key redacted, and a result `run: <id>` is appended
+    to the record, keeping its comments. Every file is checked first: on any problem nothing
+    is written.
+    """
+    from generator.load import require_project
+    from generator.problems import ProblemsFound, Report, rel
+
+    if baseline and record_ref is not None:
+        raise click.UsageError("give either --record SLUG or --baseline, not both")
+    if not baseline and record_ref is None:
+        raise click.UsageError("say where the runs go: --record SLUG|NN, or --baseline for the campaign baseline")
+    if label is not None and not label.strip():
+        raise click.UsageError("--label needs some text")
+
+    repo = resolve_root(root)
+    project = require_project(repo)
+    target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
+
+    parsed, problems = _read_all(list(files))
+    if problems:
+        raise ProblemsFound(Report(problems))
+
+    runs = _unique_runs(parsed)
+    text, added, problems = _link(project, target, runs, label, baseline)
+    if problems:
+        sys.stderr.write(f"{rel(target, repo)}: nothing imported; the edit would leave these problems:\n")
+        raise ProblemsFound(Report(problems))
+
+    from generator.edit import atomic_write
+    from generator.results import store
+
+    writes = store.planned_writes(repo, parsed)
+    for write in writes:
+        store.write_bytes(write.path, write.data)
+    if added:
+        atomic_write(target, text)
+
+    shown = rel(target, repo)
+    for p in parsed:
+        if p.redacted:
+            sys.stderr.write(f"{p.shown}: redacted {len(p.redacted)} secret value(s) before writing\n")
+    if not added:
+        sys.stdout.write(f"{len(runs)} run(s) already imported and linked from {shown}; nothing changed\n")
+        return
+    sys.stdout.write(f"imported {len(added)} run(s) from {len(parsed)} file(s), linked from {shown}:\n")
+    for run, result_label in added:
+        sys.stdout.write(f"  {run.id}  {result_label}\n")
+
+
+def _record_path(project: Project, ref: str) -> Path:
+    from generator.commands.status import find_record
+    from generator.problems import Report
+
+    return find_record(project, Report(), ref)
+
+
+def _read_all(files: list[Path]) -> tuple[list[ParsedFile], list[Problem]]:
+    """Parse every file before anything is written, so one bad file stops the whole import."""
+    from generator.results.parse import parse_file
+    from generator.results.store import attach_sources
+
+    parsed: list[ParsedFile] = []
+    problems: list[Problem] = []
+    show = len(files) > 1 and sys.stderr.isatty()
+    with click.progressbar(files, label="Reading benchmark files", file=sys.stderr, hidden=not show) as bar:
+        for path in bar:
+            result, found = parse_file(path, str(path))
+            problems += found
+            if result is not None:
+                attach_sources(result)
+                parsed.append(result)
+    return parsed, problems
+
+
+def _unique_runs(parsed: list[ParsedFile]) -> list[Run]:
+    seen: dict[str, Run] = {}
+    for p in parsed:
+        for run in p.runs:
+            seen.setdefault(run.id, run)
+    return list(seen.values())
+
+
+def _link(
+    project: Project, target: Path, runs: list[Run], label: str | None, baseline: bool
+) -> tuple[str, list[tuple[Run, str]], list[Problem]]:
+    """The target file's new text with a result per new run, the runs added, and any problems."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    from generator.edit import Document, set_key
+    from generator.model import Baseline, Record
+    from generator.results import store
+
+    doc = Document.from_path(target)
+    container: Any = doc.data["baseline"] if baseline else doc.data
+    order = list((Baseline if baseline else Record).model_fields)
+    results = container.get("results")
+    if results is None:
+        results = CommentedSeq()
+        set_key(container, "results", results, order)
+    linked = {item.get("run") for item in results if isinstance(item, dict)}
+    labels = {str(item.get("label")) for item in results if isinstance(item, dict)}
+    new = [run for run in runs if run.id not in linked]
+    trailing = _take_trailing_comment(results) if new else None
+    added: list[tuple[Run, str]] = []
+    for run in new:
+        base = label.strip() if label else run.describe()
+        if label and len(new) > 1:
+            base = f"{base}, {run.describe()}"
+        chosen, n = base, 2
+        while chosen in labels:
+            chosen, n = f"{base} ({n})", n + 1
+        labels.add(chosen)
+        results.append(CommentedMap([("label", chosen), ("run", run.id)]))
+        added.append((run, chosen))
+    if trailing is not None:
+        results[-1].ca.items["run"] = [None, None, trailing, None]
+    text = doc.text()
+    if not added:
+        return text, added, []
+    with store.pending(runs):
+        problems = _check(project, target, text, baseline)
+    return text, added, [p for p in problems if p.severity == "error"]
+
+
+def _take_trailing_comment(results: Any) -> Any:
+    """Detach the blank lines or comment after the last result, to put them after the new ones.
+
+    ruamel keeps what follows a list item (the blank line before the next key) on that item's
+    last key; appending after it would leave the new results below the gap.
+    """
+    if not results or not hasattr(results[-1], "ca") or not results[-1]:
+        return None
+    last = results[-1]
+    key = list(last)[-1]
+    if isinstance(last[key], dict | list):
+        return None
+    slot = last.ca.items.get(key)
+    if not slot or len(slot) < 3 or slot[2] is None:
+        return None
+    token = slot[2]
+    slot[2] = None
+    return token
+
+
+def _check(project: Project, target: Path, text: str, baseline: bool) -> list[Problem]:
+    from generator.commands.status import check_edited
+
+    if not baseline:
+        return check_edited(project, target, text)
+    from pydantic import ValidationError
+
+    from generator.load import Loaded, YamlProblem, cross_check, parse, record_files, validation_problems
+    from generator.model import Campaign
+    from generator.problems import Problem, rel
+
+    shown = rel(target, project.root)
+    try:
+        data, pos = parse(text)
+    except YamlProblem as exc:
+        return [Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint)]
+    try:
+        model = Campaign.model_validate(data)
+    except ValidationError as exc:
+        return validation_problems(exc, Campaign, data, pos, shown)
+    project.campaign = model
+    project.campaign_file = Loaded(target, model, data, pos)
+    files, _strays = record_files(project.improvements_dir)
+    return [p for p in cross_check(project, files) if p.path == shown]

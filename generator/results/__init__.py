@@ -1,0 +1,12 @@
+"""Results from real benchmark files: parse, normalize, store, match and compare.
+
+- `formats`: detection from the keys and normalization of each tool's output to a `Run`.
+- `parse`: a file to runs (JSON, appended JSON lines, console blocks), with redaction.
+- `redact`: secrets out of everything that is written.
+- `store`: results/runs/<id>.json and the raw evidence under results/raw/.
+- `compare`: which baseline run a result is compared with, and what makes them not comparable.
+"""
+
+from generator.results.run import Run
+
+__all__ = ["Run"]

@@ -1,0 +1,369 @@
+"""Which baseline a result built from an imported run is compared with, and whether they compare.
+
+A run result is matched with the campaign baseline's runs that have the same kind of
+benchmark, the same load (configured concurrency or batch size, and request rate) and no
+known difference in workload (dataset, input and output length). Several equally good
+matches are repeated measurements of the baseline and are averaged. `baseline_run:` names one
+explicitly. A run with no match is still shown, marked as having no baseline.
+
+Comparable means: the two runs differ in nothing but what the record's change declares. A
+record that changes `--tp-size` may differ from its baseline in parallel layout; one that only
+adds `--enable-foo` may not differ in model, GPU count, engine version or workload.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from generator.model import Change, Result, Workload
+from generator.problems import Problem, rel
+from generator.results.run import BOOKKEEPING, Run
+from generator.results.store import load_runs
+
+if TYPE_CHECKING:
+    from generator.load import Positions, Project, RecordFile
+
+# Settings that must match for a run to be compared with a baseline run at all.
+LOAD_KEYS = ("max_concurrency", "batch_size", "request_rate")
+WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "range_ratio")
+# Settings whose difference makes a comparison unfair unless the record's change explains it.
+COMPARABLE_KEYS = (
+    "engine",
+    "engine_version",
+    "model",
+    "gpu_count",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    *WORKLOAD_KEYS,
+    *LOAD_KEYS,
+)
+_KEY_WORDS = {
+    "engine": "engine",
+    "engine_version": "engine version",
+    "model": "model",
+    "gpu_count": "GPU count",
+    "tp_size": "tensor parallel size",
+    "dp_size": "data parallel size",
+    "pp_size": "pipeline parallel size",
+    "ep_size": "expert parallel size",
+    "dataset": "dataset",
+    "input_len": "input length",
+    "output_len": "output length",
+    "range_ratio": "length range ratio",
+    "max_concurrency": "concurrency",
+    "batch_size": "batch size",
+    "request_rate": "request rate",
+}
+
+# Launch flags (SGLang and vLLM spellings) -> the settings they may change.
+_LAYOUT = ("gpu_count", "tp_size", "dp_size", "pp_size", "ep_size")
+_FLAG_SETTINGS: dict[str, tuple[str, ...]] = {
+    "--tp-size": _LAYOUT,
+    "--tp": _LAYOUT,
+    "--tensor-parallel-size": _LAYOUT,
+    "-tp": _LAYOUT,
+    "--dp-size": _LAYOUT,
+    "--dp": _LAYOUT,
+    "--data-parallel-size": _LAYOUT,
+    "-dp": _LAYOUT,
+    "--pp-size": _LAYOUT,
+    "--pipeline-parallel-size": _LAYOUT,
+    "-pp": _LAYOUT,
+    "--ep-size": _LAYOUT,
+    "--ep": _LAYOUT,
+    "--expert-parallel-size": _LAYOUT,
+    "--enable-expert-parallel": _LAYOUT,
+    "--enable-dp-attention": _LAYOUT,
+    "--nnodes": _LAYOUT,
+    "--model-path": ("model",),
+    "--model": ("model",),
+    "--served-model-name": ("model",),
+}
+
+
+def declared_settings(change: Change | None, baseline_command: str) -> set[str]:
+    """The run settings a record's change may legitimately alter."""
+    if change is None:
+        return set()
+    flags = {f.flag for f in change.flags} | set(change.remove_flags)
+    out: set[str] = set()
+    if change.base_command:
+        tokens = shlex.split(change.base_command)
+        base_tokens = shlex.split(baseline_command)
+        flags |= {t.split("=", 1)[0] for t in tokens if t.startswith("-")}
+        # A different launcher (vllm serve instead of sglang.launch_server) is a different engine.
+        if _launcher(tokens) != _launcher(base_tokens):
+            out |= {"engine", "engine_version"}
+    if "CUDA_VISIBLE_DEVICES" in change.env:
+        out |= set(_LAYOUT)
+    for flag in flags:
+        out |= set(_FLAG_SETTINGS.get(flag, ()))
+    return out
+
+
+def _launcher(tokens: list[str]) -> tuple[str, ...]:
+    head: list[str] = []
+    for tok in tokens:
+        if tok.startswith("-") and tok != "-m":
+            break
+        head.append(tok)
+    return tuple(head)
+
+
+def _fmt(value: Any) -> str:
+    if value == "inf":
+        return "unlimited"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def differences(run: Run, base: Run, allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """What differs between two runs beyond `allowed`, as "model: A here, B in the baseline"."""
+    out: list[str] = []
+    for key in COMPARABLE_KEYS:
+        if key in allowed:
+            continue
+        a, b = run.settings.get(key), base.settings.get(key)
+        if a is None or b is None or a == b:
+            continue
+        out.append(f"{_KEY_WORDS[key]}: {_fmt(a)} here, {_fmt(b)} in the baseline")
+    if run.kind != base.kind:
+        out.append(f"benchmark: {run.format} here, {base.format} in the baseline")
+    return out
+
+
+# --- matching -----------------------------------------------------------------------------------
+
+
+def baseline_runs(project: Project) -> list[tuple[Result, Run]]:
+    runs, _broken = load_runs(project.root)
+    return [(r, runs[r.run]) for r in project.campaign.baseline.results if r.run is not None and r.run in runs]
+
+
+@dataclass
+class Match:
+    runs: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # A typed baseline result at the same concurrency, when no baseline run matches.
+    typed: Result | None = None
+
+
+def match(project: Project, result: Result, run: Run) -> Match:
+    runs, _broken = load_runs(project.root)
+    if result.baseline_run is not None:
+        base = runs.get(result.baseline_run)
+        if base is None:
+            return Match(notes=[f"The baseline run `{result.baseline_run}` does not exist."])
+        return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
+    best: list[Run] = []
+    best_score = -1
+    for _res, candidate in baseline_runs(project):
+        if candidate.id == run.id or candidate.kind != run.kind:
+            continue
+        if any(run.settings.get(k) != candidate.settings.get(k) for k in LOAD_KEYS):
+            continue
+        score = 0
+        compatible = True
+        for key in WORKLOAD_KEYS:
+            a, b = run.settings.get(key), candidate.settings.get(key)
+            if a is not None and b is not None:
+                if a != b:
+                    compatible = False
+                    break
+                score += 1
+        if not compatible:
+            continue
+        if score > best_score:
+            best, best_score = [candidate], score
+        elif score == best_score and candidate.id not in {b.id for b in best}:
+            best.append(candidate)
+    if best:
+        ids = ", ".join(f"`{b.id}`" for b in best)
+        if len(best) == 1:
+            note = f"Compared with the baseline run {ids}, matched by workload and load."
+        else:
+            note = f"Compared with the mean of {len(best)} baseline runs with the same workload and load: {ids}."
+        unknown = [
+            _KEY_WORDS[k]
+            for k in WORKLOAD_KEYS[:3]
+            if any((run.settings.get(k) is None) != (b.settings.get(k) is None) for b in best)
+        ]
+        notes = [note]
+        if unknown:
+            notes.append(f"Not recorded on one side, so not checked: {', '.join(unknown)}.")
+        return Match(best, notes)
+    if run.concurrency is not None:
+        for candidate in project.campaign.baseline.results:
+            if candidate.run is None and candidate.concurrency == run.concurrency and candidate.metrics:
+                return Match(
+                    typed=candidate,
+                    notes=[
+                        f"Compared with the typed baseline result `{candidate.label}` at the same concurrency; "
+                        "its workload and settings were not recorded, so comparability is not checked."
+                    ],
+                )
+    return Match(notes=["No baseline run has the same workload and load; this run is shown without a baseline."])
+
+
+# --- what a result built from a run shows -----------------------------------------------------
+
+_FAMILIES = ("ttft", "tpot", "itl", "e2e_latency")
+
+
+def _metric_order(name: str) -> tuple[int, int, float, str]:
+    from generator import metrics
+
+    fixed = list(metrics._FIXED)
+    if name in fixed:
+        return (0, fixed.index(name), 0.0, name)
+    family, _, stat = name.rpartition("_")
+    if family in _FAMILIES:
+        rank = {"mean": -2.0, "median": -1.0}.get(stat)
+        if rank is None:
+            try:
+                rank = float(stat[1:])
+            except ValueError:
+                rank = 1000.0
+        return (1, _FAMILIES.index(family), rank, name)
+    return (2, 0, 0.0, name)
+
+
+def shown_metrics(run: Run) -> dict[str, float]:
+    """The run's metrics a page compares: not bookkeeping (duration, counts) nor standard deviations."""
+    names = [n for n in run.metrics if n not in BOOKKEEPING and not n.endswith("_std")]
+    return {n: run.metrics[n] for n in sorted(names, key=_metric_order)}
+
+
+def as_result(result: Result, run: Run) -> Result:
+    """`result` with the load and workload its run recorded, for pages and summaries."""
+    s = run.settings
+    update: dict[str, Any] = {}
+    if result.concurrency is None and run.concurrency is not None and run.concurrency >= 1:
+        update["concurrency"] = run.concurrency
+    if result.request_rate is None and s.get("request_rate") is not None:
+        update["request_rate"] = s["request_rate"]
+    if result.workload is None and any(s.get(k) is not None for k in ("dataset", "input_len", "output_len")):
+        update["workload"] = Workload(
+            dataset=s.get("dataset"),
+            input_len=s.get("input_len"),
+            output_len=s.get("output_len"),
+            num_prompts=s.get("num_prompts") if isinstance(s.get("num_prompts"), int) else None,
+        )
+    return result.model_copy(update=update) if update else result
+
+
+def resolve(
+    project: Project, result: Result, record: RecordFile | None = None
+) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
+    """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
+
+    None when the result names no run; a missing run gives empty numbers and a note (`check`
+    reports it as an error).
+    """
+    if result.run is None:
+        return None
+    runs, broken = load_runs(project.root)
+    run = runs.get(result.run)
+    if run is None:
+        why = broken.get(result.run, f"the imported run `{result.run}` does not exist under results/runs/")
+        return result, {}, {}, [why]
+    if record is None:
+        record = owner(project, result)
+    values: dict[str, Any] = dict(shown_metrics(run))
+    notes: list[str] = []
+    found = match(project, result, run)
+    notes += found.notes
+    base: dict[str, Any] = {}
+    if found.runs:
+        for name in values:
+            points = [b.metrics[name] for b in found.runs if name in b.metrics]
+            if points:
+                base[name] = points[0] if len(points) == 1 else points
+        if record is not None:
+            allowed = declared_settings(record.record.change, project.campaign.baseline.command)
+            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+            if diffs:
+                notes.append("Not comparable with its baseline beyond the declared change: " + "; ".join(diffs) + ".")
+    elif found.typed is not None:
+        base = {k: v for k, v in found.typed.metrics.items() if k in values}
+    if values and base:
+        missing = [k for k in values if k not in base]
+        if missing and len(missing) < len(values):
+            notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
+    notes += run.notes
+    return as_result(result, run), values, base, notes
+
+
+def owner(project: Project, result: Result) -> RecordFile | None:
+    """The record that holds `result` (None for the campaign baseline's results)."""
+    for rec in project.records:
+        if any(r is result for r in rec.record.results):
+            return rec
+    return None
+
+
+# --- problems for `check` -----------------------------------------------------------------------
+
+
+def _unknown_run(
+    shown: str, pos: Positions, loc: tuple[str | int, ...], rid: str, known: dict[str, Run], why: str | None
+) -> Problem:
+    line, col = pos.of(loc)
+    if why is not None:
+        return Problem(shown, line, col, "unknown-run", why, "import the benchmark file again to rewrite it")
+    near = difflib.get_close_matches(rid, list(known), n=1)
+    return Problem(
+        shown,
+        line,
+        col,
+        "unknown-run",
+        f"no imported run has id `{rid}`",
+        f"did you mean `{near[0]}`?" if near else "import the file with `improvements import FILE --record SLUG`",
+    )
+
+
+def problems(project: Project) -> list[Problem]:
+    """Run references that do not resolve (errors) and results not comparable with their baseline (warnings)."""
+    runs, broken = load_runs(project.root)
+    out: list[Problem] = []
+    cf = project.campaign_file
+    places: list[tuple[str, Positions, tuple[str | int, ...], list[Result], RecordFile | None]] = [
+        (rel(cf.path, project.root), cf.positions, ("baseline", "results"), project.campaign.baseline.results, None)
+    ]
+    places += [(rel(r.path, project.root), r.positions, ("results",), r.record.results, r) for r in project.records]
+    for shown, pos, base_loc, results, rec in places:
+        for i, result in enumerate(results):
+            loc = (*base_loc, i)
+            for key in ("run", "baseline_run"):
+                rid = getattr(result, key)
+                if rid is not None and rid not in runs:
+                    out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
+            if rec is None or result.run is None or result.run not in runs:
+                continue
+            if result.baseline_run is not None and result.baseline_run not in runs:
+                continue
+            run = runs[result.run]
+            found = match(project, result, run)
+            allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
+            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+            if diffs:
+                line, col = pos.of(loc)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "not-comparable",
+                        f"result `{result.label}` differs from its baseline in more than the record's change: "
+                        + "; ".join(diffs),
+                        "measure both with the same workload and setup, or name the baseline with `baseline_run`",
+                        severity="warning",
+                    )
+                )
+    return out

@@ -1,0 +1,155 @@
+"""Where imported runs live: results/runs/<id>.json, and the raw files under results/raw/.
+
+Run files are written by the importer with sorted keys, so the same input gives the same
+bytes; the raw file is kept as evidence under a name that starts with its hash, with secrets
+redacted (the run's `source` records the hash of the original and of the stored copy).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.results.parse import ParsedFile
+from generator.results.run import Run
+
+RUNS_DIR = "runs"
+RAW_DIR = "raw"
+
+
+def runs_dir(root: Path) -> Path:
+    return root / "results" / RUNS_DIR
+
+
+def raw_dir(root: Path) -> Path:
+    return root / "results" / RAW_DIR
+
+
+def raw_name(parsed: ParsedFile) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", parsed.path.name).strip("-.") or "benchmark"
+    return f"{parsed.stored_sha256[:12]}-{safe[:80]}"
+
+
+def run_text(run: Run) -> str:
+    return json.dumps(run.to_json(), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def attach_sources(parsed: ParsedFile) -> None:
+    """Fill each run's `source`: the kept copy, the line, and the hashes that tie them to the original."""
+    stored = f"results/{RAW_DIR}/{raw_name(parsed)}"
+    for run in parsed.runs:
+        run.source.update(
+            {
+                "file": stored,
+                "name": parsed.path.name,
+                "sha256": parsed.original_sha256,
+                "stored_sha256": parsed.stored_sha256,
+                "redacted": bool(parsed.redacted),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Write:
+    path: Path
+    data: bytes
+
+
+def planned_writes(root: Path, files: list[ParsedFile]) -> list[Write]:
+    """Every file the import will write, skipping those that already hold the same bytes."""
+    writes: dict[Path, bytes] = {}
+    for parsed in files:
+        writes[raw_dir(root) / raw_name(parsed)] = parsed.stored_bytes
+        for run in parsed.runs:
+            writes[runs_dir(root) / f"{run.id}.json"] = run_text(run).encode("utf-8")
+    out: list[Write] = []
+    for path, data in sorted(writes.items()):
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        out.append(Write(path, data))
+    return out
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomic: readers see the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[str, Run], dict[str, str]]] = {}
+# Runs an import is about to write: the edited record is checked against them before any write.
+_pending: dict[str, Run] = {}
+
+
+@contextlib.contextmanager
+def pending(runs: list[Run]) -> Iterator[None]:
+    """Make `runs` visible to `load_runs` for the duration, as if already written."""
+    _pending.update({r.id: r for r in runs})
+    try:
+        yield
+    finally:
+        for r in runs:
+            _pending.pop(r.id, None)
+
+
+def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
+    """The imported runs by id, and the run files that cannot be read (id -> why).
+
+    Cached on the folder's listing (names, sizes, modification times), so a build that asks
+    for every record reads each file once.
+    """
+    runs, broken = _load_runs(root)
+    if _pending:
+        runs = {**runs, **_pending}
+    return runs, broken
+
+
+def _load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
+    folder = runs_dir(root)
+    try:
+        entries = sorted(
+            (e.name, e.stat().st_mtime_ns, e.stat().st_size)
+            for e in os.scandir(folder)
+            if e.name.endswith(".json") and not e.name.startswith(".")
+        )
+    except OSError:
+        return {}, {}
+    signature = tuple(entries)
+    cached = _cache.get(folder)
+    if cached is not None and cached[0] == signature:
+        return cached[1], cached[2]
+    runs: dict[str, Run] = {}
+    broken: dict[str, str] = {}
+    for name, _mtime, _size in entries:
+        rid = name[: -len(".json")]
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+            run = Run.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            broken[rid] = f"cannot read results/{RUNS_DIR}/{name}: {exc}"
+            continue
+        if run.id != rid:
+            broken[rid] = f"results/{RUNS_DIR}/{name} holds run `{run.id}`, not `{rid}`"
+            continue
+        runs[rid] = run
+    _cache[folder] = (signature, runs, broken)
+    return runs, broken
