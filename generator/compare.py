@@ -107,6 +107,14 @@ def result_numbers(project: Project, result: Result) -> ResolvedResult:
     A result without its own baseline is compared with the campaign baseline result at the
     same concurrency, when there is one, so the baseline's numbers are written once.
     """
+    if result.run is not None:
+        # An imported run: its numbers, and the baseline run matched by workload and load.
+        from generator.results.matching import resolve
+
+        resolved = resolve(project, result)
+        assert resolved is not None
+        shown, run_values, run_base, run_notes = resolved
+        return ResolvedResult(shown, run_values, run_base, run_notes, no_baseline=not run_base)
     values: dict[str, Value] = dict(result.metrics)
     notes: list[str] = []
     base: dict[str, Value] = dict(result.baseline)
@@ -136,7 +144,7 @@ def best_gain(project: Project, rec: RecordFile) -> tuple[float, str, int | None
                 continue
             # Ties keep the first result and metric in record order, so the choice is stable.
             if best is None or d.gain_percent > best[0]:
-                best = (d.gain_percent, name, result.concurrency)
+                best = (d.gain_percent, name, resolved.result.concurrency)
     return best
 
 

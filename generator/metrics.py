@@ -39,6 +39,8 @@ _FIXED: dict[str, tuple[str, bool, str]] = {
     "prefill_latency": ("ms", False, "Prefill latency"),
     "decode_latency": ("ms", False, "Decode step latency (median)"),
     "total_latency": ("ms", False, "Total latency"),
+    # bench_one_batch_server: time to first token of the last request in the batch.
+    "last_ttft": ("ms", False, "Time to first token (last request of the batch)"),
     "accept_length": ("tokens", True, "Speculative accept length"),
     "cache_hit_rate": ("ratio", True, "Prefix cache hit rate"),
     "duration": ("s", False, "Benchmark duration"),

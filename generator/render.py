@@ -319,6 +319,8 @@ def _change_text(d: compare.Delta, higher_is_better: bool) -> str:
 
 def result_view(project: Project, result: Result) -> ResultView:
     resolved = compare.result_numbers(project, result)
+    # An imported run fills in the load and workload it recorded.
+    result = resolved.result
     deltas = resolved.deltas()
     rows: list[MetricRow] = []
     for name, value in resolved.metrics.items():
