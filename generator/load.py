@@ -770,6 +770,10 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
                 if p is not None:
                     problems.append(p)
         problems += status_problems(rec, shown, project)
+    # Imported runs: references that resolve, and results comparable with their baseline.
+    from generator.results.matching import problems as run_problems
+
+    problems += run_problems(project)
     return problems
 
 
