@@ -132,10 +132,15 @@ def _tmp_path(target: Path) -> Path:
 
 def _write_tmp(target: Path, data: bytes) -> Path:
     tmp = _tmp_path(target)
-    with open(tmp, "wb") as fh:
-        fh.write(data)
-        fh.flush()
-        os.fsync(fh.fileno())
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
     return tmp
 
 

@@ -1,0 +1,160 @@
+"""The tier-ranked summary: ranking, filters and every output format."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from generator.load import require_project
+from generator.summary import COLUMNS, summary_rows
+
+from conftest import FIXTURES, run_cli
+
+EXTRA = {
+    # Tier 1 with a bigger gain than 01's +13.6%: ranks first in its tier.
+    "05-big-win.yaml": """\
+title: Big win
+tier: 1
+status: adopted
+tags: [throughput]
+hypothesis: Much faster.
+verdict: Adopted.
+results:
+  - label: c64
+    concurrency: 64
+    metrics: {output_throughput: 1250}
+""",
+    # Tier 1 with no result: after every tier 1 record that has a gain, despite its number.
+    "00-unmeasured.yaml": """\
+title: Unmeasured
+tier: 1
+status: proposed
+hypothesis: Not tried yet.
+""",
+    # Tier 1 with a loss: still a measured gain (negative), so before the unmeasured one.
+    "06-a-loss.yaml": """\
+title: A loss
+tier: 1
+status: rejected
+hypothesis: Slower after all.
+verdict: Rejected.
+results:
+  - label: c64
+    concurrency: 64
+    metrics: {ttft_p99: 300}
+""",
+}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "render", root)
+    for name, text in EXTRA.items():
+        (root / "improvements" / name).write_text(text)
+    return root
+
+
+def test_ranked_by_tier_then_gain_then_number(repo: Path) -> None:
+    rows = summary_rows(require_project(repo))
+    assert [(r["number"], r["tier"]) for r in rows] == [(5, 1), (1, 1), (6, 1), (0, 1), (3, 2), (2, 2), (4, 3)]
+    big = rows[0]
+    assert (big["best_gain_percent"], big["best_gain_metric"], big["best_gain_concurrency"]) == (
+        25.0,
+        "output_throughput",
+        64,
+    )
+    loss = rows[2]
+    # ttft_p99 300 ms against the campaign baseline's 250 ms: 20% worse.
+    assert (loss["best_gain_percent"], loss["best_gain_metric"]) == (-20.0, "ttft_p99")
+
+
+def test_open_blockers_count_shared_ones(repo: Path) -> None:
+    rows = {r["slug"]: r for r in summary_rows(require_project(repo))}
+    assert rows["uses-ref"]["open_blockers"] == 1
+    assert rows["uses-ref"]["open_blocker_titles"] == ["Kernel crashes on <small> GPUs"]
+    # The resolved blocker of 02 is not open.
+    assert rows["shared-blocker"]["open_blockers"] == 1
+    assert rows["fast-flag"]["open_blockers"] == 0
+
+
+def test_json_is_a_list_of_objects_with_the_columns(repo: Path) -> None:
+    result = run_cli("summary", "--root", str(repo), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert isinstance(data, list) and len(data) == 7
+    assert all(list(obj) == list(COLUMNS) for obj in data)
+    assert data[0]["slug"] == "big-win" and data[-1]["best_gain_percent"] is None
+
+
+def test_csv_parses(repo: Path) -> None:
+    result = run_cli("summary", "--root", str(repo), "--format", "csv")
+    assert result.returncode == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    assert list(rows[0]) == list(COLUMNS)
+    assert [r["slug"] for r in rows][:2] == ["big-win", "fast-flag"]
+    assert rows[0]["best_gain_percent"] == "25.0"
+    shared = next(r for r in rows if r["slug"] == "shared-blocker")
+    assert shared["open_blocker_titles"] == "Kernel crashes on <small> GPUs"
+
+
+def test_markdown_table(repo: Path) -> None:
+    result = run_cli("summary", "--root", str(repo), "--format", "markdown")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("| #") and "Best gain" in lines[0]
+    assert set(lines[1]) <= {"|", "-", ":", " "}
+    assert len(lines) == 2 + 7
+    assert "+25.0% output_throughput, at concurrency 64" in lines[2]
+
+
+def test_terminal_table_is_the_default(repo: Path) -> None:
+    result = run_cli("summary", "--root", str(repo))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0].split()[:3] == ["#", "Title", "Tier"]
+    assert lines[2].startswith("05") and "not measured" in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "slugs"),
+    [
+        (["--tier", "2"], ["uses-ref", "shared-blocker"]),
+        (["--tier", "1", "--tier", "3"], ["big-win", "fast-flag", "a-loss", "unmeasured", "old-idea"]),
+        (["--status", "blocked"], ["shared-blocker"]),
+        (["--status", "adopted", "--status", "superseded"], ["big-win", "fast-flag", "old-idea"]),
+        (["--tag", "kernels"], ["uses-ref", "shared-blocker"]),
+        (["--tag", "throughput", "--tier", "2"], ["uses-ref"]),
+        (["--tag", "no-such-tag"], []),
+    ],
+)
+def test_filters(repo: Path, args: list[str], slugs: list[str]) -> None:
+    result = run_cli("summary", "--root", str(repo), "--format", "json", *args)
+    assert result.returncode == 0, result.stderr
+    assert [r["slug"] for r in json.loads(result.stdout)] == slugs
+
+
+def test_bad_filter_is_a_usage_error(repo: Path) -> None:
+    assert run_cli("summary", "--root", str(repo), "--status", "done").returncode == 2
+    assert run_cli("summary", "--root", str(repo), "--tier", "4").returncode == 2
+
+
+def test_invalid_campaign_exits_1(repo: Path) -> None:
+    (repo / "improvements" / "07-broken.yaml").write_text("title: [\n")
+    result = run_cli("summary", "--root", str(repo))
+    assert result.returncode == 1
+    assert "07-broken.yaml:" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_site_summary_page_is_the_same_table(repo: Path) -> None:
+    from generator.render import render_files
+
+    page = render_files(require_project(repo))["docs/summary.md"]
+    rows = [line for line in page.splitlines() if line.startswith("| 0")]
+    assert [line.split("|")[1].strip() for line in rows] == ["05", "01", "06", "00", "03", "02", "04"]
+    assert "[Big win](improvements/testseries-05-big-win.md)" in rows[0]
