@@ -1,0 +1,134 @@
+"""`improvements renumber`: move a record to another number, or close the gaps and collisions.
+
+Records refer to each other by slug, never by number, so a renumbering only renames files:
+the record files here, and the generated series pages (rebuilt by the one render path).
+Moving onto a number another record holds is refused rather than shifting the others: a
+shift silently renames records the user did not name, and `--compact` exists for that.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import click
+
+from generator.cli import resolve_root, root_option
+
+
+@dataclass(frozen=True)
+class Move:
+    old: Path
+    new: Path
+    slug: str
+    old_number: int
+    new_number: int
+
+
+def file_name(number: int, slug: str) -> str:
+    return f"{number:02d}-{slug}.yaml"
+
+
+def plan_move(files: list[tuple[Path, int, str]], path: Path, number: int) -> list[Move]:
+    """The one rename that moves `path` to `number`; a usage error when another record holds it."""
+    current = next((n, s) for p, n, s in files if p == path)
+    if current[0] == number:
+        return []
+    holders = [p for p, n, _s in files if n == number and p != path]
+    if holders:
+        used = {n for _p, n, _s in files}
+        free = next(n for n in range(1, len(files) + 2) if n not in used)
+        raise click.UsageError(
+            f"number {number:02d} is taken by {holders[0].name}; pick a free number (such as {free:02d}), "
+            "or run `improvements renumber --compact` to close the gaps"
+        )
+    return [Move(path, path.with_name(file_name(number, current[1])), current[1], current[0], number)]
+
+
+def plan_compact(files: list[tuple[Path, int, str]]) -> list[Move]:
+    """Numbers 1, 2, 3... in the current order (number, then slug), which also ends any duplicates."""
+    moves = []
+    for new_number, (path, number, slug) in enumerate(sorted(files, key=lambda f: (f[1], f[2])), 1):
+        if number != new_number:
+            moves.append(Move(path, path.with_name(file_name(new_number, slug)), slug, number, new_number))
+    return moves
+
+
+@click.command(
+    "renumber",
+    epilog="""\b
+Examples:
+  improvements renumber mscclpp-all-reduce 4
+  improvements renumber 12 10 --dry-run
+  improvements renumber --compact            # 1, 2, 3... with no gaps or duplicates
+""",
+)
+@root_option
+@click.argument("record", metavar="[SLUG|NN", required=False)
+@click.argument("number", metavar="NN]", type=click.IntRange(min=1), required=False)
+@click.option("--compact", is_flag=True, help="Renumber every record 1, 2, 3... in the current order.")
+@click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
+def command(root: Path | None, record: str | None, number: int | None, compact: bool, dry_run: bool) -> None:
+    """Move a record to another number, or close the gaps.
+
+    Renames the record files and rebuilds the generated series, so old pages go and new
+    ones appear. References between records use slugs, so they stay intact. A number that
+    another record holds is refused (no silent shifting); `--compact` renumbers everything
+    1, 2, 3... in the current order and so also resolves duplicate numbers.
+    """
+    from generator.commands.status import find_record
+    from generator.load import load_project, record_files
+    from generator.problems import ProblemsFound, Report, rel
+
+    if compact == (record is not None):
+        raise click.UsageError("give either SLUG|NN and a new number, or --compact")
+    if record is not None and number is None:
+        raise click.UsageError("missing the new number: improvements renumber SLUG|NN NN")
+    repo = resolve_root(root)
+    report = Report()
+    project = load_project(repo, report)
+    # Duplicate numbers are what this command fixes; any other error must be fixed first,
+    # because the series cannot be rebuilt from a broken record.
+    blocking = [p for p in report.errors if p.code != "duplicate-number"]
+    if project is None or blocking:
+        raise ProblemsFound(Report(blocking or report.problems))
+    files, _strays = record_files(project.improvements_dir)
+    if compact:
+        moves = plan_compact(files)
+    else:
+        assert record is not None and number is not None
+        moves = plan_move(files, find_record(project, report, record), number)
+    if not moves:
+        sys.stdout.write("nothing to renumber\n")
+        return
+
+    series = project.campaign.series
+    docs = project.docs_dir
+    verb = "would rename" if dry_run else "renamed"
+    lines = []
+    for m in moves:
+        lines.append(f"{verb} {rel(m.old, repo)} -> {rel(m.new, repo)}")
+        old_page = docs / f"{series}-{m.old_number:02d}-{m.slug}.md"
+        new_page = docs / f"{series}-{m.new_number:02d}-{m.slug}.md"
+        lines.append(f"  page {rel(old_page, repo)} -> {rel(new_page, repo)}")
+    for m in moves:
+        if m.new.exists():
+            raise click.UsageError(f"{rel(m.new, repo)} exists already; nothing was renamed")
+    if dry_run:
+        sys.stdout.write("\n".join(lines) + "\n")
+        return
+    for m in moves:
+        os.rename(m.old, m.new)
+    sys.stdout.write("\n".join(lines) + "\n")
+
+    after = Report()
+    load_project(repo, after)
+    if not after.ok:
+        sys.stderr.write("the series was not rebuilt; fix these, then run `improvements build`:\n")
+        raise ProblemsFound(after)
+    from generator.render import build
+
+    result = build(repo)
+    sys.stdout.write(f"series rebuilt: {len(result.written)} written, {len(result.removed)} removed\n")
