@@ -1,0 +1,249 @@
+"""The site: a thin mkdocs plugin, and the `build --site` and `serve` entry points.
+
+The plugin does three things only: it renders the records into docs/ through the same
+`render.build` the CLI uses, it groups the series by tier in the navigation, and it makes
+`mkdocs serve` watch the records, results and templates. Everything else is plain markdown
+on disk, so a builder without this plugin (Zensical, or mkdocs with the plugin removed)
+builds the same pages from the committed files.
+
+This is the only module that imports mkdocs; the CLI imports it inside `build --site` and
+`serve`, never at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import click
+from mkdocs.config import config_options as opt
+from mkdocs.config.base import Config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import Abort, ConfigurationError, PluginError
+from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import BasePlugin
+
+from generator.load import Project, RecordFile
+from generator.problems import ProblemsFound, format_report
+
+NavItem = str | dict[str, Any]
+
+
+class ImprovementsConfig(Config):
+    # The nav entry (a page path) after which the tier sections go; at the end if absent.
+    nav_after = opt.Type(str, default="summary.md")
+    # A tier with more records than this is split into numbered sub-sections, so that no
+    # open branch of the sidebar holds more than this many pages.
+    section_size = opt.Type(int, default=50)
+
+
+class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
+    """Render the records before each build; group the series by tier; watch the inputs."""
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        root = repo_root(config)
+        project = render_for_site(root)
+        config.nav = tier_nav(project, config, self.config.nav_after, self.config.section_size)
+
+    def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
+        for path in watched_paths(repo_root(config)):
+            server.watch(str(path))
+        return server
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        site_export(repo_root(config), Path(config.site_dir))
+
+
+def repo_root(config: MkDocsConfig) -> Path:
+    """The campaign repository: the folder of mkdocs.yml, which must hold improvements/campaign.yaml."""
+    if not config.config_file_path:
+        raise PluginError("the improvements plugin needs an mkdocs.yml in the campaign repository")
+    root = Path(config.config_file_path).resolve().parent
+    if not (root / "improvements" / "campaign.yaml").is_file():
+        raise PluginError(
+            f"{root} has no improvements/campaign.yaml; mkdocs.yml must sit at the root of a campaign repository"
+        )
+    return root
+
+
+def render_for_site(root: Path) -> Project:
+    """Render every generated page into docs/ (the one render path) and return the project.
+
+    Invalid records fail the mkdocs build with the same positioned lines `improvements check`
+    prints, and no traceback: mkdocs prints a PluginError's text as an error and aborts.
+    """
+    from generator import render
+
+    try:
+        result = render.build(root)
+    except ProblemsFound as exc:
+        raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
+    return result.project
+
+
+def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_size: int) -> list[NavItem] | None:
+    """mkdocs.yml's nav with a "Tier N" section per tier inserted after `nav_after`.
+
+    Records already listed in mkdocs.yml's nav by hand keep their place and are not repeated.
+    With no nav in mkdocs.yml, mkdocs lays the pages out from the folders and this does nothing.
+    """
+    nav: list[NavItem] | None = config.nav
+    if nav is None:
+        return None
+    docs = Path(config.docs_dir).resolve()
+    try:
+        series_dir = project.docs_dir.resolve().relative_to(docs).as_posix()
+    except ValueError:
+        raise PluginError(
+            f"the series folder {project.docs_dir} (docs_dir in campaign.yaml) is not inside "
+            f"mkdocs' docs_dir {docs}; the site cannot show it"
+        ) from None
+    listed = set(_paths(nav))
+    # Our own sections from an earlier build (serve reuses a config when it is not reloaded).
+    nav = [item for item in nav if not (isinstance(item, dict) and _is_tier_section(item))]
+    sections: list[NavItem] = []
+    for tier in (1, 2, 3):
+        recs = [r for r in project.records if r.record.tier == tier]
+        entries = [_entry(project, r, series_dir) for r in sorted(recs, key=lambda r: (r.number, r.slug))]
+        entries = [e for e in entries if next(iter(e.values())) not in listed]
+        if entries:
+            sections.append({f"Tier {tier}": _chunk(entries, section_size)})
+    at = next((i + 1 for i, item in enumerate(nav) if nav_after in _paths([item])), len(nav))
+    return [*nav[:at], *sections, *nav[at:]]
+
+
+def _entry(project: Project, rec: RecordFile, series_dir: str) -> dict[str, str]:
+    path = f"{series_dir}/{project.output_name(rec)}" if series_dir != "." else project.output_name(rec)
+    return {f"{rec.number:02d} · {rec.record.title}": path}
+
+
+def _chunk(entries: list[dict[str, str]], size: int) -> list[NavItem]:
+    if size < 1 or len(entries) <= size:
+        return list(entries)
+    out: list[NavItem] = []
+    for start in range(0, len(entries), size):
+        part = entries[start : start + size]
+        first, last = (next(iter(e)).split(" ", 1)[0] for e in (part[0], part[-1]))
+        out.append({f"{first}–{last}": list(part)})
+    return out
+
+
+def _is_tier_section(item: dict[str, Any]) -> bool:
+    return len(item) == 1 and next(iter(item)) in ("Tier 1", "Tier 2", "Tier 3")
+
+
+def _paths(items: list[NavItem]) -> Iterator[str]:
+    for item in items:
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for value in item.values():
+                if isinstance(value, str):
+                    yield value
+                elif isinstance(value, list):
+                    yield from _paths(value)
+
+
+def watched_paths(root: Path) -> list[Path]:
+    """What `serve` watches besides docs/ and mkdocs.yml: the inputs the pages are rendered from.
+
+    templates/ is where a campaign overrides the shipped page templates (see render._Loader).
+    """
+    candidates = [root / "improvements", root / "results", root / "templates"]
+    return [p for p in candidates if p.is_dir()]
+
+
+def site_export(root: Path, site_dir: Path) -> None:
+    """Publish records.json at the site root when the export module offers it."""
+    try:
+        from generator import export
+    except ImportError:
+        return
+    write = getattr(export, "write_site_export", None)
+    if write is not None:
+        from generator.load import require_project
+
+        write(require_project(root), site_dir)
+
+
+# --- the CLI's side ---------------------------------------------------------------------
+
+
+class _Formatter(logging.Formatter):
+    def format(self, record: logging.LogRecord) -> str:
+        return f"{record.levelname:<8}-  {super().format(record)}"
+
+
+@contextlib.contextmanager
+def mkdocs_logging(level: int) -> Iterator[None]:
+    """Show mkdocs' (and the theme's) log lines at `level` and above on stderr while building."""
+    logger = logging.getLogger("mkdocs")
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_Formatter("%(message)s"))
+    handler.setLevel(level)
+    old_level, old_propagate = logger.level, logger.propagate
+    logger.addHandler(handler)
+    logger.setLevel(min(level, logging.INFO))
+    logger.propagate = False
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+        logger.propagate = old_propagate
+
+
+def _config_file(root: Path) -> Path:
+    path = root / "mkdocs.yml"
+    if not path.is_file():
+        raise click.ClickException(
+            f"{root} has no mkdocs.yml; copy the one from the improvements repository to build a site"
+        )
+    return path
+
+
+def build_site(root: Path, site_dir: Path | None = None) -> Path:
+    """Build the site from <root>/mkdocs.yml in strict mode (any warning fails it); return its folder.
+
+    `site_dir` overrides mkdocs.yml's site_dir (which defaults to <root>/site).
+    """
+    from mkdocs.commands.build import build
+    from mkdocs.config import load_config
+
+    config_file = _config_file(root)
+    # Without --site-dir, mkdocs.yml's site_dir (relative to mkdocs.yml) decides.
+    overrides = {"site_dir": str(site_dir.resolve())} if site_dir is not None else {}
+    with mkdocs_logging(logging.WARNING):
+        try:
+            config = load_config(config_file=str(config_file), strict=True, **overrides)
+            build(config)
+        except ConfigurationError as exc:
+            raise click.ClickException(f"{config_file}: {exc}") from None
+        except Abort as exc:
+            raise click.ClickException(f"site not built: {exc}") from None
+    return Path(config.site_dir)
+
+
+def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None:
+    """Preview the site with mkdocs' live-reloading server until interrupted."""
+    from mkdocs.commands.serve import serve
+
+    from generator import render
+
+    config_file = _config_file(root)
+    # Render once up front so invalid records stop here with the usual report and exit 1;
+    # the plugin renders again on each rebuild (writing nothing when nothing changed).
+    render.build(root)
+    with mkdocs_logging(logging.INFO):
+        try:
+            serve(config_file=str(config_file), dev_addr=dev_addr, open_in_browser=open_browser)
+        except ConfigurationError as exc:
+            raise click.UsageError(f"{config_file}: {exc}") from None
+        except Abort as exc:
+            raise click.ClickException(f"site not built: {exc}") from None
+        except OSError as exc:
+            raise click.ClickException(f"cannot serve on {dev_addr}: {exc.strerror or exc}") from None

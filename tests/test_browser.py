@@ -1,0 +1,182 @@
+"""The built site in a real browser: Debian's Chromium driven by Playwright, never a downloaded one.
+
+Set UPDATE_SCREENSHOT=1 to refresh docs/assets/screenshot.png (the README's picture) from the
+summary page; otherwise the screenshot goes to the test's temporary folder only.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+
+from generator.load import Project, require_project
+from generator.summary import summary_rows
+
+from conftest import REPO, copy_campaign, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SCREENSHOT = REPO / "docs" / "assets" / "screenshot.png"
+
+
+@dataclass
+class Site:
+    root: Path
+    url: str
+    project: Project
+
+    def record_path(self, number: int) -> str:
+        rec = next(r for r in self.project.records if r.number == number)
+        series = self.project.docs_dir.relative_to(self.root / "docs").as_posix()
+        return f"{series}/{Path(self.project.output_name(rec)).stem}/"
+
+
+@dataclass
+class Tab:
+    page: Page
+    errors: list[str] = field(default_factory=list)
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    """The shipped campaign built with `improvements build --site`, served on a free local port."""
+    root = copy_campaign(tmp_path_factory.mktemp("browser") / "repo", with_docs=True)
+    proc = run_cli("build", "--site", "--quiet", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    handler = functools.partial(_Quiet, directory=str(root / "site"))
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/", require_project(root))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install chromium` (the browser tests use Debian's Chromium)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+@pytest.fixture
+def tab(browser: Browser) -> Iterator[Tab]:
+    """A fresh page that records console errors, failed requests and uncaught exceptions."""
+    context = browser.new_context(viewport={"width": 1280, "height": 860}, color_scheme="light")
+    page = context.new_page()
+    t = Tab(page)
+    page.on("console", lambda msg: t.errors.append(f"console: {msg.text}") if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: t.errors.append(f"page error: {exc}"))
+    page.on("requestfailed", lambda req: t.errors.append(f"request failed: {req.url} {req.failure}"))
+    try:
+        yield t
+    finally:
+        context.close()
+
+
+def _summary_table(page: Page) -> tuple[list[str], list[list[str]]]:
+    table = page.locator("article table").first
+    headers = [h.strip() for h in table.locator("thead th").all_inner_texts()]
+    rows = [[c.strip() for c in row.locator("td").all_inner_texts()] for row in table.locator("tbody tr").all()]
+    return headers, rows
+
+
+def test_summary_lists_every_record_in_tier_order(site: Site, tab: Tab) -> None:
+    tab.page.goto(site.url + "summary/")
+    headers, rows = _summary_table(tab.page)
+    assert len(rows) == len(site.project.records) > 0
+    number_col, tier_col = headers.index("#"), headers.index("Tier")
+    tiers = [int(row[tier_col]) for row in rows]
+    assert tiers == sorted(tiers)
+    assert [int(row[number_col]) for row in rows] == [r["number"] for r in summary_rows(site.project)]
+    assert tab.errors == []
+
+
+def test_a_click_on_a_row_reaches_the_record(site: Site, tab: Tab) -> None:
+    tab.page.goto(site.url + "summary/")
+    first = summary_rows(site.project)[0]
+    tab.page.locator("article table tbody tr").first.get_by_role("link").first.click()
+    tab.page.wait_for_url(site.url + site.record_path(first["number"]))
+    expect(tab.page.locator("article h1")).to_contain_text(first["title"])
+    assert tab.errors == []
+
+
+def test_search_finds_fullgraph(site: Site, tab: Tab) -> None:
+    tab.page.goto(site.url)
+    tab.page.locator("input.md-search__input").click()
+    tab.page.keyboard.type("fullgraph")
+    results = tab.page.locator("a.md-search-result__link")
+    expect(results.first).to_be_visible(timeout=15_000)
+    hrefs = [results.nth(i).get_attribute("href") or "" for i in range(results.count())]
+    piecewise = next(r for r in site.project.records if r.slug == "piecewise-cuda-graphs")
+    target = Path(site.project.output_name(piecewise)).stem
+    assert any(target in href for href in hrefs), hrefs
+    assert tab.errors == []
+
+
+def test_palette_toggle_switches_to_dark_and_back(site: Site, tab: Tab) -> None:
+    page = tab.page
+    page.goto(site.url + site.record_path(site.project.records[0].number))
+    body = page.locator("body")
+    expect(body).to_have_attribute("data-md-color-scheme", "default")
+    page.get_by_title("Switch to dark mode").click()
+    expect(body).to_have_attribute("data-md-color-scheme", "slate")
+    page.get_by_title("Switch to light mode").click()
+    expect(body).to_have_attribute("data-md-color-scheme", "default")
+    assert tab.errors == []
+
+
+def test_navigation_groups_records_by_tier(site: Site, tab: Tab) -> None:
+    page = tab.page
+    page.goto(site.url)
+    sidebar = page.locator("nav.md-nav--primary")
+    labels = [t.strip() for t in sidebar.locator("> ul > li > label, > ul > li > a").all_inner_texts()]
+    tiers = [t for t in labels if re.fullmatch(r"Tier [123]", t)]
+    assert tiers == [f"Tier {t}" for t in sorted({r.record.tier for r in site.project.records})]
+    assert labels.index(tiers[0]) == labels.index("Summary") + 1
+    assert tab.errors == []
+
+
+def test_screenshot_for_the_readme(site: Site, tab: Tab, tmp_path: Path) -> None:
+    page = tab.page
+    page.goto(site.url + "summary/")
+    page.wait_for_load_state("networkidle")
+    shot = tmp_path / "screenshot.png"
+    page.screenshot(path=str(shot))
+    data = shot.read_bytes()
+    assert data.startswith(b"\x89PNG\r\n\x1a\n") and len(data) > 10_000
+    if os.environ.get("UPDATE_SCREENSHOT") == "1":
+        SCREENSHOT.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(shot, SCREENSHOT)
+    assert tab.errors == []
