@@ -8,6 +8,7 @@ environment's `finalize`), so record text cannot inject HTML that runs on the si
 
 from __future__ import annotations
 
+import html
 import posixpath
 import re
 import shlex
@@ -36,9 +37,12 @@ MANIFEST_NAME = ".improvements-manifest.json"
 
 # A code span as Python-Markdown finds one: a run of backticks not after a backslash, content,
 # the same run. Markdown shows its content literally and escapes it itself, so it is left as
-# written. A span never crosses a blank line (markdown would see two paragraphs there); when
-# this pattern and markdown disagree, the text is escaped, never the other way round.
-_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
+# written. A span stays on one line: a line inside it could start a heading, a rule, a list or
+# an HTML block, and markdown would end the span there and read the rest as raw HTML. Outside
+# spans every backtick is escaped too, so markdown cannot pair one with a span's opening run
+# and read that span's content as text; when this pattern and markdown disagree, the text is
+# escaped, never the other way round.
+_CODE_SPAN = re.compile(r"(?<![`\\])(`+)(?!`)([^\n]+?)(?<!`)\1(?!`)")
 # `<`, `>`, `&` stop raw HTML and entities; brackets stop links (`[x](javascript:...)`),
 # footnotes and abbreviations; braces stop attribute lists (`{: onclick=...}`); a backslash
 # cannot then escape a backtick to end a code span early. Entities work in every flavour.
@@ -51,8 +55,9 @@ _ENTITIES = {
     "{": "&#123;",
     "}": "&#125;",
     "\\": "&#92;",
+    "`": "&#96;",
 }
-_ESCAPE_RE = re.compile("[&<>\\[\\]{}\\\\]")
+_ESCAPE_RE = re.compile("[&<>\\[\\]{}\\\\`]")
 
 
 def _escape_plain(text: str, *, pipes: bool = False) -> str:
@@ -126,7 +131,8 @@ _SAFE_URL = re.compile(r"^(https?://[^\s]+|[^:\s]+)$", re.I)
 def safe_url(url: str) -> str | None:
     """The URL when it is http(s) or relative; None for javascript:, data: and other schemes."""
     url = url.strip()
-    if not _SAFE_URL.match(url):
+    # The browser decodes entities in an href: `javascript&#58;...` has no colon here but one there.
+    if not _SAFE_URL.match(url) or not _SAFE_URL.match(html.unescape(url)):
         return None
     return url_quote(url, safe="/:?#[]@!$&'*+,;=%~.-_")
 
@@ -375,13 +381,41 @@ def _blocker_anchor(rec: RecordFile, index: int, blocker: Blocker) -> str:
     return f"blocker-{blocker.id}" if blocker.id else f"blocker-{rec.slug}--{index + 1}"
 
 
-def _shared(project: Project) -> dict[str, tuple[RecordFile, int, Blocker]]:
-    out: dict[str, tuple[RecordFile, int, Blocker]] = {}
+@dataclass
+class _Index:
+    """Lookups across records, built once per project so pages render in linear time."""
+
+    records: list[RecordFile]
+    shared: dict[str, tuple[RecordFile, int, Blocker]]
+    refs: dict[str, list[tuple[RecordFile, Blocker]]]
+    superseding: dict[str, list[RecordFile]]
+
+
+_INDEX_ATTR = "_improvements_render_index"
+
+
+def _index(project: Project) -> _Index:
+    cached: _Index | None = getattr(project, _INDEX_ATTR, None)
+    if cached is not None and cached.records is project.records:
+        return cached
+    shared: dict[str, tuple[RecordFile, int, Blocker]] = {}
+    refs: dict[str, list[tuple[RecordFile, Blocker]]] = {}
+    superseding: dict[str, list[RecordFile]] = {}
     for rec in project.records:
         for j, b in enumerate(rec.record.blockers):
-            if b.id and b.id not in out:
-                out[b.id] = (rec, j, b)
-    return out
+            if b.id and b.id not in shared:
+                shared[b.id] = (rec, j, b)
+            if b.ref:
+                refs.setdefault(b.ref, []).append((rec, b))
+        if rec.record.superseded_by:
+            superseding.setdefault(rec.record.superseded_by, []).append(rec)
+    index = _Index(project.records, shared, refs, superseding)
+    setattr(project, _INDEX_ATTR, index)
+    return index
+
+
+def _shared(project: Project) -> dict[str, tuple[RecordFile, int, Blocker]]:
+    return _index(project).shared
 
 
 def open_blockers(project: Project, rec: RecordFile) -> list[Blocker]:
@@ -460,7 +494,7 @@ def record_context(project: Project, rec: RecordFile) -> dict[str, Any]:
         "results": [result_view(project, res) for res in r.results],
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
-        "superseding": [page_link(o.slug) for o in project.records if o.record.superseded_by == rec.slug],
+        "superseding": [page_link(o.slug) for o in _index(project).superseding.get(rec.slug, [])],
         "home_link": _relative(root_dir / "index.md", here),
         "summary_link": _relative(root_dir / "summary.md", here),
         "blockers_link": _relative(root_dir / "blockers.md", here),
@@ -546,16 +580,14 @@ def blockers_context(project: Project) -> dict[str, Any]:
             if b.ref is not None:
                 continue
             anchor = _blocker_anchor(rec, j, b)
-            # The defining record first, then every record that points at it, each once.
+            # The defining record and every record that points at it, each once, in series order.
             affects: list[tuple[RecordFile, Blocker]] = [(rec, b)]
-            if b.id:
-                for other in project.records:
-                    if other is rec:
-                        continue
-                    refs = [x for x in other.record.blockers if x.ref == b.id]
-                    if refs:
-                        affects.append((other, refs[0]))
-                affects.sort(key=lambda pair: pair[0].number)
+            seen = {id(rec)}
+            for other, ref in _index(project).refs.get(b.id or "", []):
+                if id(other) not in seen:
+                    seen.add(id(other))
+                    affects.append((other, ref))
+            affects.sort(key=lambda pair: pair[0].number)
             entries.append(
                 {
                     "anchor": anchor,
