@@ -186,6 +186,16 @@ class Reference(Strict):
     url: Annotated[str, Field(pattern=r"^(https?://|/|\.{0,2}/?[A-Za-z0-9_])")]
     note: str | None = None
 
+    @field_validator("url")
+    @classmethod
+    def _web_or_relative(cls, v: str) -> str:
+        # The pattern lets `javascript:` through (it starts with a letter); the site would drop
+        # such a link, but the author should hear about it from `check`.
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", v)
+        if scheme and scheme.group(1).lower() not in ("http", "https"):
+            raise ValueError(f"a link is http(s) or relative, not `{scheme.group(1)}:`")
+        return v
+
 
 class Record(Strict):
     title: NonEmpty
