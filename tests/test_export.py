@@ -1,0 +1,84 @@
+"""`improvements export`: every record with its computed summary, deterministic, also on the site."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from generator.export import FORMAT, write_site_export
+from generator.load import record_files, require_project
+
+from conftest import REPO, run_cli
+
+
+def test_export_has_every_record_with_the_summarys_numbers(campaign: Path) -> None:
+    run = run_cli("export", "--format", "json", cwd=campaign)
+    assert run.returncode == 0, run.stderr
+    data = json.loads(run.stdout)
+    assert (data["format"], data["version"]) == (FORMAT, 1)
+    files, _ = record_files(campaign / "improvements")
+    assert [(r["number"], r["slug"]) for r in data["records"]] == [(n, s) for _p, n, s in files]
+    # The summary command, a separate path, agrees on rank, best gain and open blockers.
+    rows = json.loads(run_cli("summary", "--format", "json", cwd=campaign).stdout)
+    by_slug = {r["slug"]: r for r in data["records"]}
+    for rank, row in enumerate(rows, 1):
+        summary = by_slug[row["slug"]]["summary"]
+        assert summary["rank"] == rank
+        assert summary["open_blockers"] == row["open_blockers"]
+        assert summary["open_blocker_titles"] == row["open_blocker_titles"]
+        best = summary["best_gain"]
+        if row["best_gain_percent"] is None:
+            assert best is None
+        else:
+            assert (best["percent"], best["metric"], best["concurrency"]) == (
+                row["best_gain_percent"],
+                row["best_gain_metric"],
+                row["best_gain_concurrency"],
+            )
+    for rec in data["records"]:
+        assert (campaign / rec["file"]).is_file()
+        assert rec["page"].startswith("docs/improvements/glb5improvement-")
+        assert rec["record"]["title"] and len(rec["results"]) == len(rec["record"]["results"])
+
+
+def test_export_computes_deltas_from_typed_numbers(minimal: Path) -> None:
+    (minimal / "improvements" / "01-x.yaml").write_text(
+        "title: X\ntier: 1\nstatus: in-progress\nhypothesis: H\n"
+        "results:\n  - label: a\n    concurrency: 4\n"
+        "    metrics: {output_throughput: 110, ttft_p99: 90}\n"
+        "    baseline: {output_throughput: 100, ttft_p99: 100}\n"
+    )
+    data = json.loads(run_cli("export", cwd=minimal).stdout)
+    (rec,) = data["records"]
+    deltas = rec["results"][0]["deltas"]
+    assert round(deltas["output_throughput"]["gain_percent"], 6) == 10.0
+    # A latency that went down is a gain.
+    assert round(deltas["ttft_p99"]["change_percent"], 6) == -10.0
+    assert round(deltas["ttft_p99"]["gain_percent"], 6) == 10.0
+    assert rec["summary"]["best_gain"] == {"percent": 10.0, "metric": "output_throughput", "concurrency": 4}
+
+
+def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp_path: Path) -> None:
+    one = run_cli("export", cwd=campaign, env={"TZ": "Pacific/Kiritimati", "LC_ALL": "C"}).stdout
+    two = run_cli("export", cwd=campaign, env={"TZ": "America/Adak", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "7"}).stdout
+    assert one == two
+    out = tmp_path / "out" / "records.json"
+    assert run_cli("export", "--output", str(out), cwd=campaign).returncode == 0
+    assert out.read_text() == one
+    assert json.loads(one) == json.loads(json.dumps(json.loads(one), sort_keys=True))
+
+
+def test_site_export_writes_records_json_at_the_root(tmp_path: Path) -> None:
+    project = require_project(REPO)
+    path = write_site_export(project, tmp_path / "site")
+    assert path == tmp_path / "site" / "records.json"
+    assert path.read_text() == run_cli("export").stdout
+
+
+def test_invalid_campaign_exports_nothing(campaign: Path, tmp_path: Path) -> None:
+    first = next((campaign / "improvements").glob("01-*.yaml"))
+    first.write_text(first.read_text().replace("tier: 1", "tier: one"))
+    out = tmp_path / "records.json"
+    run = run_cli("export", "--output", str(out), cwd=campaign)
+    assert run.returncode == 1 and "01-piecewise-cuda-graphs.yaml:3:7: error[invalid-value]" in run.stderr
+    assert not out.exists()
