@@ -398,6 +398,10 @@ def _console_number(text: str) -> float | None:
         return None
 
 
+def _console_quantity(text: str) -> int | float | None:
+    return int(text) if re.fullmatch(r"-?\d+", text) else _console_number(text)
+
+
 def console_block(lines: list[str]) -> tuple[Run, dict[str, str]]:
     """The run in one console block (the lines between its header and closing rule).
 
@@ -430,9 +434,9 @@ def console_block(lines: list[str]) -> tuple[Run, dict[str, str]]:
                 run.metrics[name] = v
                 run.keys[name] = label
         elif kind == "measured":
-            v = _console_number(value)
-            if v is not None:
-                run.measured[name] = v
+            q = _console_quantity(value)
+            if q is not None:
+                run.measured[name] = q
         elif kind == "setting":
             if name == "request_rate":
                 _put(s, name, request_rate(value))
@@ -443,8 +447,11 @@ def console_block(lines: list[str]) -> tuple[Run, dict[str, str]]:
                 _put(s, name, value)
         else:
             run.unmapped.append(label)
-    # SGLang prints its backend first; vLLM's block has no such line.
+    # SGLang prints its backend first; vLLM's block has no such line, and prints the request
+    # rate only when it is not unlimited.
     s["client"] = "sglang bench_serving" if "backend" in s else "vllm bench serve"
+    if "backend" not in s and "request_rate" not in s:
+        s["request_rate"] = "inf"
     _put(s, "engine", _engine_of_backend(s.get("backend")))
     run.notes.append("Read from the console block, which rounds values to two decimals.")
     return run, pairs

@@ -39,7 +39,9 @@ def is_secret_name(name: str) -> bool:
 
 
 # --flag value, --flag=value, NAME=value (environment), Bearer <token>
-_FLAG = re.compile(r"(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|\s+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)")
+_FLAG = re.compile(
+    r"(?<![^\s'\"=(])(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|[ \t]+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)"
+)
 _ENV = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
 
@@ -57,7 +59,7 @@ def redact_text(text: str) -> tuple[str, int]:
 
     def env(m: re.Match[str]) -> str:
         nonlocal count
-        if not is_secret_name(m["name"]):
+        if not is_secret_name(m["name"]) or m["value"] == REDACTED:
             return m.group(0)
         count += 1
         return f"{m['name']}={REDACTED}"
