@@ -128,6 +128,6 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         dtype=object,
     )
     tablefmt = "github" if fmt == "markdown" else "simple"
-    if shown.empty:
-        return "no records match\n" if fmt == "table" else ""
+    if shown.empty and fmt == "table":
+        return "no records match\n"
     return tabulate(shown.values.tolist(), headers=list(shown.columns), tablefmt=tablefmt, disable_numparse=True) + "\n"

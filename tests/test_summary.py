@@ -158,3 +158,10 @@ def test_the_site_summary_page_is_the_same_table(repo: Path) -> None:
     rows = [line for line in page.splitlines() if line.startswith("| 0")]
     assert [line.split("|")[1].strip() for line in rows] == ["05", "01", "06", "00", "03", "02", "04"]
     assert "[Big win](improvements/testseries-05-big-win.md)" in rows[0]
+
+
+def test_no_matching_record(repo: Path) -> None:
+    table = run_cli("summary", "--root", str(repo), "--tag", "no-such-tag")
+    markdown_out = run_cli("summary", "--root", str(repo), "--tag", "no-such-tag", "--format", "markdown")
+    assert table.stdout == "no records match\n"
+    assert len(markdown_out.stdout.splitlines()) == 2 and "Best gain" in markdown_out.stdout
