@@ -10,9 +10,9 @@ than speed.
 from __future__ import annotations
 
 import difflib
+import gc
 import os
-from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,12 +33,46 @@ Path_ = tuple[str | int, ...]
 _Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass
 class Positions:
-    """Line and column (1-based) of each key and value, by path from the document root."""
+    """Line and column (1-based) of each key and value, by path from the document root.
 
-    keys: dict[Path_, tuple[int, int]] = field(default_factory=dict)
-    values: dict[Path_, tuple[int, int]] = field(default_factory=dict)
+    Parsed files get theirs on first use, from the text: only a file with a problem needs
+    them, and recording a path for every node of every file would cost `check` as much
+    again as parsing does.
+    """
+
+    def __init__(
+        self,
+        keys: dict[Path_, tuple[int, int]] | None = None,
+        values: dict[Path_, tuple[int, int]] | None = None,
+        *,
+        text: str | None = None,
+    ) -> None:
+        self._keys = keys if keys is not None or text is not None else {}
+        self._values = values if values is not None or text is not None else {}
+        self._text = text
+
+    @property
+    def keys(self) -> dict[Path_, tuple[int, int]]:
+        if self._keys is None:
+            self._fill()
+        return self._keys  # type: ignore[return-value]
+
+    @property
+    def values(self) -> dict[Path_, tuple[int, int]]:
+        if self._values is None:
+            self._fill()
+        return self._values  # type: ignore[return-value]
+
+    def _fill(self) -> None:
+        keys: dict[Path_, tuple[int, int]] = {}
+        values: dict[Path_, tuple[int, int]] = {}
+        if self._text is not None:
+            # The text parsed without a problem before, so this cannot raise.
+            root = _compose(self._text)[0]
+            _record_positions(root, (), keys, values)
+            values[()] = _mark(root.start_mark)
+        self._keys, self._values, self._text = keys, values, None
 
     def of(self, loc: Path_, *, key: bool = False) -> tuple[int, int]:
         """The position of `loc`, or of its nearest ancestor that has one."""
@@ -101,7 +135,8 @@ def read_text(path: Path) -> str:
             f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
             "save the file as UTF-8",
         ) from None
-    for n, line_text in enumerate(text.splitlines(), 1):
+    # A text no longer than the limit has no line over it; most records are, and skip the split.
+    for n, line_text in enumerate(text.splitlines() if len(text) > MAX_LINE_CHARS else (), 1):
         if len(line_text) > MAX_LINE_CHARS:
             raise YamlProblem(
                 n,
@@ -125,24 +160,7 @@ def _mark(mark: Any) -> tuple[int, int]:
 
 def parse(text: str) -> tuple[Any, Positions]:
     """Plain data and positions from YAML text; one document only."""
-    try:
-        nodes = list(yaml.compose_all(text, Loader=_Loader))
-    except yaml.MarkedYAMLError as exc:
-        mark = exc.problem_mark or exc.context_mark
-        line, col = _mark(mark) if mark is not None else (1, 1)
-        problem = exc.problem or "invalid YAML"
-        if mark is not None and _is_tab(text, mark.line, mark.column):
-            problem = "tab"
-        if "nesting depth" in problem:
-            raise YamlProblem(line, col, "yaml-too-deep", f"nesting deeper than libyaml allows: {problem}") from None
-        if "\t" in problem or "tab" in problem:
-            raise YamlProblem(
-                line, col, "yaml-tab", "a tab character is used for indentation", "YAML indents with spaces only"
-            ) from None
-        context = f" {exc.context}" if exc.context else ""
-        raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
-    except yaml.YAMLError as exc:
-        raise YamlProblem(1, 1, "yaml-syntax", str(exc).splitlines()[0]) from None
+    nodes = _compose(text)
     if not nodes:
         raise YamlProblem(
             1,
@@ -160,10 +178,30 @@ def parse(text: str) -> tuple[Any, Positions]:
             "file holds more than one YAML document",
             "remove the `---` separator; one record per file",
         )
-    builder = _Builder()
-    data = builder.build(nodes[0], (), 0)
-    builder.positions.values[()] = _mark(nodes[0].start_mark)
-    return data, builder.positions
+    data = _Builder().build(nodes[0], 0)
+    return data, Positions(text=text)
+
+
+def _compose(text: str) -> list[yaml.Node]:
+    """libyaml's node trees of every document in `text`, or a positioned problem."""
+    try:
+        return list(yaml.compose_all(text, Loader=_ComposeLoader))
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line, col = _mark(mark) if mark is not None else (1, 1)
+        problem = exc.problem or "invalid YAML"
+        if mark is not None and _is_tab(text, mark.line, mark.column):
+            problem = "tab"
+        if "nesting depth" in problem:
+            raise YamlProblem(line, col, "yaml-too-deep", f"nesting deeper than libyaml allows: {problem}") from None
+        if "\t" in problem or "tab" in problem:
+            raise YamlProblem(
+                line, col, "yaml-tab", "a tab character is used for indentation", "YAML indents with spaces only"
+            ) from None
+        context = f" {exc.context}" if exc.context else ""
+        raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
+    except yaml.YAMLError as exc:
+        raise YamlProblem(1, 1, "yaml-syntax", str(exc).splitlines()[0]) from None
 
 
 def _is_tab(text: str, line: int, col: int) -> bool:
@@ -198,82 +236,144 @@ def _check_tag(node: yaml.Node, *allowed: str) -> None:
         )
 
 
+class _ComposeLoader(_Loader):  # type: ignore[misc,valid-type]
+    """libyaml's composer with PyYAML's tag resolution cut down to what it does for us.
+
+    The C composer calls back into Python three times per node (descend, resolve, ascend);
+    PyYAML's versions consult path resolvers that nothing registers. These give the same tags
+    in a fraction of the time, which is most of the gap between our parse and libyaml's.
+    """
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        return None
+
+    def ascend_resolver(self) -> None:
+        return None
+
+    def resolve(self, kind: type, value: Any, implicit: tuple[bool, bool]) -> str:
+        if kind is yaml.ScalarNode:
+            if implicit[0]:
+                for tag, regexp in _IMPLICIT.get(value[:1], _IMPLICIT_ANY):
+                    if regexp.match(value):
+                        return tag
+            return _STR_TAG
+        return _SEQ_TAG if kind is yaml.SequenceNode else _MAP_TAG
+
+
+_STR_TAG, _MERGE_TAG = _STD + "str", _STD + "merge"
+# Plain scalars' implicit tags by first character, as yaml.resolver.Resolver.resolve finds them.
+_IMPLICIT_ANY: tuple[tuple[str, Any], ...] = tuple(_Loader.yaml_implicit_resolvers.get(None, ()))
+_IMPLICIT: dict[str, tuple[tuple[str, Any], ...]] = {
+    first: (*resolvers, *_IMPLICIT_ANY)
+    for first, resolvers in _Loader.yaml_implicit_resolvers.items()
+    if first is not None
+}
+_CONSTRUCTOR = _Loader("")
+# Text is taken as it is; these are the other scalars records may hold. Dates stay dates.
+_SCALARS: dict[str, Any] = {
+    _STD + "null": _CONSTRUCTOR.construct_yaml_null,
+    _STD + "bool": _CONSTRUCTOR.construct_yaml_bool,
+    _STD + "int": _CONSTRUCTOR.construct_yaml_int,
+    _STD + "float": _CONSTRUCTOR.construct_yaml_float,
+    _STD + "timestamp": _CONSTRUCTOR.construct_yaml_timestamp,
+}
+
+
 class _Builder:
-    _constructor = _Loader("")
+    """Plain data from a node tree, refusing what records do not use. Positions are left to
+    `Positions`, which walks the tree again only for a file that has a problem."""
 
     def __init__(self) -> None:
-        self.positions = Positions()
         self.count = 0
+        # The top-level entry being built: an alias shares its anchor's node, whose mark
+        # points at the anchor, so this is where an alias bomb's expansion is reported.
+        self.top: yaml.Node | None = None
 
-    def build(self, node: yaml.Node, path: Path_, depth: int) -> Any:
+    def build(self, node: yaml.Node, depth: int) -> Any:
+        if depth == 1:
+            self.top = node
         self.count += 1
         if self.count > MAX_NODES:
-            # An alias shares its anchor's node, whose mark points at the anchor; the top-level
-            # entry being built is where the expansion happens.
             raise YamlProblem(
-                *self.positions.values.get(path[:1], _mark(node.start_mark)),
+                *_mark((self.top or node).start_mark),
                 "yaml-alias-limit",
                 f"the document expands to more than {MAX_NODES:,} nodes",
                 "aliases (*name) that repeat large anchors multiply; write the data out",
             )
         if depth > MAX_DEPTH:
             raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
-        self.positions.values.setdefault(path, _mark(node.start_mark))
-        if isinstance(node, yaml.ScalarNode):
-            # Dates stay dates; everything else is a plain JSON-like scalar.
-            return self._scalar(node)
-        if isinstance(node, yaml.SequenceNode):
+        kind = type(node)
+        if kind is yaml.ScalarNode:
+            return node.value if node.tag == _STR_TAG else _scalar(node)
+        depth += 1
+        if kind is yaml.SequenceNode:
             _check_tag(node, _SEQ_TAG)
-            return [self.build(child, (*path, i), depth + 1) for i, child in enumerate(node.value)]
+            return [self.build(child, depth) for child in node.value]
         _check_tag(node, _MAP_TAG)
         out: dict[Any, Any] = {}
-        seen: dict[Any, tuple[int, int]] = {}
-        for key_node, value_node in self._pairs(node):
-            if not isinstance(key_node, yaml.ScalarNode):
-                raise YamlProblem(
-                    *_mark(key_node.start_mark), "yaml-unsupported", "complex mapping key", "keys are plain words"
-                )
-            key = self._scalar(key_node)
-            if not isinstance(key, str | int) or isinstance(key, bool):
-                key = str(key)
-            pos = _mark(key_node.start_mark)
-            if key in seen:
-                line, _col = seen[key]
-                raise YamlProblem(
-                    *pos,
-                    "duplicate-key",
-                    f"key `{key}` is already set at line {line}",
-                    "remove one of the two; YAML would silently keep the last",
-                )
-            seen[key] = pos
-            self.positions.keys[(*path, key)] = pos
-            out[key] = self.build(value_node, (*path, key), depth + 1)
-        return out
-
-    def _scalar(self, node: yaml.ScalarNode) -> Any:
-        _check_tag(node, *_SCALAR_TAGS)
-        try:
-            return self._constructor.construct_object(node)
-        except (ValueError, TypeError, KeyError, AttributeError, OverflowError, yaml.YAMLError) as exc:
-            # An explicit tag on text that does not fit it (`!!int abc`), a date that does not
-            # exist (2024-02-30), an integer with more digits than Python will convert.
-            word = _SCALAR_WORDS.get(node.tag, "value")
-            shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
-            detail = str(exc).splitlines()[0] if isinstance(exc, ValueError) else None
-            msg = f"`{shown}` is not a valid {word}"
-            raise YamlProblem(*_mark(node.start_mark), "invalid-value", msg, detail) from None
-
-    @staticmethod
-    def _pairs(node: yaml.MappingNode) -> Iterator[tuple[yaml.Node, yaml.Node]]:
         for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":
+            key = _key(key_node)
+            if key in out:
+                first = next(k for k, _ in node.value if _key(k) == key)
                 raise YamlProblem(
                     *_mark(key_node.start_mark),
-                    "yaml-unsupported",
-                    "merge keys (<<) are not supported",
-                    "write the keys out; merges hide where a value comes from",
+                    "duplicate-key",
+                    f"key `{key}` is already set at line {first.start_mark.line + 1}",
+                    "remove one of the two; YAML would silently keep the last",
                 )
-            yield key_node, value_node
+            out[key] = self.build(value_node, depth)
+        return out
+
+
+def _key(node: yaml.Node) -> Any:
+    """A mapping key: text or a whole number, anything else as its text."""
+    if type(node) is not yaml.ScalarNode:
+        raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", "complex mapping key", "keys are plain words")
+    if node.tag == _STR_TAG:
+        return node.value
+    if node.tag == _MERGE_TAG:
+        raise YamlProblem(
+            *_mark(node.start_mark),
+            "yaml-unsupported",
+            "merge keys (<<) are not supported",
+            "write the keys out; merges hide where a value comes from",
+        )
+    key = _scalar(node)
+    if not isinstance(key, str | int) or isinstance(key, bool):
+        key = str(key)
+    return key
+
+
+def _scalar(node: yaml.ScalarNode) -> Any:
+    construct = _SCALARS.get(node.tag)
+    if construct is None:
+        _check_tag(node, _STR_TAG, *_SCALARS)
+        return node.value
+    try:
+        return construct(node)
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError, yaml.YAMLError) as exc:
+        # An explicit tag on text that does not fit it (`!!int abc`), a date that does not
+        # exist (2024-02-30), an integer with more digits than Python will convert.
+        word = _SCALAR_WORDS.get(node.tag, "value")
+        shown = node.value if len(node.value) <= 40 else node.value[:40] + "..."
+        detail = str(exc).splitlines()[0] if isinstance(exc, ValueError) else None
+        msg = f"`{shown}` is not a valid {word}"
+        raise YamlProblem(*_mark(node.start_mark), "invalid-value", msg, detail) from None
+
+
+def _record_positions(
+    node: yaml.Node, path: Path_, keys: dict[Path_, tuple[int, int]], values: dict[Path_, tuple[int, int]]
+) -> None:
+    """Every key's and value's position under `node`, which `_Builder` has already accepted."""
+    values.setdefault(path, _mark(node.start_mark))
+    if isinstance(node, yaml.SequenceNode):
+        for i, child in enumerate(node.value):
+            _record_positions(child, (*path, i), keys, values)
+    elif isinstance(node, yaml.MappingNode):
+        for key_node, value_node in node.value:
+            loc = (*path, _key(key_node))
+            keys[loc] = _mark(key_node.start_mark)
+            _record_positions(value_node, loc, keys, values)
 
 
 # --- validation ---------------------------------------------------------------------------
@@ -569,6 +669,18 @@ def load_project(root: Path, report: Report) -> Project | None:
     are left out), so callers that only warn can go on; callers that write must check
     `report.ok` first.
     """
+    # Loading makes hundreds of thousands of objects and no reference cycles, so the cyclic
+    # collector would only walk the growing heap again and again: about a tenth of `check`.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _load_project(root, report)
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _load_project(root: Path, report: Report) -> Project | None:
     improvements = root / "improvements"
     campaign_path = improvements / "campaign.yaml"
     if not campaign_path.is_file():
@@ -739,6 +851,7 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
                 )
             blocker_ids.setdefault(blocker.id, rec.path.name)
 
+    shared = _shared_blockers(project)
     for rec in project.records:
         r, pos, shown = rec.record, rec.positions, rel(rec.path, root)
         for i, slug in enumerate(r.related):
@@ -769,7 +882,7 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
                 p = _source_problem(result.source, root, ("results", i, "source"), pos, shown)
                 if p is not None:
                     problems.append(p)
-        problems += status_problems(rec, shown, project)
+        problems += status_problems(rec, shown, project, shared)
     # Imported runs: references that resolve, and results comparable with their baseline.
     from generator.results.matching import problems as run_problems
 
@@ -790,10 +903,14 @@ def _unknown_slug(shown: str, pos: Positions, loc: Path_, slug: str, by_slug: di
     )
 
 
-def status_problems(rec: RecordFile, shown: str, project: Project | None = None) -> list[Problem]:
-    """The status rules: what each status needs before a record may claim it."""
+def status_problems(
+    rec: RecordFile, shown: str, project: Project | None = None, shared: dict[str, str] | None = None
+) -> list[Problem]:
+    """The status rules: what each status needs before a record may claim it.
+
+    `shared` is `_shared_blockers(project)`, passed in by callers that check many records.
+    """
     r, pos = rec.record, rec.positions
-    line, col = pos.of(("status",))
     out: list[Problem] = []
     if r.status in ("adopted", "rejected"):
         missing = []
@@ -805,22 +922,21 @@ def status_problems(rec: RecordFile, shown: str, project: Project | None = None)
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of(("status",)),
                     "status-rule",
                     f"status `{r.status}` needs {' and '.join(missing)}",
                     "measure it first, or keep the status `in-progress`",
                 )
             )
     if r.status == "blocked":
-        shared = _shared_blockers(project) if project is not None else {}
+        if shared is None:
+            shared = _shared_blockers(project) if project is not None else {}
         open_ = [b for b in r.blockers if b.status == "open" or (b.ref and shared.get(b.ref) == "open")]
         if not open_:
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of(("status",)),
                     "status-rule",
                     "status `blocked` needs an open blocker",
                     "add a blocker with `status: open`, or change the status",
@@ -830,8 +946,7 @@ def status_problems(rec: RecordFile, shown: str, project: Project | None = None)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(("status",)),
                 "status-rule",
                 "status `superseded` needs `superseded_by`",
                 "name the slug of the record that replaces this one",

@@ -7,7 +7,9 @@ problem in every file.
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -107,12 +109,35 @@ class ProblemsFound(Exception):
         self.report = report
 
 
+@functools.lru_cache(maxsize=4096)
 def rel(path: Path, root: Path) -> str:
     """A path as users see it: relative to the repository root where possible."""
+    # Loading, checking and rendering each name every record several times: remembered.
+    # Resolving each of a thousand records' paths costs a system call per path component;
+    # their folder resolves once, and only a file that is itself a symlink is resolved whole.
+    if _maybe_link(path) or path.name in ("", ".", ".."):
+        real = str(path.resolve())
+    else:
+        real = os.path.join(_real_folder(path.parent), path.name)
+    base = _real_folder(root)
+    if real == base:
+        return "."
+    prefix = base.rstrip(os.sep) + os.sep
+    if real.startswith(prefix):
+        return real[len(prefix) :].replace(os.sep, "/")
+    return path.as_posix()
+
+
+def _maybe_link(path: Path) -> bool:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix()
-    except ValueError:
-        return path.as_posix()
+        return path.is_symlink()
+    except (OSError, ValueError):
+        return True  # a name the system refuses (too long, ...): let resolve() deal with it as before
+
+
+@functools.lru_cache(maxsize=256)
+def _real_folder(folder: Path) -> str:
+    return str(folder.resolve())
 
 
 # Control characters (terminal escape sequences) and bidirectional overrides can come from a
