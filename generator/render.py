@@ -250,7 +250,12 @@ def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
                 break
     message = getattr(exc, "message", None) or str(exc)
     return Problem(
-        shown, line, 1, "bad-template", f"template `{name}`: {message}", "see the template context in the docs"
+        shown,
+        line,
+        1,
+        "bad-template",
+        f"template `{name}`: {message}",
+        "the shipped templates in generator/templates/ use every variable a page has",
     )
 
 
@@ -492,6 +497,7 @@ def record_context(project: Project, rec: RecordFile) -> dict[str, Any]:
         "own_base_command": bool(r.change and r.change.base_command),
         "blockers": blockers,
         "results": [result_view(project, res) for res in r.results],
+        "plots": _plot_views(project, [f"{project.campaign.docs_dir}/plots/{rec.slug}.svg"], here),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
         "superseding": [page_link(o.slug) for o in _index(project).superseding.get(rec.slug, [])],
@@ -568,7 +574,19 @@ def summary_context(project: Project) -> dict[str, Any]:
                 "blockers_text": blockers_text(row),
             }
         )
-    return {"campaign": project.campaign, "rows": rows}
+    from generator.plots import summary_plot_paths
+
+    return {"campaign": project.campaign, "rows": rows, "plots": _plot_views(project, summary_plot_paths(project), root_dir)}
+
+
+def _plot_views(project: Project, paths: list[str] | tuple[str, ...], page_dir: PurePosixPath) -> list[dict[str, str]]:
+    """The charts among `paths` that the data allows, as image links relative to the page."""
+    from generator.plots import plots
+
+    charts = {p.path: p for p in plots(project)}
+    return [
+        {"src": _relative(PurePosixPath(path), page_dir), "alt": charts[path].alt} for path in paths if path in charts
+    ]
 
 
 def blockers_context(project: Project) -> dict[str, Any]:
@@ -663,6 +681,9 @@ def render_files(project: Project) -> dict[str, str]:
             out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)
+    from generator.plots import plot_files
+
+    out.update(plot_files(project))
     return dict(sorted(out.items()))
 
 

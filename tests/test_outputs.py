@@ -256,3 +256,28 @@ def test_concurrent_builds_leave_one_consistent_output(repo: Path) -> None:
         k: v.encode() for k, v in expected.items()
     }
     assert not [p for p in (repo / "docs").rglob("*") if p.name.startswith(".improvements-tmp-")]
+
+
+@pytest.mark.parametrize(
+    ("docs_dir", "series_page", "summary"),
+    [
+        ("pages/records", "pages/records/testseries-01-fast-flag.md", "pages/summary.md"),
+        ("site", "site/testseries-01-fast-flag.md", "site/summary.md"),
+    ],
+)
+def test_a_custom_docs_dir(repo: Path, docs_dir: str, series_page: str, summary: str) -> None:
+    campaign = repo / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + f"docs_dir: {docs_dir}\n")
+    result = render.build(repo)
+    assert series_page in result.files and summary in result.files
+    assert (repo / series_page).is_file()
+    link = "records/testseries-01-fast-flag.md" if "/" in docs_dir else "testseries-01-fast-flag.md"
+    assert f"]({link})" in (repo / summary).read_text()
+
+
+def test_a_docs_dir_outside_the_repository_is_refused(repo: Path) -> None:
+    campaign = repo / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + "docs_dir: ../elsewhere/docs\n")
+    result = run_cli("build", "--root", str(repo))
+    assert result.returncode == 1 and "error[path-outside]" in result.stderr
+    assert not (repo.parent / "elsewhere").exists()
