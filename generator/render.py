@@ -497,7 +497,7 @@ def record_context(project: Project, rec: RecordFile) -> dict[str, Any]:
         "own_base_command": bool(r.change and r.change.base_command),
         "blockers": blockers,
         "results": [result_view(project, res) for res in r.results],
-        "plots": _plot_views(project, [f"{project.campaign.docs_dir}/plots/{rec.slug}.svg"], here),
+        "plots": _plot_views(project, [record_plot_path(project, rec)], here),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
         "superseding": [page_link(o.slug) for o in _index(project).superseding.get(rec.slug, [])],
@@ -576,7 +576,14 @@ def summary_context(project: Project) -> dict[str, Any]:
         )
     from generator.plots import summary_plot_paths
 
-    return {"campaign": project.campaign, "rows": rows, "plots": _plot_views(project, summary_plot_paths(project), root_dir)}
+    charts = _plot_views(project, summary_plot_paths(project), root_dir)
+    return {"campaign": project.campaign, "rows": rows, "plots": charts}
+
+
+def record_plot_path(project: Project, rec: RecordFile) -> str:
+    from generator.plots import record_plot_path as path
+
+    return path(project, rec)
 
 
 def _plot_views(project: Project, paths: list[str] | tuple[str, ...], page_dir: PurePosixPath) -> list[dict[str, str]]:

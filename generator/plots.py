@@ -1,0 +1,389 @@
+"""Static SVG charts of the results: per record against concurrency, and two summary charts.
+
+Charts are drawn only where the data allows: a record needs results at two or more
+concurrencies (or request rates) with a shared throughput metric; the summary needs at least
+one measured gain, or two runs with both a throughput and a latency.
+
+Output is deterministic: matplotlib's figure API without pyplot, a fixed SVG hash salt, no
+date, text kept as text. The background is transparent and every colour is mid-contrast, so
+the same file reads on the site's light and dark palettes. Each chart carries alt text that
+states its numbers, also written into the SVG as its <title>.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from posixpath import join as pjoin
+from typing import TYPE_CHECKING, Any
+
+from generator import compare, metrics
+
+if TYPE_CHECKING:
+    from generator.load import Project, RecordFile
+
+# Mid-contrast colours: readable on white and on the dark slate of mkdocs-material.
+INK = "#808080"
+RECORD = "#e8743b"
+BASELINE = "#3d8bd9"
+TIER_COLOURS = {1: "#3d8bd9", 2: "#e8743b", 3: "#a070d0"}
+
+THROUGHPUTS = (
+    "output_throughput",
+    "decode_throughput",
+    "overall_throughput",
+    "total_throughput",
+    "last_gen_throughput",
+    "throughput",
+    "request_throughput",
+)
+LATENCIES = (
+    "tpot_median",
+    "itl_median",
+    "ttft_median",
+    "e2e_latency_median",
+    "tpot_mean",
+    "itl_mean",
+    "ttft_mean",
+    "e2e_latency_mean",
+    "decode_latency",
+    "total_latency",
+    "prefill_latency",
+)
+
+
+@dataclass(frozen=True)
+class Plot:
+    path: str  # posix, relative to the repository root
+    alt: str
+    svg: str
+
+
+def record_plot_path(project: Project, rec: RecordFile) -> str:
+    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}.svg")
+
+
+def summary_plot_paths(project: Project) -> tuple[str, str]:
+    from generator.render import docs_root
+
+    root = str(docs_root(project))
+    return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")
+
+
+# --- data -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    value: float
+    baseline: float | None
+    series: str
+
+
+def _mean(value: Any) -> float:
+    return compare.stat(value).mean
+
+
+def _series_name(result: Any) -> str:
+    w = result.workload
+    if w is None:
+        return ""
+    parts = [w.dataset or ""]
+    if w.input_len is not None or w.output_len is not None:
+        parts.append(
+            f"{w.input_len if w.input_len is not None else '?'}/{w.output_len if w.output_len is not None else '?'}"
+        )
+    return " ".join(p for p in parts if p)
+
+
+def record_points(project: Project, rec: RecordFile) -> tuple[str, list[tuple[Any, dict, dict]]]:
+    """("concurrency" or "request rate", resolved results with an x), for a record's chart."""
+    resolved = [compare.result_numbers(project, r) for r in rec.record.results]
+    by_conc = [(r, r.result.concurrency) for r in resolved if r.result.concurrency is not None]
+    xs = {x for _r, x in by_conc}
+    axis = "concurrency"
+    chosen: list[tuple[Any, float]] = [(r, float(x)) for r, x in by_conc]
+    if len(xs) < 2:
+        by_rate = [(r, r.result.request_rate) for r in resolved if isinstance(r.result.request_rate, int | float)]
+        if len({x for _r, x in by_rate}) >= 2:
+            axis, chosen = "request rate", [(r, float(x)) for r, x in by_rate]
+    return axis, [(r, {"x": x}, {}) for r, x in chosen]
+
+
+def _pick(metric_names: tuple[str, ...], rows: list[tuple[Any, dict, dict]]) -> str | None:
+    for name in metric_names:
+        xs = {extra["x"] for r, extra, _ in rows if name in r.metrics}
+        if len(xs) >= 2:
+            return name
+    return None
+
+
+def _points(rows: list[tuple[Any, dict, dict]], name: str) -> list[Point]:
+    out = []
+    for r, extra, _ in rows:
+        if name not in r.metrics:
+            continue
+        base = r.baseline.get(name)
+        out.append(
+            Point(extra["x"], _mean(r.metrics[name]), _mean(base) if base is not None else None, _series_name(r.result))
+        )
+    return sorted(out, key=lambda p: (p.series, p.x))
+
+
+# --- drawing --------------------------------------------------------------------------------------
+
+
+def _style() -> dict[str, Any]:
+    return {
+        "svg.hashsalt": "improvements",
+        "svg.fonttype": "none",
+        "font.family": "DejaVu Sans",
+        "font.size": 10,
+        "text.color": INK,
+        "axes.labelcolor": INK,
+        "axes.edgecolor": INK,
+        "xtick.color": INK,
+        "ytick.color": INK,
+        "axes.facecolor": "none",
+        "figure.facecolor": "none",
+        "savefig.transparent": True,
+        "legend.frameon": False,
+        "path.simplify": False,
+    }
+
+
+def _svg(fig: Any, alt: str) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches=None)
+    text = buf.getvalue().decode("utf-8")
+    # The alt text also travels inside the file, for viewers that open the SVG on its own.
+    title = f"<title>{html.escape(alt, quote=False)}</title>"
+    text = re.sub(
+        r"(<svg\b[^>]*>)", lambda m: m.group(1).replace("<svg ", '<svg role="img" ', 1) + title, text, count=1
+    )
+    return text
+
+
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100)
+
+
+def _fmt(x: float) -> str:
+    return compare.fmt_number(x)
+
+
+def _describe(points: list[Point], axis: str) -> str:
+    mine = ", ".join(f"{_fmt(p.value)} at {_fmt(p.x)}" for p in points)
+    base = [p for p in points if p.baseline is not None]
+    text = f"this record {mine}"
+    if base:
+        text += "; baseline " + ", ".join(f"{_fmt(p.baseline)} at {_fmt(p.x)}" for p in base if p.baseline is not None)
+    return text
+
+
+def _draw_series(ax: Any, points: list[Point]) -> None:
+    series = sorted({p.series for p in points})
+    markers = ["o", "s", "^", "D", "v"]
+    for i, name in enumerate(series):
+        pts = [p for p in points if p.series == name]
+        suffix = f" ({name})" if name and len(series) > 1 else ""
+        marker = markers[i % len(markers)]
+        ax.plot([p.x for p in pts], [p.value for p in pts], color=RECORD, marker=marker, label=f"this record{suffix}")
+        base = [p for p in pts if p.baseline is not None]
+        if base:
+            ax.plot(
+                [p.x for p in base],
+                [p.baseline for p in base],
+                color=BASELINE,
+                marker=marker,
+                linestyle="--",
+                label=f"baseline{suffix}",
+            )
+
+
+def record_plot(project: Project, rec: RecordFile) -> Plot | None:
+    """Throughput (and latency, when measured) against concurrency, this record against the baseline."""
+    axis, rows = record_points(project, rec)
+    throughput = _pick(THROUGHPUTS, rows)
+    if throughput is None:
+        return None
+    latency = _pick(LATENCIES, rows)
+    import matplotlib
+
+    with matplotlib.rc_context(_style()):
+        fig = _figure(9.0 if latency else 5.5, 3.6)
+        panels = [throughput] + ([latency] if latency else [])
+        alt_parts = []
+        for i, name in enumerate(panels):
+            metric = metrics.lookup(name)
+            assert metric is not None
+            ax = fig.add_subplot(1, len(panels), i + 1)
+            points = _points(rows, name)
+            _draw_series(ax, points)
+            xs = sorted({p.x for p in points})
+            if axis == "concurrency" and xs[-1] / max(xs[0], 1e-9) >= 16:
+                ax.set_xscale("log", base=2)
+            ax.set_xticks(xs, [_fmt(x) for x in xs])
+            ax.minorticks_off()
+            ax.set_xlabel(axis)
+            ax.set_ylabel(f"{metric.label} ({metric.unit})")
+            ax.set_ylim(bottom=0)
+            ax.grid(True, color=INK, alpha=0.25, linewidth=0.6)
+            for side in ("top", "right"):
+                ax.spines[side].set_visible(False)
+            ax.legend(fontsize=8, labelcolor=INK)
+            alt_parts.append(f"{metric.label} ({metric.unit}) against {axis}: {_describe(points, axis)}")
+        fig.tight_layout()
+        alt = f"{rec.record.title}. " + ". ".join(alt_parts) + "."
+        return Plot(record_plot_path(project, rec), alt, _svg(fig, alt))
+
+
+def gains_plot(project: Project) -> Plot | None:
+    """Each record's best measured gain, grouped by tier."""
+    from generator.summary import summary_rows
+
+    rows = [r for r in summary_rows(project) if r["best_gain_percent"] is not None]
+    if not rows:
+        return None
+    import matplotlib
+
+    with matplotlib.rc_context(_style()):
+        fig = _figure(7.5, 0.9 + 0.42 * len(rows))
+        ax = fig.add_subplot(1, 1, 1)
+        labels = [f"{r['number']:02d} {r['title']}"[:48] for r in rows]
+        values = [r["best_gain_percent"] for r in rows]
+        ys = list(range(len(rows)))[::-1]
+        ax.barh(ys, values, color=[TIER_COLOURS[r["tier"]] for r in rows], height=0.6)
+        ax.set_yticks(ys, labels)
+        ax.axvline(0, color=INK, linewidth=0.8)
+        ax.set_xlabel("best measured gain (%; positive is better)")
+        for y, v in zip(ys, values, strict=True):
+            ax.annotate(
+                compare.fmt_percent(v),
+                (v, y),
+                xytext=(4 if v >= 0 else -4, 0),
+                textcoords="offset points",
+                ha="left" if v >= 0 else "right",
+                va="center",
+                fontsize=8,
+                color=INK,
+            )
+        lo, hi = min(0.0, *values), max(0.0, *values)
+        pad = (hi - lo) * 0.25 or 5.0
+        ax.set_xlim(lo - pad, hi + pad)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        from matplotlib.patches import Patch
+
+        tiers = sorted({r["tier"] for r in rows})
+        ax.legend(
+            handles=[Patch(color=TIER_COLOURS[t], label=f"tier {t}") for t in tiers],
+            fontsize=8,
+            labelcolor=INK,
+            loc="lower right",
+        )
+        fig.tight_layout()
+        alt = "Best measured gain per record, grouped by tier: " + "; ".join(
+            f"tier {r['tier']}, {r['number']:02d} {r['title']}: {compare.fmt_percent(r['best_gain_percent'])} "
+            f"{r['best_gain_metric']}"
+            for r in rows
+        )
+        return Plot(summary_plot_paths(project)[0], alt, _svg(fig, alt))
+
+
+def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
+    """(who, run) for every imported run a record or the baseline names."""
+    from generator.results.store import load_runs
+
+    runs, _broken = load_runs(project.root)
+    for result in project.campaign.baseline.results:
+        if result.run in runs:
+            yield "baseline", runs[result.run]
+    for rec in project.records:
+        for result in rec.record.results:
+            if result.run in runs:
+                yield f"{rec.number:02d} {rec.record.title}", runs[result.run]
+
+
+def throughput_latency_plot(project: Project) -> Plot | None:
+    """Every imported run as one point: output throughput against a latency measured by all."""
+    pairs = list(_all_runs(project))
+    throughput = next((t for t in THROUGHPUTS if sum(t in r.metrics for _w, r in pairs) >= 2), None)
+    if throughput is None:
+        return None
+    with_t = [(w, r) for w, r in pairs if throughput in r.metrics]
+    latency = max(
+        LATENCIES, key=lambda name: (sum(name in r.metrics for _w, r in with_t), -LATENCIES.index(name)), default=None
+    )
+    points = [(w, r) for w, r in with_t if latency in r.metrics]
+    if latency is None or len(points) < 2:
+        return None
+    import matplotlib
+
+    t_metric, l_metric = metrics.lookup(throughput), metrics.lookup(latency)
+    assert t_metric is not None and l_metric is not None
+    who = sorted({w for w, _r in points}, key=lambda w: (w != "baseline", w))
+    palette = [BASELINE, RECORD, "#a070d0", "#4caf50", "#d4a017", "#d45087", "#2ab7a9"]
+    markers = ["o", "s", "^", "D", "v", "P", "X"]
+    with matplotlib.rc_context(_style()):
+        fig = _figure(7.0, 4.2)
+        ax = fig.add_subplot(1, 1, 1)
+        for i, name in enumerate(who):
+            pts = sorted(((r.metrics[latency], r.metrics[throughput]) for w, r in points if w == name))
+            ax.scatter(
+                [p[0] for p in pts],
+                [p[1] for p in pts],
+                color=palette[i % len(palette)],
+                marker=markers[i % len(markers)],
+                label=name[:40],
+                s=28,
+            )
+        ax.set_xlabel(f"{l_metric.label} ({l_metric.unit})")
+        ax.set_ylabel(f"{t_metric.label} ({t_metric.unit})")
+        ax.grid(True, color=INK, alpha=0.25, linewidth=0.6)
+        for side in ("top", "right"):
+            ax.spines[side].set_visible(False)
+        ax.legend(fontsize=8, labelcolor=INK)
+        fig.tight_layout()
+        alt = (
+            f"{t_metric.label} ({t_metric.unit}) against {l_metric.label} ({l_metric.unit}) for every imported run: "
+            + "; ".join(
+                f"{name}: "
+                + ", ".join(
+                    f"{_fmt(r.metrics[throughput])} at {_fmt(r.metrics[latency])}"
+                    for w, r in sorted(points, key=lambda p: p[1].metrics[latency])
+                    if w == name
+                )
+                for name in who
+            )
+        )
+        return Plot(summary_plot_paths(project)[1], alt, _svg(fig, alt))
+
+
+def plots(project: Project) -> list[Plot]:
+    """Every chart the data allows, in a stable order (drawn once per loaded project)."""
+    cached = project.__dict__.get("_plots")
+    if cached is not None:
+        return list(cached)
+    out: list[Plot] = []
+    for rec in project.records:
+        p = record_plot(project, rec)
+        if p is not None:
+            out.append(p)
+    for make in (gains_plot, throughput_latency_plot):
+        p = make(project)
+        if p is not None:
+            out.append(p)
+    project.__dict__["_plots"] = tuple(out)
+    return out
+
+
+def plot_files(project: Project) -> dict[str, str]:
+    """Chart files for the build, keyed by posix path relative to the repository root."""
+    return {p.path: p.svg for p in plots(project)}
