@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import gc
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -148,6 +149,18 @@ def read_text(path: Path) -> str:
     return text
 
 
+# What YAML 1.1 does not allow in a stream (its printable set is tab, line breaks, U+0020-U+007E,
+# U+0085, U+00A0-U+D7FF, U+E000-U+FFFD and above U+FFFF).
+_NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _first_unprintable(text: str) -> tuple[int, int] | None:
+    bad = _NOT_PRINTABLE.search(text)
+    if bad is None:
+        return None
+    return text.count("\n", 0, bad.start()) + 1, bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+
+
 def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
     """Line and column of a byte offset, the column counted in characters like the parser's."""
     start = data.rfind(b"\n", 0, offset) + 1
@@ -200,8 +213,13 @@ def _compose(text: str) -> list[yaml.Node]:
             ) from None
         context = f" {exc.context}" if exc.context else ""
         raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
+    except RecursionError:
+        # Only without libyaml: PyYAML's pure-Python composer recurses once per level.
+        raise YamlProblem(1, 1, "yaml-too-deep", "nesting is too deep to parse") from None
     except yaml.YAMLError as exc:
-        raise YamlProblem(1, 1, "yaml-syntax", str(exc).splitlines()[0]) from None
+        # libyaml's reader checks the whole stream first and reports a character it refuses
+        # (a control character) at the start; point at the character instead.
+        raise YamlProblem(*(_first_unprintable(text) or (1, 1)), "yaml-syntax", str(exc).splitlines()[0]) from None
 
 
 def _is_tab(text: str, line: int, col: int) -> bool:

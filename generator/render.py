@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote as url_quote
 
 import jinja2
+from jinja2.sandbox import SandboxedEnvironment
 from markupsafe import Markup
 
 from generator import compare, metrics
@@ -194,7 +195,9 @@ class _Loader(jinja2.BaseLoader):
 
 
 def environment(root: Path) -> jinja2.Environment:
-    env = jinja2.Environment(
+    # Sandboxed: a campaign's override template is text from the repository, like a record,
+    # and must not reach Python (`cycler.__init__.__globals__.os.system(...)`) at build time.
+    env = SandboxedEnvironment(
         loader=_Loader(root),
         undefined=jinja2.StrictUndefined,
         autoescape=False,
