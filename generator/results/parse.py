@@ -122,8 +122,9 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         except RecursionError:
             return None, [_unrecognised(shown, *_position(text, pos), "the JSON nests deeper than Python can read")]
         except json.JSONDecodeError as exc:
-            line, col = _position(text, exc.pos)
             at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
+            # A cut-off object is reported where the text stops, not past the final newline.
+            line, col = _position(text, min(exc.pos, len(text.rstrip())) if at_end else exc.pos)
             start_line = _position(text, pos)[0]
             where = f"the JSON object starting on line {start_line}"
             message = f"{where} is cut off ({exc.msg})" if at_end else f"{where} is broken: {exc.msg}"
