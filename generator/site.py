@@ -44,10 +44,11 @@ class ImprovementsConfig(Config):
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
     """Render the records before each build; group the series by tier; watch the inputs."""
 
+    project: Project | None = None
+
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
-        root = repo_root(config)
-        project = render_for_site(root)
-        config.nav = tier_nav(project, config, self.config.nav_after, self.config.section_size)
+        self.project = render_for_site(repo_root(config))
+        config.nav = tier_nav(self.project, config, self.config.nav_after, self.config.section_size)
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
         for path in watched_paths(repo_root(config)):
@@ -55,7 +56,11 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
         return server
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        site_export(repo_root(config), Path(config.site_dir))
+        from generator.export import write_site_export
+
+        # records.json at the site root: every record with its computed summary, for scripts.
+        if self.project is not None:
+            write_site_export(self.project, Path(config.site_dir))
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -128,7 +133,7 @@ def _chunk(entries: list[dict[str, str]], size: int) -> list[NavItem]:
     for start in range(0, len(entries), size):
         part = entries[start : start + size]
         first, last = (next(iter(e)).split(" ", 1)[0] for e in (part[0], part[-1]))
-        out.append({f"{first}–{last}": list(part)})
+        out.append({first if first == last else f"{first}–{last}": list(part)})
     return out
 
 
@@ -155,19 +160,6 @@ def watched_paths(root: Path) -> list[Path]:
     """
     candidates = [root / "improvements", root / "results", root / "templates"]
     return [p for p in candidates if p.is_dir()]
-
-
-def site_export(root: Path, site_dir: Path) -> None:
-    """Publish records.json at the site root when the export module offers it."""
-    try:
-        from generator import export
-    except ImportError:
-        return
-    write = getattr(export, "write_site_export", None)
-    if write is not None:
-        from generator.load import require_project
-
-        write(require_project(root), site_dir)
 
 
 # --- the CLI's side ---------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 import socket
@@ -68,6 +69,9 @@ def test_a_page_per_record(built: tuple[Path, subprocess.CompletedProcess[str]])
     for rec in project.records:
         html = page(root, project, rec.number).read_text(encoding="utf-8")
         assert rec.record.title in html
+    # The plugin publishes the export beside the pages.
+    exported = json.loads((root / "site" / "records.json").read_text(encoding="utf-8"))
+    assert [r["slug"] for r in exported["records"]] == [r.slug for r in project.records]
 
 
 def test_nav_groups_the_series_by_tier(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
@@ -86,6 +90,26 @@ def test_nav_groups_the_series_by_tier(built: tuple[Path, subprocess.CompletedPr
         section = re.search(rf">\s*Tier {rec.record.tier}\s*<.*?</nav>", nav, re.S)
         assert section is not None
         assert f"{rec.number:02d} · {rec.record.title}" in section.group(0)
+
+
+def test_a_large_tier_is_split_into_numbered_sections(tmp_path: Path) -> None:
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    config = root / "mkdocs.yml"
+    config.write_text(
+        config.read_text(encoding="utf-8").replace("  - improvements\n", "  - improvements:\n      section_size: 2\n")
+    )
+    proc = strict_build(root)
+    assert proc.returncode == 0, proc.stderr
+    project = require_project(root)
+    tier1 = sorted(r.number for r in project.records if r.record.tier == 1)
+    assert len(tier1) > 2
+    chunks = [tier1[i : i + 2] for i in range(0, len(tier1), 2)]
+    labels = [f"{c[0]:02d}" if len(c) == 1 else f"{c[0]:02d}–{c[-1]:02d}" for c in chunks]
+    html = page(root, project, tier1[0]).read_text(encoding="utf-8")
+    nav = html[html.index('class="md-nav md-nav--primary"') :]
+    # The open section's label shows twice (its toggle and its title), so compare distinct labels.
+    found = [label for label in re.findall(r">\s*([0-9]{2}(?:–[0-9]{2})?)\s*<", nav) if label in labels]
+    assert list(dict.fromkeys(found)) == labels
 
 
 def test_every_guide_page_is_in_the_nav() -> None:
@@ -231,6 +255,16 @@ def test_serve_reloads_when_a_record_changes(tmp_path: Path) -> None:
             rec.path.read_text(encoding="utf-8").replace(f"title: {rec.record.title}", "title: Retitled while serving")
         )
         assert wait_for(lambda: "Retitled while serving" in (fetch(url) or ""), 60), "serve did not re-render"
+
+
+def test_serve_stops_on_invalid_records_with_their_positions(tmp_path: Path) -> None:
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    record = root / "improvements" / "01-piecewise-cuda-graphs.yaml"
+    record.write_text(record.read_text(encoding="utf-8").replace("tier: 1\n", "tier: 7\n"))
+    proc = run_cli("serve", "--dev-addr", f"127.0.0.1:{free_port()}", cwd=root)
+    assert proc.returncode == 1
+    assert "improvements/01-piecewise-cuda-graphs.yaml:3:7: error[invalid-value]" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_serve_rejects_a_bad_address() -> None:
