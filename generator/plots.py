@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from posixpath import join as pjoin
 from typing import TYPE_CHECKING, Any
 
-from generator import compare, metrics
+from generator import cache, compare, metrics
 
 if TYPE_CHECKING:
     from generator.load import Project, RecordFile
@@ -214,6 +214,24 @@ def record_plot(project: Project, rec: RecordFile) -> Plot | None:
     if throughput is None:
         return None
     latency = _pick(LATENCIES, rows)
+    # Everything the drawing reads, so a rebuild redraws only the charts whose numbers changed.
+    key = (
+        record_plot_path(project, rec),
+        rec.record.title,
+        axis,
+        [(n, _points(rows, n)) for n in (throughput, latency)],
+    )
+    return cache.memo("plot", key, lambda: _draw_record_plot(project, rec, axis, rows, throughput, latency))
+
+
+def _draw_record_plot(
+    project: Project,
+    rec: RecordFile,
+    axis: str,
+    rows: list[tuple[Any, dict, dict]],
+    throughput: str,
+    latency: str | None,
+) -> Plot:
     import matplotlib
 
     with matplotlib.rc_context(_style()):
@@ -237,9 +255,11 @@ def record_plot(project: Project, rec: RecordFile) -> Plot | None:
             ax.grid(True, color=INK, alpha=0.25, linewidth=0.6)
             for side in ("top", "right"):
                 ax.spines[side].set_visible(False)
-            ax.legend(fontsize=8, labelcolor=INK)
             alt_parts.append(f"{metric.label} ({metric.unit}) against {axis}: {_describe(points, axis)}")
-        fig.tight_layout()
+        # One legend above the panels, so it never hides a line.
+        handles, labels = fig.axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 4), fontsize=8, labelcolor=INK)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
         alt = f"{rec.record.title}. " + ". ".join(alt_parts) + "."
         return Plot(record_plot_path(project, rec), alt, _svg(fig, alt))
 
@@ -251,6 +271,10 @@ def gains_plot(project: Project) -> Plot | None:
     rows = [r for r in summary_rows(project) if r["best_gain_percent"] is not None]
     if not rows:
         return None
+    return cache.memo("plot", (summary_plot_paths(project)[0], rows), lambda: _draw_gains_plot(project, rows))
+
+
+def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
     import matplotlib
 
     with matplotlib.rc_context(_style()):
@@ -324,6 +348,18 @@ def throughput_latency_plot(project: Project) -> Plot | None:
     points = [(w, r) for w, r in with_t if latency in r.metrics]
     if latency is None or len(points) < 2:
         return None
+    key = (
+        summary_plot_paths(project)[1],
+        throughput,
+        latency,
+        [(w, r.metrics[throughput], r.metrics[latency]) for w, r in points],
+    )
+    return cache.memo("plot", key, lambda: _draw_throughput_latency_plot(project, throughput, latency, points))
+
+
+def _draw_throughput_latency_plot(
+    project: Project, throughput: str, latency: str, points: list[tuple[str, Any]]
+) -> Plot:
     import matplotlib
 
     t_metric, l_metric = metrics.lookup(throughput), metrics.lookup(latency)
