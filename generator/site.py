@@ -13,6 +13,7 @@ This is the only module that imports mkdocs; the CLI imports it inside `build --
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 import sys
 from collections.abc import Iterator
@@ -123,7 +124,8 @@ def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_siz
 
 def _entry(project: Project, rec: RecordFile, series_dir: str) -> dict[str, str]:
     path = f"{series_dir}/{project.output_name(rec)}" if series_dir != "." else project.output_name(rec)
-    return {f"{rec.number:02d} · {rec.record.title}": path}
+    # The theme prints nav titles as HTML, unescaped: a title with `<img onerror=...>` would run.
+    return {f"{rec.number:02d} · {html.escape(rec.record.title)}": path}
 
 
 def _chunk(entries: list[dict[str, str]], size: int) -> list[NavItem]:

@@ -1,0 +1,329 @@
+"""Record text that tries to run script in the site: built for real, opened in Chromium, nothing runs.
+
+A record puts a payload into every text field that reaches a page (title, summary, hypothesis,
+flags, env, patches, blockers, attempts, results, verdict, caveats, references and upstream
+links). Each payload would set `window.__pwned` (or open a dialog) if it ran. The site is
+built with `improvements build --site` (strict mkdocs) from a copy of the shipped campaign,
+served locally and opened in Debian's Chromium on the record, summary and blockers pages.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html.parser import HTMLParser
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, sync_playwright
+
+from generator.load import Project, require_project
+
+from conftest import copy_campaign, run_cli
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+# Each payload sets window.__pwned to its own number if it runs, so a failure names it.
+PAYLOADS = [
+    "<script>window.__pwned=1;alert(1)</script>",
+    '<img src=x onerror="window.__pwned=2;alert(2)">',
+    "[click me](javascript:window.__pwned=3)",
+    '<iframe src="javascript:parent.__pwned=4"></iframe>',
+    '<svg onload="window.__pwned=5"><circle r=1 /></svg>',
+    "<details open ontoggle=window.__pwned=6>x</details>",
+    '<a href="javascript:window.__pwned=7">link</a>',
+    "text {: onclick=window.__pwned=8 }",
+    "<math><mtext><table><mglyph><style><img src=x onerror=window.__pwned=9>",
+    "``a`<img src=x onerror=window.__pwned=10>`",
+    "&lt;script&gt;window.__pwned=11&lt;/script&gt;",
+    '<object data="javascript:window.__pwned=12"></object>',
+    "<body onload=window.__pwned=13>",
+    "![img](javascript:window.__pwned=14)",
+    "<p style=\"background:url('javascript:window.__pwned=15')\">x</p>",
+    "[x]: javascript:window.__pwned=16",
+]
+ONE_LINE = " ".join(PAYLOADS[:10])
+# Block text: a code span crossing a heading line and a raw HTML block.
+BLOCK = "\n".join(
+    [
+        *PAYLOADS,
+        "`x",
+        "# heading",
+        "<img src=x onerror=window.__pwned=17>`",
+        "",
+        "<div>",
+        "<script>window.__pwned=18</script>",
+        "</div>",
+        "````",
+        "<script>window.__pwned=19</script>",
+        "~~~",
+        "<img src=x onerror=window.__pwned=34>",
+    ]
+)
+
+
+def _yaml_str(text: str) -> str:
+    """A double-quoted YAML scalar holding `text` exactly."""
+    out = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{out}"'
+
+
+def hostile_record() -> str:
+    s, b = _yaml_str(ONE_LINE), _yaml_str(BLOCK)
+    return f"""\
+title: {_yaml_str("Hostile <script>window.__pwned=20</script> <img src=x onerror=window.__pwned=21>")}
+tier: 3
+status: blocked
+tags: [hostile]
+summary: {b}
+hypothesis: {b}
+expected:
+  metric: output_throughput
+  note: {s}
+change:
+  flags:
+    - flag: --hostile-flag
+      value: {_yaml_str('"<script>window.__pwned=22</script>"')}
+      note: {s}
+  env:
+    HOSTILE_ENV: {_yaml_str("<img src=x onerror=window.__pwned=23>")}
+  patches:
+    - path: {_yaml_str("src/<img src=x onerror=window.__pwned=24>.py")}
+      summary: {s}
+      upstream: {_yaml_str("javascript:window.__pwned=25")}
+blockers:
+  - id: hostile-blocker
+    title: {_yaml_str("Blocker <svg onload=window.__pwned=26>")}
+    error: {b}
+    cause: {b}
+    status: open
+    upstream:
+      - {_yaml_str("javascript:window.__pwned=27")}
+      - {_yaml_str("javascript&#58;window.__pwned=28")}
+      - {_yaml_str("JaVaScRiPt:window.__pwned=29")}
+    attempts:
+      - action: {s}
+        outcome: failed
+        detail: {b}
+results:
+  - label: {_yaml_str("c1 <img src=x onerror=window.__pwned=30>")}
+    concurrency: 1
+    workload:
+      dataset: {_yaml_str("<script>window.__pwned=31</script>")}
+    metrics: {{output_throughput: 12.5}}
+    baseline: {{output_throughput: 11}}
+    note: {b}
+verdict: {b}
+caveats:
+  - {b}
+references:
+  - title: {s}
+    url: {_yaml_str("javascript&#58;window.__pwned=32")}
+    note: {s}
+  - title: {_yaml_str("entity-encoded scheme")}
+    url: {_yaml_str("java&#x73;cript&colon;window.__pwned=33")}
+"""
+
+
+@dataclass
+class Site:
+    root: Path
+    url: str
+    project: Project
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = copy_campaign(tmp_path_factory.mktemp("hostile-site") / "repo", with_docs=True)
+    (root / "improvements" / "90-hostile.yaml").write_text(hostile_record(), encoding="utf-8")
+    check = run_cli("check", cwd=root)
+    assert check.returncode == 0, check.stderr  # the record is valid: it must reach the site
+    proc = run_cli("build", "--site", "--quiet", cwd=root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Traceback" not in proc.stderr
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "site")))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/", require_project(root))
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def _pages(site: Site) -> dict[str, str]:
+    rec = next(r for r in site.project.records if r.slug == "hostile")
+    series = site.project.docs_dir.relative_to(site.root / "docs").as_posix()
+    return {
+        "record": f"{series}/{Path(site.project.output_name(rec)).stem}/",
+        "summary": "summary/",
+        "blockers": "blockers/",
+        "home": "",
+    }
+
+
+# --- the generated markdown and HTML, read as text ------------------------------------------
+
+_TAG_WITH_HANDLER = re.compile(r"<[a-z][^>]*\son[a-z]+\s*=", re.I)
+# A markdown link or image target, or a URL attribute of a real tag (escaped `&lt;a href=...`
+# is text and does not count).
+_SCRIPT_LINK = re.compile(
+    r"(\]\(\s*<?|<[a-z][^<>]*\b(href|src|data|action)\s*=\s*[\"']?\s*)(javascript|data|vbscript):", re.I
+)
+
+
+def _outside_code(markdown: str) -> str:
+    """The markdown without fenced code blocks and code spans, whose content markdown escapes."""
+    kept: list[str] = []
+    fence: str | None = None
+    for line in markdown.split("\n"):
+        m = re.match(r"\s*(`{3,}|~{3,})", line)
+        if fence is None and m:
+            fence = m.group(1)
+        elif fence is not None and m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+            fence = None
+        elif fence is None:
+            kept.append(line)
+    return re.sub(r"(`+)(?!`).+?(?<!`)\1(?!`)", "", "\n".join(kept))
+
+
+def test_generated_markdown_holds_no_live_html(site: Site) -> None:
+    docs = site.root / "docs"
+    rec = next(r for r in site.project.records if r.slug == "hostile")
+    paths = [site.project.docs_dir / site.project.output_name(rec), docs / "summary.md", docs / "blockers.md"]
+    for path in paths:
+        # The exact error text and the launch command are shown as code, which is safe.
+        text = _outside_code(path.read_text(encoding="utf-8"))
+        assert "<script" not in text.lower(), path
+        assert not _TAG_WITH_HANDLER.search(text), (path, _TAG_WITH_HANDLER.search(text))
+        assert not _SCRIPT_LINK.search(text), (path, _SCRIPT_LINK.search(text))
+        for tag in ("<iframe", "<svg", "<object", "<img", "<details", "<math", "<body", "<style"):
+            assert tag not in text.lower(), (path, tag)
+    # The payloads are still there, as text the reader can see.
+    record_md = _outside_code(paths[0].read_text(encoding="utf-8"))
+    assert "&lt;script&gt;window.__pwned=1" in record_md
+
+
+class _Elements(HTMLParser):
+    """Every element and attribute inside the page's article."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.found: list[tuple[str, list[tuple[str, str | None]]]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "article":
+            self.depth += 1
+        if self.depth:
+            self.found.append((tag, attrs))
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "article":
+            self.depth -= 1
+
+
+def test_built_html_holds_no_live_html(site: Site) -> None:
+    for name, path in _pages(site).items():
+        html = (site.root / "site" / path / "index.html").read_text(encoding="utf-8")
+        parser = _Elements()
+        parser.feed(html)
+        assert parser.found, name
+        for tag, attrs in parser.found:
+            assert tag not in {"script", "iframe", "object", "embed", "svg", "math", "style", "details", "body"}, (
+                name,
+                tag,
+            )
+            if tag == "img":
+                # Only the generated charts are images.
+                assert re.fullmatch(r"(\.\./)*plots/[a-z0-9-]+\.svg", dict(attrs).get("src") or ""), (name, attrs)
+            for key, value in attrs:
+                assert not key.startswith("on"), (name, tag, key, value)
+                assert not (value or "").strip().lower().startswith(("javascript:", "data:", "vbscript:")), (
+                    name,
+                    tag,
+                    key,
+                    value,
+                )
+
+
+# --- the site in Chromium ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Browser]:
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install chromium` (the browser tests use Debian's Chromium)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+# What the page itself can tell: script elements whose text holds a payload, elements with
+# an event handler attribute, links and frames with a script URL, and the flag a payload sets.
+PROBE = """() => {
+  const all = [...document.querySelectorAll('*')];
+  const handlers = all.flatMap(el => [...el.attributes].filter(a => /^on/i.test(a.name))
+      .map(a => el.tagName + '[' + a.name + ']'));
+  const scriptUrls = all.flatMap(el => ['href', 'src', 'data', 'action', 'formaction']
+      .map(k => el.getAttribute(k)).filter(v => v && /^\\s*(javascript|data|vbscript):/i.test(v)));
+  const scripts = [...document.scripts].filter(s => s.textContent.includes('__pwned')).length;
+  const frames = document.querySelectorAll('article iframe, article object, article embed, article svg').length;
+  return {pwned: window.__pwned, handlers, scriptUrls, scripts, frames};
+}"""
+
+
+@pytest.mark.parametrize("page_name", ["record", "summary", "blockers", "home"])
+def test_no_script_runs_in_chromium(site: Site, browser: Browser, page_name: str) -> None:
+    context = browser.new_context(java_script_enabled=True)
+    page = context.new_page()
+    dialogs: list[str] = []
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    try:
+        page.goto(site.url + _pages(site)[page_name])
+        page.wait_for_load_state("networkidle")
+        article = page.locator("article")
+        if page_name == "record":
+            # The payloads are shown as text, not dropped.
+            assert "<script>window.__pwned=1" in article.inner_text()
+        # Click every link in the article that stays on the page or the site: a link made from
+        # a payload would run its script on click.
+        for link in article.locator("a[href]").all():
+            href = link.get_attribute("href") or ""
+            assert not re.match(r"\s*(javascript|data|vbscript):", href, re.I), href
+        for details in article.locator("details").all():
+            details.click()
+        page.mouse.move(5, 5)
+        page.wait_for_timeout(200)
+        state = page.evaluate(PROBE)
+        assert state["pwned"] is None, state
+        assert state["handlers"] == [], state
+        assert state["scriptUrls"] == [], state
+        assert state["scripts"] == 0, state
+        assert state["frames"] == 0, state
+        assert dialogs == []
+    finally:
+        context.close()
