@@ -242,6 +242,8 @@ def test_secrets_never_reach_anything_written(campaign: Path) -> None:
     r = import_(campaign, *files, "--record", "02")
     assert r.returncode == 0, r.stderr
     assert "redacted" in r.stderr
+    # Two files, but stderr is not a terminal here: no progress bar.
+    assert "Reading benchmark files" not in r.stderr
     written = tree(campaign)
     for name, data in written.items():
         for secret in SECRETS:
@@ -327,3 +329,29 @@ def test_usage_errors(campaign: Path) -> None:
 def test_help_has_an_example() -> None:
     r = run_cli("import", "--help")
     assert r.returncode == 0 and "improvements import sweep.jsonl --record" in r.stdout
+
+
+def test_secret_names_are_matched_by_word() -> None:
+    from generator.results.redact import redact, redact_text
+
+    data = {
+        "api_key": "k1",
+        "admin_api_key": "k2",
+        "hf_token": "hf_x",
+        "ssl_keyfile_password": 1234,
+        "total_output_tokens": 163840,
+        "eos_token_id": 2,
+        "tokenizer_path": "zai-org/GLM-5-NVFP4",
+        "enable_api_key_check": True,
+        "cmd": "vllm serve m --api-key k3 --max-num-batched-tokens 8192 OPENAI_API_KEY=k4",
+    }
+    clean, found = redact(data)
+    assert sorted(found) == ["admin_api_key", "api_key", "cmd", "hf_token", "ssl_keyfile_password"]
+    assert clean["total_output_tokens"] == 163840 and clean["eos_token_id"] == 2
+    assert clean["tokenizer_path"] == "zai-org/GLM-5-NVFP4" and clean["enable_api_key_check"] is True
+    assert clean["cmd"] == "vllm serve m --api-key <redacted> --max-num-batched-tokens 8192 OPENAI_API_KEY=<redacted>"
+    # A console section rule is not a flag.
+    assert redact_text("---------------Inter-token Latency----------------") == (
+        "---------------Inter-token Latency----------------",
+        0,
+    )
