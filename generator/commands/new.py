@@ -156,13 +156,19 @@ def allocate(project: Project, slug: str, text: str) -> Path:
 Examples:
   improvements new "MSCCL++ all-reduce" --tier 1
   improvements new "NCCL Simple protocol" --tier 1 --tags nccl,all-reduce \\
-      --hypothesis "The Simple protocol suits PCIe all-reduces better than LL128."
+      --hypothesis "Forcing NCCL_PROTO=Simple may speed up the all-reduces over PCIe."
   $EDITOR $(improvements new "TP4 + PP2" --tier 2)
 """,
 )
 @root_option
 @click.argument("title")
-@click.option("--tier", type=click.IntRange(1, 3), required=True, help="1 flag flip, 2 small change, 3 engineering.")
+@click.option(
+    "--tier",
+    type=click.IntRange(1, 3),
+    required=True,
+    metavar="N",
+    help="1, 2 or 3, as campaign.yaml's `tiers` describe them.",
+)
 @click.option("--tags", "tags", multiple=True, callback=_split_tags, metavar="TAG[,TAG...]", help="Tags (repeatable).")
 @click.option("--hypothesis", default="", help="Fill in the hypothesis, so the record checks clean at once.")
 @click.option("--slug", "slug_opt", metavar="SLUG", help="File-name slug (default: made from the title).")
