@@ -144,6 +144,17 @@ def _write_tmp(target: Path, data: bytes) -> Path:
     return tmp
 
 
+def _write_file(target: Path, data: bytes) -> None:
+    """Replace `target` with `data` atomically; no temporary file is left behind on failure."""
+    tmp = _write_tmp(target, data)
+    try:
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
 def write_outputs(
     root: Path,
     files: dict[str, str | bytes],
@@ -172,6 +183,18 @@ def write_outputs(
         changes: dict[str, bytes] = {}
         for rel_path, data in wanted.items():
             target = root / rel_path
+            blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+            if blocking is not None:
+                shown = blocking.relative_to(root).as_posix() if blocking.is_relative_to(root) else str(blocking)
+                report.add(
+                    _problem(
+                        rel_path,
+                        "output-conflict",
+                        f"`{shown}` is a file where the generator needs a folder",
+                        "move the file away",
+                    )
+                )
+                continue
             if target.is_symlink() or (target.exists() and not target.is_file()):
                 report.add(
                     _problem(
@@ -229,7 +252,7 @@ def write_outputs(
                 temps[rel_path] = _write_tmp(root / rel_path, data)
             # Claim every file before it appears, so a crash never leaves an unlisted output.
             claimed = _manifest_bytes([*previous, *wanted])
-            os.replace(_write_tmp(manifest_path, claimed), manifest_path)
+            _write_file(manifest_path, claimed)
             _replace_all(root, temps, old_bytes)
         finally:
             for tmp in temps.values():
@@ -240,7 +263,7 @@ def write_outputs(
             with contextlib.suppress(FileNotFoundError):
                 (root / rel_path).unlink()
             result.removed.append(rel_path)
-        os.replace(_write_tmp(manifest_path, new_manifest), manifest_path)
+        _write_file(manifest_path, new_manifest)
     return result
 
 
@@ -266,5 +289,5 @@ def _replace_all(root: Path, temps: dict[str, Path], old_bytes: dict[str, bytes 
                 if old is None:
                     target.unlink()
                 else:
-                    os.replace(_write_tmp(target, old), target)
+                    _write_file(target, old)
         raise

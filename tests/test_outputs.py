@@ -281,3 +281,27 @@ def test_a_docs_dir_outside_the_repository_is_refused(repo: Path) -> None:
     result = run_cli("build", "--root", str(repo))
     assert result.returncode == 1 and "error[path-outside]" in result.stderr
     assert not (repo.parent / "elsewhere").exists()
+
+
+def test_a_file_in_place_of_the_series_folder_is_a_problem(repo: Path) -> None:
+    (repo / "docs").mkdir()
+    (repo / "docs" / "improvements").write_text("not a folder\n")
+    result = run_cli("build", "--root", str(repo))
+    assert result.returncode == 1 and "error[output-conflict]" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert (repo / "docs" / "improvements").read_text() == "not a folder\n"
+
+
+def test_a_write_failure_is_an_error_not_a_traceback(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from click.testing import CliRunner
+
+    from generator.commands.build import command
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(outputs.os, "replace", full)
+    result = CliRunner().invoke(command, ["--root", str(repo)])
+    assert result.exit_code == 1
+    assert "cannot write the outputs: [Errno 28] No space left on device" in result.output
+    assert not [p for p in repo.rglob("*") if p.name.startswith(".improvements-tmp-")]

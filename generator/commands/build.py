@@ -35,7 +35,11 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
     if site_dir is not None and not with_site:
         raise click.UsageError("--site-dir needs --site")
     repo = resolve_root(root)
-    result = build(repo)
+    try:
+        result = build(repo)
+    except OSError as exc:
+        # A full disk or a read-only folder: the previous outputs are kept (see generator.outputs).
+        raise click.ClickException(f"cannot write the outputs: {exc}") from None
     if not quiet:
         out = sys.stdout
         for path in result.written:
