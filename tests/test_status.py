@@ -6,8 +6,11 @@ import difflib
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from generator.edit import Document, set_key, splice
+from generator.load import parse
 
 from conftest import run_cli
 
@@ -183,3 +186,38 @@ def test_nested_insert_follows_the_files_indentation(dash: str) -> None:
 def test_splice_is_identity_without_edits() -> None:
     assert splice(ODD, "a: 1\n", "a: 1\n") == ODD
     assert Document(ODD).text() == ODD
+
+
+@st.composite
+def styled_records(draw: st.DrawFn) -> tuple[str, str]:
+    """A record in a random mix of styles, and the text of its status line."""
+    quote = draw(st.sampled_from(["", "'", '"']))
+    comment = draw(st.sampled_from(["", "  # why", "      # aligned far"]))
+    blank = draw(st.sampled_from(["", "\n", "\n\n"]))
+    dash = draw(st.sampled_from(["", "  ", "    "]))
+    tags = draw(st.sampled_from(["tags: [a, b]\n", "tags: [ a,b ]\n", f"tags:\n{dash}- a\n{dash}- b\n"]))
+    status_line = f"status: {quote}{draw(st.sampled_from(['proposed', 'in-progress']))}{quote}{comment}\n"
+    parts = [
+        draw(st.sampled_from(["", "# head comment\n", "# yaml-language-server: $schema=x\n\n"])),
+        "title: T\n",
+        draw(st.sampled_from(["tier: 1\n", "tier: 1   # tier\n"])),
+        blank,
+        status_line,
+        blank,
+        tags,
+        draw(st.sampled_from(["hypothesis: H\n", "hypothesis: >-\n  H H\n  H\n", "hypothesis: 'H: h'\n"])),
+        draw(st.sampled_from(["", f"caveats:\n{dash}-   c1\n{dash}- 'c2'\n", "caveats: [c1,   c2]\n"])),
+    ]
+    return "".join(parts), status_line
+
+
+@settings(max_examples=150, deadline=None)
+@given(styled_records(), st.sampled_from(["blocked", "adopted", "rejected", "superseded"]))
+def test_status_edit_changes_only_the_status_line(case: tuple[str, str], new_status: str) -> None:
+    text, status_line = case
+    doc = Document(text)
+    set_key(doc.data, "status", new_status)
+    removed, added = changed(text, doc.text())
+    assert removed == [status_line]
+    assert len(added) == 1 and added[0].startswith("status: ") and new_status in added[0]
+    assert parse(doc.text())[0]["status"] == new_status
