@@ -128,6 +128,18 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         dtype=object,
     )
     tablefmt = "github" if fmt == "markdown" else "simple"
+    if fmt == "markdown":
+        # A pipe in a title would end the cell; a backslash keeps it text in every markdown flavour.
+        shown = shown.apply(lambda col: col.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v))
     if shown.empty and fmt == "table":
         return "no records match\n"
-    return tabulate(shown.values.tolist(), headers=list(shown.columns), tablefmt=tablefmt, disable_numparse=True) + "\n"
+    # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.
+    widths = [None, 40, None, None, 30, 50] if fmt == "table" else None
+    table = tabulate(
+        shown.values.tolist(),
+        headers=list(shown.columns),
+        tablefmt=tablefmt,
+        disable_numparse=True,
+        maxcolwidths=widths,
+    )
+    return table + "\n"

@@ -165,3 +165,12 @@ def test_no_matching_record(repo: Path) -> None:
     markdown_out = run_cli("summary", "--root", str(repo), "--tag", "no-such-tag", "--format", "markdown")
     assert table.stdout == "no records match\n"
     assert len(markdown_out.stdout.splitlines()) == 2 and "Best gain" in markdown_out.stdout
+
+
+def test_a_pipe_in_a_title_stays_in_its_markdown_cell(repo: Path) -> None:
+    path = repo / "improvements" / "04-old-idea.yaml"
+    path.write_text(path.read_text().replace("title: Old idea", "title: Old | idea"))
+    lines = run_cli("summary", "--root", str(repo), "--format", "markdown").stdout.splitlines()
+    row = next(line for line in lines if "Old" in line)
+    assert "Old \\| idea" in row
+    assert len(row.replace("\\|", "").split("|")) == len(lines[0].split("|"))
