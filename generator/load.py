@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from generator import cache
 from generator.model import FILENAME_RE, SLUG_RE, Campaign, Record, Result
 from generator.problems import Problem, ProblemsFound, Report, rel
 
@@ -626,8 +627,16 @@ def find_root(start: Path | None = None) -> Path | None:
 
 
 def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) -> Loaded:
+    build_cache, key = cache.active(), ""
     try:
         text = read_text(path)
+        if build_cache is not None:
+            # A file whose bytes were valid before is valid again: only cross-file rules can change.
+            key = f"load:{cache.digest(build_cache.salt, model.__name__, text)}"
+            hit = build_cache.get(key)
+            if hit is not None:
+                build_cache.files[path] = key
+                return Loaded(path, hit[1], hit[0], Positions(text=text))
         data, pos = parse(text)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
@@ -661,6 +670,9 @@ def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) ->
     except ValidationError as exc:
         report.extend(validation_problems(exc, model, data, pos, shown))
         return Loaded(path, None, data, pos)
+    if build_cache is not None:
+        build_cache.put(key, (data, obj))
+        build_cache.files[path] = key
     return Loaded(path, obj, data, pos)
 
 

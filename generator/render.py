@@ -394,6 +394,7 @@ class _Index:
     """Lookups across records, built once per project so pages render in linear time."""
 
     records: list[RecordFile]
+    by_slug: dict[str, RecordFile]
     shared: dict[str, tuple[RecordFile, int, Blocker]]
     refs: dict[str, list[tuple[RecordFile, Blocker]]]
     superseding: dict[str, list[RecordFile]]
@@ -417,7 +418,7 @@ def _index(project: Project) -> _Index:
                 refs.setdefault(b.ref, []).append((rec, b))
         if rec.record.superseded_by:
             superseding.setdefault(rec.record.superseded_by, []).append(rec)
-    index = _Index(project.records, shared, refs, superseding)
+    index = _Index(project.records, project.by_slug(), shared, refs, superseding)
     setattr(project, _INDEX_ATTR, index)
     return index
 
@@ -447,7 +448,7 @@ def record_context(project: Project, rec: RecordFile) -> dict[str, Any]:
     r = rec.record
     here = series_dir(project)
     root_dir = docs_root(project)
-    by_slug = project.by_slug()
+    by_slug = _index(project).by_slug
     shared = _shared(project)
     campaign = project.campaign
 
@@ -508,6 +509,53 @@ def record_context(project: Project, rec: RecordFile) -> dict[str, Any]:
         "summary_link": _relative(root_dir / "summary.md", here),
         "blockers_link": _relative(root_dir / "blockers.md", here),
     }
+
+
+def record_dependencies(project: Project, rec: RecordFile) -> list[RecordFile]:
+    """The other records a record's page shows something of; keep in step with `record_context`.
+
+    A rebuild reuses a page only while its own file, these records' files and the campaign
+    file are unchanged (see `_record_page`).
+    """
+    index = _index(project)
+    r = rec.record
+    slugs = [*r.related, *([r.superseded_by] if r.superseded_by else [])]
+    out = [index.by_slug[s] for s in slugs if s in index.by_slug]
+    out += [index.shared[b.ref][0] for b in r.blockers if b.ref and b.ref in index.shared]
+    out += index.superseding.get(rec.slug, [])
+    return out
+
+
+def _record_page(project: Project, rec: RecordFile, render: Callable[[], str | None]) -> str | None:
+    """A record's page, from the build cache when nothing it is made from has changed."""
+    from generator import cache
+
+    build_cache = cache.active()
+    if build_cache is None:
+        return render()
+    files = build_cache.files
+    deps = sorted({(d.path.name, files.get(d.path)) for d in record_dependencies(project, rec)}, key=str)
+    parts = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
+    if None in parts[:3] or any(key is None for _name, key in deps):
+        return render()  # a file that was not loaded through the cache: no key to trust
+    if any(res.run or res.baseline_run for res in rec.record.results):
+        parts += (_runs_digest(project),)
+    return cache.memo("page", parts, render)
+
+
+def _runs_digest(project: Project) -> str:
+    """The imported runs' files, which results that name a run are computed from."""
+    from generator import cache
+
+    cached: str | None = project.__dict__.get("_improvements_runs_digest")
+    if cached is None:
+        folder = project.results_dir / "runs"
+        parts: list[Any] = []
+        if folder.is_dir():
+            for path in sorted(folder.glob("*.json")):
+                parts += [path.name, path.read_bytes()]
+        cached = project.__dict__["_improvements_runs_digest"] = cache.digest(*parts)
+    return cached
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
@@ -671,12 +719,17 @@ def render_files(project: Project) -> dict[str, str]:
             return None
 
     for rec in project.records:
-        body = render("record.md.j2", record_context(project, rec))
-        if body is None:
+
+        def page(rec: RecordFile = rec) -> str | None:
+            body = render("record.md.j2", record_context(project, rec))
+            if body is None:
+                return None
+            return _front_matter(rel(rec.path, project.root), list(rec.record.tags)) + _normalise(body)
+
+        text = _record_page(project, rec, page)
+        if text is None:
             break
-        source = rel(rec.path, project.root)
-        path = series_dir(project) / project.output_name(rec)
-        out[str(path)] = _front_matter(source, list(rec.record.tags)) + _normalise(body)
+        out[str(series_dir(project) / project.output_name(rec))] = text
     campaign_source = rel(project.campaign_file.path, project.root)
     pages = [
         ("index.md", "home.md.j2", home_context, campaign_source),
@@ -713,10 +766,16 @@ class BuildResult:
 
 def build(root: Path) -> BuildResult:
     """Load, render and write the campaign at `root`; ProblemsFound (nothing written) on any error."""
-    project = require_project(root)
-    files = render_files(project)
-    managed = sorted({str(docs_root(project)), str(series_dir(project))})
-    result: WriteResult = write_outputs(
-        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME)
-    )
+    from generator import cache
+
+    # Unchanged records, pages and charts come from .improvements-cache/, keyed by content.
+    build_cache = cache.BuildCache(root)
+    with cache.activate(build_cache):
+        project = require_project(root)
+        files = render_files(project)
+        managed = sorted({str(docs_root(project)), str(series_dir(project))})
+        result: WriteResult = write_outputs(
+            project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME)
+        )
+        build_cache.save()
     return BuildResult(project, files, result.written, result.unchanged, result.removed, result.released)

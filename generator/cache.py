@@ -1,0 +1,179 @@
+"""A content-keyed cache for `build`: loaded records, rendered pages and drawn charts.
+
+A rebuild after one record changed should not parse, validate, render and draw a thousand
+records again. Each entry here is keyed by a hash of everything its value is computed from
+(the bytes of the files it reads, and the generator's own code and library versions), so an
+entry is either exactly what a fresh build would compute or never looked up: nothing is
+invalidated by time or by guesswork, and deleting the folder is always safe.
+
+The cache lives in `<root>/.improvements-cache/` (gitignored). Only `build` (and the site
+and `serve`, which call it) use it; `check` always reads every file afresh.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import os
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+CACHE_DIR = ".improvements-cache"
+# Bump when the layout of the cache files changes.
+FORMAT = 1
+T = TypeVar("T")
+
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def digest(*parts: Any) -> str:
+    """A short stable hash of `parts` (bytes, text, or anything whose repr is stable)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        if isinstance(part, bytes):
+            h.update(part)
+        else:
+            h.update(repr(part).encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """The generator's code, shipped templates and the versions of what shapes its output."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(_PACKAGE.rglob("*")):
+        if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(_PACKAGE)).encode())
+            h.update(path.read_bytes())
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions = []
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "matplotlib", "MarkupSafe"):
+        try:
+            versions.append(version(dist))
+        except PackageNotFoundError:
+            versions.append(None)
+    h.update(repr((FORMAT, sys.version_info[:3], versions)).encode())
+    return h.hexdigest()
+
+
+def _templates_digest(root: Path) -> str:
+    """A campaign's own templates/ (overrides of the shipped ones), which pages are drawn with."""
+    folder = root / "templates"
+    if not folder.is_dir():
+        return ""
+    parts: list[Any] = []
+    for path in sorted(folder.iterdir()):
+        with contextlib.suppress(OSError):
+            parts += [path.name, path.read_bytes()]
+    return digest(*parts)
+
+
+class BuildCache:
+    """The cache of one campaign repository. `save()` writes what this build added."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = root / CACHE_DIR
+        self.salt = digest(code_digest(), _templates_digest(root))
+        self._entries: dict[str, Any] | None = None
+        self._used: set[str] = set()
+        self._dirty = False
+        # File digests seen while loading, by path: page keys are built from them.
+        self.files: dict[Path, str] = {}
+
+    def _table(self) -> dict[str, Any]:
+        if self._entries is None:
+            import pickle
+
+            self._entries = {}
+            try:
+                with open(self.folder / "entries.pickle", "rb") as f:
+                    stored = pickle.load(f)
+                if isinstance(stored, dict) and stored.get("salt") == self.salt:
+                    self._entries = stored["entries"]
+            except Exception:  # a missing, old or damaged cache is an empty one
+                self._entries = {}
+        return self._entries
+
+    def get(self, key: str) -> Any | None:
+        value = self._table().get(key)
+        if value is not None:
+            self._used.add(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._table()[key] = value
+        self._used.add(key)
+        self._dirty = True
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        hit = self.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        value = compute()
+        if value is not None:
+            self.put(key, value)
+        return value
+
+    def save(self) -> None:
+        """Keep this build's entries only, written atomically; a failure to write is not an error."""
+        entries = self._table()
+        if not self._dirty and len(entries) == len(self._used):
+            return
+        import pickle
+        import tempfile
+
+        kept = {k: v for k, v in entries.items() if k in self._used}
+        try:
+            self.folder.mkdir(exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Written by improvements build; safe to delete.\n*\n", encoding="utf-8")
+            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".entries.", suffix=".tmp")
+            try:
+                with os.fdopen(fd, "wb") as f:
+                    pickle.dump({"salt": self.salt, "entries": kept}, f, protocol=pickle.HIGHEST_PROTOCOL)
+                os.replace(tmp, self.folder / "entries.pickle")
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                raise
+        except OSError:
+            return
+        self._entries, self._dirty = kept, False
+
+
+_active: contextvars.ContextVar[BuildCache | None] = contextvars.ContextVar("improvements_cache", default=None)
+
+
+@contextlib.contextmanager
+def activate(cache: BuildCache | None) -> Iterator[BuildCache | None]:
+    """Make `cache` the one `memo` uses while the block runs (a build), then save it."""
+    token = _active.set(cache)
+    try:
+        yield cache
+    finally:
+        _active.reset(token)
+
+
+def active() -> BuildCache | None:
+    return _active.get()
+
+
+def memo(kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, or its value from the active cache under a key made of `key_parts`.
+
+    Without an active cache (`check`, tests, library use) this is just `compute()`.
+    """
+    cache = _active.get()
+    if cache is None:
+        return compute()
+    return cache.memo(f"{kind}:{digest(cache.salt, kind, *key_parts)}", compute)
