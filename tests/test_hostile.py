@@ -528,3 +528,34 @@ def test_docs_folder_symlinked_outside_is_refused(tmp_path: Path) -> None:
     assert "Traceback" not in res.stderr
     assert "resolves outside the repository" in res.stderr
     assert list(outside.iterdir()) == []
+
+
+# --- benchmark files given to `import` -------------------------------------------------------
+
+HOSTILE_BENCH: dict[str, tuple[bytes, str]] = {
+    "deep.json": (b"[" * 100_000 + b"]" * 100_000, "the JSON nests deeper than Python can read"),
+    "deep-object.json": (b'{"a":' * 50_000 + b"1" + b"}" * 50_000, "the JSON nests deeper than Python can read"),
+    "huge-int.json": (b'{"output_throughput": ' + b"9" * 5000 + b"}", "the JSON holds a number too long to read"),
+    "binary.json": (b"\x00\x01\x02\xff", "file is not UTF-8 text"),
+    "empty.json": (b"", "file is empty"),
+    "escapes.txt": (b"\x1b[2J\x1b]0;owned\x07 Serving Benchmark Result", "file is neither JSON"),
+    "cut.jsonl": (b'{"backend": "sglang", "output_throughput": 1', "is cut off"),
+}
+
+
+def test_hostile_benchmark_files_are_refused_without_writing(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    shutil.copytree(REPO / "improvements", root / "improvements")
+    (root / "results").mkdir()
+    before = {p: p.read_bytes() for p in (root / "improvements").iterdir()}
+    for name, (content, fragment) in HOSTILE_BENCH.items():
+        (tmp_path / name).write_bytes(content)
+        res = run_cli("import", str(tmp_path / name), "--record", "01", cwd=root)
+        assert res.returncode == 1, (name, res.stderr)
+        assert "Traceback" not in res.stderr, name
+        assert "\x1b" not in res.stderr and "\x07" not in res.stderr
+        first = res.stderr.splitlines()[0]
+        assert re.match(rf".*{re.escape(name)}:\d+:\d+: error\[import-(unrecognised|truncated)\]: ", first), first
+        assert fragment in first, first
+    assert list((root / "results").iterdir()) == []
+    assert {p: p.read_bytes() for p in (root / "improvements").iterdir()} == before

@@ -138,6 +138,9 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
                     "a benchmark killed while writing leaves a partial last line; delete it and import again",
                 )
             ]
+        except ValueError:
+            # Not a syntax error: an integer with more digits than Python converts (over 4,300).
+            return None, [_unrecognised(shown, *_position(text, pos), "the JSON holds a number too long to read")]
         spans.append((pos, end, obj))
         pos = end
     if not spans:
