@@ -213,6 +213,9 @@ def _compose(text: str) -> list[yaml.Node]:
                 line, col, "yaml-tab", "a tab character is used for indentation", "YAML indents with spaces only"
             ) from None
         context = f" {exc.context}" if exc.context else ""
+        if exc.context_mark is not None and mark is not None and exc.context_mark.line != mark.line:
+            # An unclosed bracket or quote is found lines later; say where it opened.
+            context += f" that starts at line {exc.context_mark.line + 1}, column {exc.context_mark.column + 1}"
         raise YamlProblem(line, col, "yaml-syntax", f"{problem}{context}".strip()) from None
     except RecursionError:
         # Only without libyaml: PyYAML's pure-Python composer recurses once per level.

@@ -242,7 +242,7 @@ CASES: dict[str, tuple[bytes, str, int, int, str]] = {
         "yaml-syntax",
         5,
         1,
-        "found unexpected end of stream while scanning a quoted scalar",
+        "found unexpected end of stream while scanning a quoted scalar that starts at line 4, column 13",
     ),
 }
 
