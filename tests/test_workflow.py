@@ -79,7 +79,10 @@ def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
     assert (row["status"], row["title"]) == ("adopted", "NCCL Simple protocol")
     assert "NCCL Simple protocol" in (root / "docs" / "summary.md").read_text()
     # The site: the record's page and the export at its root.
-    assert (root / "site" / "improvements" / f"glb5improvement-{number}-{slug}" / "index.html").is_file()
+    site_pages = root / "site" / "improvements"
+    page_name = f"glb5improvement-{number}-{slug}"
+    # With or without mkdocs' directory URLs.
+    assert (site_pages / f"{page_name}.html").is_file() or (site_pages / page_name / "index.html").is_file()
     assert slug in (root / "site" / "records.json").read_text()
 
 
