@@ -132,3 +132,21 @@ def test_declared_change_excuses_what_it_changes() -> None:
     assert differences(other_model, base, flag_only) == ["model: n here, m in the baseline"]
     vllm = declared_settings(Change(base_command="vllm serve $MODEL_PATH --tensor-parallel-size 8"), command)
     assert {"engine", "engine_version"} <= vllm
+
+
+def test_a_run_result_may_not_also_type_numbers(campaign: Path) -> None:
+    ok("import", "--root", str(campaign), str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "02")
+    record = campaign / "improvements" / "02-mscclpp-allreduce.yaml"
+    text = record.read_text()
+    record.write_text(
+        text.replace(
+            "    run: vllm-serving-c16-15734dbeac\n",
+            "    run: vllm-serving-c16-15734dbeac\n    metrics:\n      output_throughput: 901\n",
+        )
+    )
+    r = run_cli("check", "--root", str(campaign))
+    assert r.returncode == 1
+    assert (
+        "error[invalid-value]: result `concurrency 16` names run `vllm-serving-c16-15734dbeac` and also types"
+        in r.stderr
+    )

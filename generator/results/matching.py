@@ -340,6 +340,19 @@ def problems(project: Project) -> list[Problem]:
     for shown, pos, base_loc, results, rec in places:
         for i, result in enumerate(results):
             loc = (*base_loc, i)
+            typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
+            if typed:
+                line, col = pos.of((*loc, typed[0]), key=True)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "invalid-value",
+                        f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
+                        "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
+                    )
+                )
             for key in ("run", "baseline_run"):
                 rid = getattr(result, key)
                 if rid is not None and rid not in runs:
