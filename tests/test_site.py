@@ -42,7 +42,7 @@ def strict_build(root: Path) -> subprocess.CompletedProcess[str]:
 
 def page(root: Path, project: Project, number: int) -> Path:
     rec = next(r for r in project.records if r.number == number)
-    rel = project.docs_dir.relative_to(root / "docs") / Path(project.output_name(rec)).stem / "index.html"
+    rel = project.docs_dir.relative_to(root / "docs") / Path(project.output_name(rec)).with_suffix(".html")
     return root / "site" / rel
 
 
@@ -167,11 +167,11 @@ def test_the_docs_build_without_the_plugin(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "WARNING" not in proc.stderr, proc.stderr
     project = require_project(root)
-    summary = (root / "site" / "summary" / "index.html").read_text(encoding="utf-8")
+    summary = (root / "site" / "summary.html").read_text(encoding="utf-8")
     for rec in project.records:
         assert page(root, project, rec.number).is_file()
         # Without the tier sections, the summary still reaches every record.
-        assert f"{Path(project.output_name(rec)).stem}/" in summary
+        assert f"{Path(project.output_name(rec)).stem}.html" in summary
 
 
 def test_build_site_command(tmp_path: Path) -> None:
@@ -184,7 +184,7 @@ def test_build_site_command(tmp_path: Path) -> None:
     other = tmp_path / "elsewhere"
     proc = run_cli("build", "--site", "--site-dir", str(other), cwd=root)
     assert proc.returncode == 0, proc.stderr
-    assert (other / "summary" / "index.html").is_file()
+    assert (other / "summary.html").is_file()
 
 
 def test_build_site_without_mkdocs_yml_says_so(tmp_path: Path) -> None:
@@ -247,7 +247,7 @@ def test_serve_reloads_when_a_record_changes(tmp_path: Path) -> None:
     rec = project.records[0]
     port = free_port()
     series = project.docs_dir.relative_to(root / "docs").as_posix()
-    url = f"http://127.0.0.1:{port}/{series}/{Path(project.output_name(rec)).stem}/"
+    url = f"http://127.0.0.1:{port}/{series}/{Path(project.output_name(rec)).stem}.html"
     with serving(root, port) as proc:
         ok = wait_for(lambda: (fetch(url) or "").find(rec.record.title) >= 0 or proc.poll() is not None, 60)
         assert ok and proc.poll() is None, proc.stdout.read() if proc.stdout else ""

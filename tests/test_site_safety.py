@@ -175,10 +175,10 @@ def _pages(site: Site) -> dict[str, str]:
     rec = next(r for r in site.project.records if r.slug == "hostile")
     series = site.project.docs_dir.relative_to(site.root / "docs").as_posix()
     return {
-        "record": f"{series}/{Path(site.project.output_name(rec)).stem}/",
-        "summary": "summary/",
-        "blockers": "blockers/",
-        "home": "",
+        "record": f"{series}/{Path(site.project.output_name(rec)).stem}.html",
+        "summary": "summary.html",
+        "blockers": "blockers.html",
+        "home": "index.html",
     }
 
 
@@ -245,7 +245,7 @@ class _Elements(HTMLParser):
 
 def test_built_html_holds_no_live_html(site: Site) -> None:
     for name, path in _pages(site).items():
-        html = (site.root / "site" / path / "index.html").read_text(encoding="utf-8")
+        html = (site.root / "site" / path).read_text(encoding="utf-8")
         parser = _Elements()
         parser.feed(html)
         assert parser.found, name

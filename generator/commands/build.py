@@ -57,4 +57,7 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
 
         built = build_site(repo, site_dir)
         if not quiet:
-            sys.stdout.write(f"site built in {built}: open {built / 'index.html'}\n")
+            sys.stdout.write(
+                f"site built in {built}: open {built / 'index.html'}"
+                " (search needs a web server: `improvements serve`)\n"
+            )
