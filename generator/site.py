@@ -109,8 +109,6 @@ def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_siz
             f"mkdocs' docs_dir {docs}; the site cannot show it"
         ) from None
     listed = set(_paths(nav))
-    # Our own sections from an earlier build (serve reuses a config when it is not reloaded).
-    nav = [item for item in nav if not (isinstance(item, dict) and _is_tier_section(item))]
     sections: list[NavItem] = []
     for tier in (1, 2, 3):
         recs = [r for r in project.records if r.record.tier == tier]
@@ -137,10 +135,6 @@ def _chunk(entries: list[dict[str, str]], size: int) -> list[NavItem]:
         first, last = (next(iter(e)).split(" ", 1)[0] for e in (part[0], part[-1]))
         out.append({first if first == last else f"{first}–{last}": list(part)})
     return out
-
-
-def _is_tier_section(item: dict[str, Any]) -> bool:
-    return len(item) == 1 and next(iter(item)) in ("Tier 1", "Tier 2", "Tier 3")
 
 
 def _paths(items: list[NavItem]) -> Iterator[str]:

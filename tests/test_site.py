@@ -14,6 +14,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -110,6 +111,29 @@ def test_a_large_tier_is_split_into_numbered_sections(tmp_path: Path) -> None:
     # The open section's label shows twice (its toggle and its title), so compare distinct labels.
     found = [label for label in re.findall(r">\s*([0-9]{2}(?:–[0-9]{2})?)\s*<", nav) if label in labels]
     assert list(dict.fromkeys(found)) == labels
+
+
+def test_a_record_listed_by_hand_keeps_its_place(campaign: Path) -> None:
+    from generator.site import tier_nav
+
+    project = require_project(campaign)
+    rec = project.records[0]
+    mine = f"improvements/{project.output_name(rec)}"
+    config = SimpleNamespace(
+        nav=[{"Home": "index.md"}, {"Summary": "summary.md"}, {"Favourite": mine}],
+        docs_dir=str(campaign / "docs"),
+    )
+    nav = tier_nav(project, config, "summary.md", 50)  # type: ignore[arg-type]
+    assert nav is not None
+    assert nav[:2] == config.nav[:2] and nav[-1] == {"Favourite": mine}
+    sections = [item for item in nav[2:-1] if isinstance(item, dict)]
+    assert [next(iter(s)) for s in sections] == [f"Tier {t}" for t in sorted({r.record.tier for r in project.records})]
+    listed = [path for s in sections for entry in next(iter(s.values())) for path in entry.values()]
+    assert mine not in listed
+    assert len(listed) == len(project.records) - 1
+    # Running it again on its own output adds nothing.
+    config.nav = nav
+    assert tier_nav(project, config, "summary.md", 50) == nav  # type: ignore[arg-type]
 
 
 def test_every_guide_page_is_in_the_nav() -> None:
