@@ -77,6 +77,47 @@ def _templates_digest(root: Path) -> str:
     return digest(*parts)
 
 
+def _key() -> bytes | None:
+    """This user's cache key, kept outside every repository (created on first use), or None."""
+    import secrets
+
+    try:
+        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "improvements"
+        path = base / "cache-key"
+        if not path.exists():
+            base.mkdir(parents=True, exist_ok=True, mode=0o700)
+            with contextlib.suppress(FileExistsError):  # another build made it first
+                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "wb") as f:
+                    f.write(secrets.token_bytes(32))
+        key = path.read_bytes()
+    except (OSError, RuntimeError):  # no home folder, or not writable: no cache
+        return None
+    return key if len(key) == 32 else None
+
+
+def _signed(payload: bytes) -> bytes:
+    import hashlib
+    import hmac
+
+    key = _key()
+    if key is None:
+        raise OSError("no cache key")
+    return hmac.new(key, payload, hashlib.sha256).digest() + payload
+
+
+def _verified(data: bytes) -> bytes:
+    """The payload of `_signed` bytes; ValueError unless this user's key signed them."""
+    import hashlib
+    import hmac
+
+    key = _key()
+    mac, payload = data[:32], data[32:]
+    if key is None or not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
+        raise ValueError("cache file not signed by this user's key")
+    return payload
+
+
 class BuildCache:
     """The cache of one campaign repository. `save()` writes what this build added."""
 
@@ -95,8 +136,9 @@ class BuildCache:
 
             self._entries = {}
             try:
-                with open(self.folder / "entries.pickle", "rb") as f:
-                    stored = pickle.load(f)
+                # Unpickling runs code, and the folder is in the repository where anyone's
+                # commit can put a file: only bytes signed with this user's key are loaded.
+                stored = pickle.loads(_verified((self.folder / "entries.pickle").read_bytes()))
                 if isinstance(stored, dict) and stored.get("salt") == self.salt:
                     self._entries = stored["entries"]
             except Exception:  # a missing, old or damaged cache is an empty one
@@ -132,6 +174,8 @@ class BuildCache:
         import tempfile
 
         kept = {k: v for k, v in entries.items() if k in self._used}
+        if self.folder.is_symlink():  # a cache folder linked out of the repository is not written
+            return
         try:
             self.folder.mkdir(exist_ok=True)
             ignore = self.folder / ".gitignore"
@@ -139,8 +183,9 @@ class BuildCache:
                 ignore.write_text("# Written by improvements build; safe to delete.\n*\n", encoding="utf-8")
             fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".entries.", suffix=".tmp")
             try:
+                payload = pickle.dumps({"salt": self.salt, "entries": kept}, protocol=pickle.HIGHEST_PROTOCOL)
                 with os.fdopen(fd, "wb") as f:
-                    pickle.dump({"salt": self.salt, "entries": kept}, f, protocol=pickle.HIGHEST_PROTOCOL)
+                    f.write(_signed(payload))
                 os.replace(tmp, self.folder / "entries.pickle")
             except BaseException:
                 with contextlib.suppress(OSError):

@@ -559,3 +559,36 @@ def test_hostile_benchmark_files_are_refused_without_writing(tmp_path: Path) -> 
         assert fragment in first, first
     assert list((root / "results").iterdir()) == []
     assert {p: p.read_bytes() for p in (root / "improvements").iterdir()} == before
+
+
+# --- the build cache ---------------------------------------------------------------------------
+
+PLANT = """
+import os, pickle, sys
+
+class Payload:
+    def __reduce__(self):
+        return (os.system, ("touch " + sys.argv[2],))
+
+with open(sys.argv[1], "wb") as f:
+    pickle.dump({"salt": Payload(), "entries": {}}, f)
+"""
+
+
+def test_a_cache_file_planted_in_the_repository_is_not_unpickled(tmp_path: Path) -> None:
+    # .improvements-cache/ sits in the repository, where a commit can put any file; a pickle
+    # runs code when loaded, so only a cache this user's own builds signed may be loaded.
+    root = tmp_path / "c"
+    shutil.copytree(REPO / "improvements", root / "improvements")
+    (root / "results").mkdir()
+    (root / ".improvements-cache").mkdir()
+    pwned = tmp_path / "pwned"
+    planted = root / ".improvements-cache" / "entries.pickle"
+    subprocess.run([sys.executable, "-c", PLANT, str(planted), str(pwned)], check=True)
+    res = run_cli("build", "--quiet", cwd=root)
+    assert res.returncode == 0, res.stderr
+    assert not pwned.exists(), "a pickle from the repository was loaded"
+    # The build's own cache is still used: a second build reads what the first signed.
+    again = run_cli("build", cwd=root)
+    assert again.returncode == 0 and "0 written" in again.stdout, again.stdout
+    assert not pwned.exists()
