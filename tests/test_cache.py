@@ -1,0 +1,67 @@
+"""The build cache never changes what a build writes: after any edit, a rebuild that reuses
+cached records, pages and charts writes exactly the bytes a build without a cache renders."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from generator import render
+from generator.cache import CACHE_DIR
+from generator.load import require_project
+
+from conftest import run_cli
+
+
+def docs(root: Path) -> dict[str, bytes]:
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in (root / "docs").rglob("*")
+        if p.is_file() and p.suffix in (".md", ".svg")
+    }
+
+
+def fresh(root: Path) -> dict[str, bytes]:
+    """What a build renders with no cache at all (none is active outside `render.build`)."""
+    return {k: v.encode() for k, v in render.render_files(require_project(root)).items()}
+
+
+def build(root: Path) -> str:
+    res = run_cli("build", "--root", str(root))
+    assert res.returncode == 0, res.stderr
+    return res.stdout
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert re.search(old, text, re.M), f"{old!r} not in {path.name}"
+    path.write_text(re.sub(old, new, text, count=1, flags=re.M), encoding="utf-8")
+
+
+def test_rebuilds_after_edits_match_an_uncached_build(campaign: Path) -> None:
+    records = campaign / "improvements"
+    build(campaign)
+    assert (campaign / CACHE_DIR / "entries.pickle").is_file()
+    # A second build with nothing changed comes from the cache and writes nothing.
+    assert re.search(r"\b0 written\b", build(campaign))
+    steps = [
+        # A record's own text: only its page (and the pages listing it) change.
+        ("04-tp4-pp2.yaml", r"^title: .*$", "title: TP4 plus PP2 (renamed)"),
+        # A title shown on the pages of the records that name it as related (02, 05, 06).
+        ("04-tp4-pp2.yaml", r"^title: .*$", "title: TP4 + PP2, second name"),
+        # A shared blocker's definition, shown on the pages of records that point at it (06, 08).
+        ("07-persistent-grouped-gemm.yaml", r"^(\s+title:) .*$", r"\1 A renamed shared blocker"),
+        # The campaign: every page shows the engine and baseline.
+        ("campaign.yaml", r"^  name: SGLang$", "  name: SGLang (edited)"),
+    ]
+    for name, old, new in steps:
+        edit(records / name, old, new)
+        build(campaign)
+        assert docs(campaign) == fresh(campaign), f"after editing {name}"
+
+
+def test_a_damaged_cache_is_ignored(campaign: Path) -> None:
+    build(campaign)
+    (campaign / CACHE_DIR / "entries.pickle").write_bytes(b"not a pickle")
+    build(campaign)
+    assert docs(campaign) == fresh(campaign)
