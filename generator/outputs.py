@@ -77,14 +77,29 @@ def _problem(path: str, code: str, message: str, hint: str | None = None) -> Pro
     return Problem(path, 1, 1, code, message, hint)
 
 
-def _check_path(root: Path, rel_path: str, managed: list[PurePosixPath]) -> Problem | None:
-    """A problem when `rel_path` may not be written: outside the managed folders or the repository."""
+def _check_path(
+    root: Path, rel_path: str, managed: list[PurePosixPath], real: dict[Path, Path] | None = None
+) -> Problem | None:
+    """A problem when `rel_path` may not be written: outside the managed folders or the repository.
+
+    `real` remembers resolved folders across the calls of one write (a thousand pages share
+    two folders, and resolving costs a system call per path component).
+    """
     p = PurePosixPath(rel_path)
     if p.is_absolute() or ".." in p.parts or not any(p.is_relative_to(m) for m in managed):
         return _problem(rel_path, "path-outside", f"`{rel_path}` is outside the generated folders")
-    real_root = root.resolve()
+    real = {} if real is None else real
+    if root not in real:
+        real[root] = root.resolve()
+    target = root / rel_path
+    if target.is_symlink():
+        resolved = target.resolve()
+    else:
+        if target.parent not in real:
+            real[target.parent] = target.parent.resolve()
+        resolved = real[target.parent] / target.name
     # Resolving follows symlinks: a docs folder linked out of the repository is refused.
-    if not (root / rel_path).resolve().is_relative_to(real_root):
+    if not resolved.is_relative_to(real[root]):
         return _problem(
             rel_path,
             "path-outside",
@@ -169,8 +184,9 @@ def write_outputs(
     managed = [PurePosixPath(d) for d in managed_dirs]
     wanted: dict[str, bytes] = {k: (v.encode("utf-8") if isinstance(v, str) else v) for k, v in sorted(files.items())}
     report = Report()
+    real: dict[Path, Path] = {}
     for rel_path in [*wanted, manifest]:
-        problem = _check_path(root, rel_path, managed)
+        problem = _check_path(root, rel_path, managed, real)
         if problem is not None:
             report.add(problem)
     if not report.ok:
@@ -181,9 +197,13 @@ def write_outputs(
         previous = read_manifest(root, manifest)
         old_bytes: dict[str, bytes | None] = {}
         changes: dict[str, bytes] = {}
+        # The file (if any) standing where a folder of the outputs belongs, by folder.
+        blocked_by: dict[Path, Path | None] = {}
         for rel_path, data in wanted.items():
             target = root / rel_path
-            blocking = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+            if target.parent not in blocked_by:
+                blocked_by[target.parent] = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+            blocking = blocked_by[target.parent]
             if blocking is not None:
                 shown = blocking.relative_to(root).as_posix() if blocking.is_relative_to(root) else str(blocking)
                 report.add(
