@@ -75,10 +75,30 @@ def md_escape(text: str, *, pipes: bool = False) -> Markup:
     pos = 0
     for m in _CODE_SPAN.finditer(text):
         out.append(_escape_plain(text[pos : m.start()], pipes=pipes))
-        out.append(m.group(0))
+        out.append(_span(m.group(0), m.group(2), pipes=pipes))
         pos = m.end()
     out.append(_escape_plain(text[pos:], pipes=pipes))
     return Markup("".join(out))
+
+
+# What a code span may hold and still be passed to markdown as written. Python-Markdown reads
+# raw HTML before it finds code spans, and with some text around a span (an unfinished `&#`)
+# it takes a tag inside the span as HTML, moving the span's end; so does a pairing of
+# backticks that differs from this module's. A span holding any of these is written as HTML
+# instead, its content escaped.
+_SPAN_UNSAFE = re.compile(r"[&<>\[\]{}\\|]")
+_CODE_ENTITIES = {**_ENTITIES, "|": "&#124;", "*": "&#42;", "_": "&#95;", "~": "&#126;", "^": "&#94;", "=": "&#61;"}
+_CODE_ESCAPE_RE = re.compile("[" + re.escape("".join(_CODE_ENTITIES)) + "]")
+
+
+def _span(span: str, content: str, *, pipes: bool = False) -> str:
+    """A code span as markdown, or as escaped HTML when its content could be read as more."""
+    if not _SPAN_UNSAFE.search(content if pipes else content.replace("|", "")):
+        return span
+    # Markdown drops one space on each side of a span's content when both are there.
+    if len(content) > 2 and content.startswith(" ") and content.endswith(" ") and content.strip():
+        content = content[1:-1]
+    return "<code>" + _CODE_ESCAPE_RE.sub(lambda m: _CODE_ENTITIES[m.group(0)], content) + "</code>"
 
 
 def _text(value: Any) -> str:
@@ -112,7 +132,7 @@ def code(value: Any) -> Markup:
     longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return Markup(f"{fence}{pad}{text}{pad}{fence}")
+    return Markup(_span(f"{fence}{pad}{text}{pad}{fence}", f"{pad}{text}{pad}", pipes=True))
 
 
 def code_block(value: Any, lang: str = "", indent: int = 0) -> Markup:

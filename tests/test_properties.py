@@ -311,3 +311,109 @@ def test_shipped_records_load_cleanly(source: Path, workdir: Path) -> None:
     # or the mutations would only ever test the error path.
     report = check_bytes(source.read_bytes(), workdir)
     assert report.ok, [p.text() for p in report.problems]
+
+
+# --- escaped record text never becomes live HTML --------------------------------------------
+
+HTML_TOKENS = [
+    "<script>",
+    "</script>",
+    "<img src=x onerror=alert(1)>",
+    "<svg onload=alert(1)>",
+    "<iframe src=javascript:alert(1)>",
+    "<div markdown=1>",
+    "</div>",
+    "<details open ontoggle=alert(1)>",
+    "[x](javascript:alert(1))",
+    "![x](javascript:alert(1))",
+    "[x]: javascript:alert(1)",
+    "<javascript:alert(1)>",
+    "{: onclick=alert(1)}",
+    "*[HTML]: x",
+    "[^1]",
+    "`",
+    "``",
+    "```",
+    "~~~",
+    "\\",
+    "&",
+    "&lt;",
+    "&#60;",
+    "|",
+    "\n",
+    "\n\n",
+    "    ",
+    "# ",
+    "- ",
+    "1. ",
+    "> ",
+    "!!! note ",
+    "***",
+    "---",
+    "===",
+    ": ",
+    "#!js ",
+    "x",
+    " ",
+]
+_LIVE_TAGS = {"script", "img", "svg", "iframe", "object", "embed", "math", "style", "details", "form", "input"}
+
+
+def _site_markdown() -> Any:
+    import markdown
+
+    config = yaml.safe_load((REPO / "mkdocs.yml").read_text(encoding="utf-8"))
+    extensions: list[str] = []
+    configs: dict[str, Any] = {}
+    for ext in config.get("markdown_extensions", []):
+        if isinstance(ext, dict):
+            ((name, conf),) = ext.items()
+            extensions.append(name)
+            configs[name] = conf or {}
+        else:
+            extensions.append(ext)
+    return markdown.Markdown(extensions=extensions, extension_configs=configs)
+
+
+def _live(html: str) -> list[str]:
+    from html.parser import HTMLParser
+
+    found: list[str] = []
+
+    class Finder(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            if tag in _LIVE_TAGS:
+                found.append(tag)
+            for key, value in attrs:
+                if key.startswith("on") or (value or "").strip().lower().startswith(("javascript:", "data:")):
+                    found.append(f"{tag}[{key}]")
+
+    Finder().feed(html)
+    return found
+
+
+# Text between backticks, so that code spans (kept as written) hold every kind of token too:
+# a span that markdown reads differently from the escaper would publish its content raw.
+_span = st.tuples(st.sampled_from(["`", "``"]), st.lists(st.sampled_from(HTML_TOKENS), max_size=6)).map(
+    lambda t: t[0] + "".join(t[1]) + t[0]
+)
+html_text = st.lists(st.sampled_from(HTML_TOKENS) | _span, min_size=1, max_size=12).map("".join)
+
+
+@settings(SETTINGS, max_examples=300)
+@given(text=html_text)
+def test_escaped_text_renders_no_live_html(text: str) -> None:
+    from generator.render import cell, code, inline, link, paragraphs
+
+    md = _site_markdown()
+    for name, shown in [
+        ("paragraphs", str(paragraphs(text))),
+        ("admonition", "!!! note\n\n" + str(paragraphs(text, 4))),
+        ("list item", "- " + str(paragraphs(text, 2)).lstrip()),
+        ("heading", "# " + str(inline(text))),
+        ("table cell", "| a |\n| --- |\n| " + str(cell(text)) + " |"),
+        ("link", "- " + str(link(text, text))),
+        ("code", "x " + str(code(text))),
+    ]:
+        html = md.reset().convert(shown)
+        assert _live(html) == [], (name, shown, html)

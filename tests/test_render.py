@@ -176,13 +176,15 @@ def test_no_element_gets_an_event_handler_attribute() -> None:
     [
         ("a <b> & c", "a &lt;b&gt; &amp; c"),
         ("[x](javascript:alert(1))", "&#91;x&#93;(javascript:alert(1))"),
-        ("`keep <this>` and <that>", "`keep <this>` and &lt;that&gt;"),
+        # A span that holds markup is written as escaped HTML, not left for markdown to read.
+        ("`keep <this>` and <that>", "<code>keep &lt;this&gt;</code> and &lt;that&gt;"),
+        ("`--flag x` and <that>", "`--flag x` and &lt;that&gt;"),
         ("\\`<i>x</i>`", "&#92;&#96;&lt;i&gt;x&lt;/i&gt;&#96;"),
         ("`a\n\n<b>\n\nc`", "&#96;a\n\n&lt;b&gt;\n\nc&#96;"),
         # A span that crosses a line: the line could end it early (a heading, a rule, an HTML block).
         ("`x\n# h\n<img src=x onerror=alert(1)>`", "&#96;x\n# h\n&lt;img src=x onerror=alert(1)&gt;&#96;"),
         # Markdown pairs a stray backtick differently from this pattern; stray ones are escaped.
-        ("``a`<img src=x onerror=alert(1)>`", "&#96;&#96;a`<img src=x onerror=alert(1)>`"),
+        ("``a`<img src=x onerror=alert(1)>`", "&#96;&#96;a<code>&lt;img src&#61;x onerror&#61;alert(1)&gt;</code>"),
         ("{: onclick=x}", "&#123;: onclick=x&#125;"),
     ],
 )
