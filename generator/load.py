@@ -456,20 +456,43 @@ _TYPE_WORDS = {
 }
 
 
+_TYPE_KINDS = {*_TYPE_WORDS, "list_type", "dict_type", "model_attributes_type"}
+
+
+def _clean_loc(err: Any, data: Any) -> Path_:
+    """The error's location in the data: pydantic's union-member tags ("float", "list[float]")
+    dropped. A missing field's own name is not in the data either, but it is the point of the
+    message, so it stays."""
+    along = _keys_along(data, err["loc"])
+    last = len(err["loc"]) - 1
+    return tuple(
+        p
+        for i, p in enumerate(err["loc"])
+        if isinstance(p, int) or p in along or (err["type"] == "missing" and i == last)
+    )
+
+
 def validation_problems(
     exc: ValidationError, model: type[BaseModel], data: Any, pos: Positions, path: str
 ) -> list[Problem]:
     problems: list[Problem] = []
     seen: set[tuple[Path_, str]] = set()
-    for err in exc.errors():
-        kind = err["type"]
-        # Drop pydantic's union-member tags ("float", "list[float]") from the location. A missing
-        # field's own name is not in the data either, but it is the point of the message.
-        along = _keys_along(data, err["loc"])
-        last = len(err["loc"]) - 1
-        loc = tuple(
-            p for i, p in enumerate(err["loc"]) if isinstance(p, int) or p in along or (kind == "missing" and i == last)
+    errors = [(err, _clean_loc(err, data)) for err in exc.errors()]
+    # A value checked against a union (a number, a list of numbers or a range) gets a type error
+    # from each member it is not. When one member took it and found something more specific
+    # (`.nan` is not finite, a range misses `max`), the other members' type errors are noise.
+    noise = {
+        loc
+        for err, loc in errors
+        if err["type"] in _TYPE_KINDS
+        and any(
+            other[: len(loc)] == loc and (len(other) > len(loc) or e["type"] not in _TYPE_KINDS) for e, other in errors
         )
+    }
+    for err, loc in errors:
+        kind = err["type"]
+        if kind in _TYPE_KINDS and loc in noise:
+            continue
         if kind == "extra_forbidden":
             key = loc[-1]
             line, col = pos.of(loc, key=True)
@@ -522,6 +545,8 @@ def validation_problems(
                 )
             )
             continue
+        elif kind == "finite_number":
+            code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
         elif kind == "value_error":
             code, msg = "invalid-value", f"`{name}`: {str(err['msg']).removeprefix('Value error, ')}"
         else:

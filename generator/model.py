@@ -33,11 +33,17 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
+# A measured or predicted number: NaN and infinities (`.nan`, `.inf` in YAML) are not results,
+# and they break every comparison and mean computed from them; nor is anything near the float
+# limit (1e308), where a mean or a difference overflows. 1e15 is beyond any throughput or latency.
+Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e15, le=1e15)]
+
+
 class Range(Strict):
     """A value known only as a range, such as "about 8-11 tok/s"."""
 
-    min: float
-    max: float
+    min: Finite
+    max: Finite
 
     @model_validator(mode="after")
     def _ordered(self) -> Range:
@@ -47,7 +53,7 @@ class Range(Strict):
 
 
 # A number, repeated measurements of one quantity, or a range.
-MetricValue = float | Annotated[list[float], Field(min_length=1)] | Range
+MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
 
 
 def _known_metric(name: str) -> str:
@@ -94,7 +100,7 @@ class Result(Strict):
 class Expected(Strict):
     metric: MetricName
     # Percent; positive means better in the metric's own direction.
-    gain: float | Range | None = None
+    gain: Finite | Range | None = None
     concurrency: int | None = Field(default=None, ge=1)
     note: str | None = None
 
@@ -253,11 +259,11 @@ class Baseline(Strict):
 
 class Goal(Strict):
     metric: MetricName
-    target: float
+    target: Finite
     # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
     direction: Literal["above", "below"] | None = None
     concurrency: int | None = Field(default=None, ge=1)
-    current: float | Range | None = None
+    current: Finite | Range | None = None
     note: str | None = None
 
 
