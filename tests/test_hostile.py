@@ -592,3 +592,80 @@ def test_a_cache_file_planted_in_the_repository_is_not_unpickled(tmp_path: Path)
     again = run_cli("build", cwd=root)
     assert again.returncode == 0 and "0 written" in again.stdout, again.stdout
     assert not pwned.exists()
+
+
+# --- numbers that are not measurements -------------------------------------------------------
+
+NON_FINITE = b"""title: Not numbers
+tier: 2
+status: in-progress
+hypothesis: h
+results:
+  - label: nan
+    metrics: {output_throughput: .nan, ttft_p99: .inf}
+    baseline: {output_throughput: 1e309, ttft_p99: -.inf}
+  - label: huge
+    metrics: {output_throughput: 1e308}
+expected:
+  metric: output_throughput
+  gain: .NaN
+"""
+
+EXTREMES = b"""title: Zeros and extremes
+tier: 2
+status: adopted
+hypothesis: h
+verdict: v
+expected: {metric: output_throughput, gain: -1e15}
+results:
+  - label: zero
+    concurrency: 1
+    metrics: {output_throughput: 0, ttft_p99: 0}
+    baseline: {output_throughput: 0, ttft_p99: 0}
+  - label: huge
+    concurrency: 2
+    metrics: {output_throughput: 1e15, ttft_p99: 1e-300}
+    baseline: {output_throughput: 0, ttft_p99: 5e-324}
+  - label: repeated
+    concurrency: 3
+    metrics: {output_throughput: [1e15, 1e15, 0]}
+    baseline: {output_throughput: [0, 0]}
+  - label: range
+    concurrency: 4
+    metrics: {output_throughput: {min: 0, max: 1e15}}
+    baseline: {output_throughput: {min: 0, max: 0}}
+"""
+
+
+def test_non_finite_numbers_are_refused_at_check(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    (root / "improvements").mkdir(parents=True)
+    (root / "results").mkdir()
+    shutil.copy(REPO / "improvements" / "campaign.yaml", root / "improvements")
+    (root / "improvements" / "01-not-numbers.yaml").write_bytes(NON_FINITE)
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1 and "Traceback" not in res.stderr
+    lines = [ln.removeprefix("improvements/01-not-numbers.yaml:") for ln in res.stderr.splitlines()]
+    assert lines == [
+        "7:34: error[invalid-value]: `results[0].metrics.output_throughput` is nan; a measurement is a finite number",
+        "7:50: error[invalid-value]: `results[0].metrics.ttft_p99` is inf; a measurement is a finite number",
+        # YAML 1.1 reads 1e309 (no dot) as text; as a number it would be infinite.
+        "8:35: error[invalid-value]: `results[0].baseline.output_throughput` is '1e309'; a measurement is a finite "
+        "number",
+        "8:51: error[invalid-value]: `results[0].baseline.ttft_p99` is -inf; a measurement is a finite number",
+        "10:34: error[invalid-value]: `results[1].metrics.output_throughput`: Input should be less than or equal to "
+        "1000000000000000",
+        "13:9: error[invalid-value]: `expected.gain` is nan; a measurement is a finite number",
+        "6 error(s), 0 warning(s)",
+    ]
+
+
+def test_zeros_and_extremes_render_without_a_traceback(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    shutil.copytree(REPO / "improvements", root / "improvements")
+    (root / "results").mkdir()
+    (root / "improvements" / "90-extremes.yaml").write_bytes(EXTREMES)
+    for args in (("check",), ("build",), ("summary",), ("summary", "--format", "json"), ("export",)):
+        res = run_cli(*args, cwd=root)
+        assert res.returncode == 0, (args, res.stderr[-3000:])
+        assert "Traceback" not in res.stderr
