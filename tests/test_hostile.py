@@ -652,7 +652,7 @@ def test_non_finite_numbers_are_refused_at_check(tmp_path: Path) -> None:
         # YAML 1.1 reads 1e309 (no dot) as text; as a number it would be infinite.
         "8:35: error[invalid-value]: `results[0].baseline.output_throughput` is '1e309'; a measurement is a finite "
         "number",
-        "8:51: error[invalid-value]: `results[0].baseline.ttft_p99` is -inf; a measurement is a finite number",
+        "8:52: error[invalid-value]: `results[0].baseline.ttft_p99` is -inf; a measurement is a finite number",
         "10:34: error[invalid-value]: `results[1].metrics.output_throughput`: Input should be less than or equal to "
         "1000000000000000",
         "13:9: error[invalid-value]: `expected.gain` is nan; a measurement is a finite number",
