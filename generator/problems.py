@@ -142,12 +142,17 @@ def _real_folder(folder: Path) -> str:
 
 # Control characters (terminal escape sequences) and bidirectional overrides can come from a
 # key, a value or a file name; printed raw they could rewrite the terminal or hide text.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# Lone surrogates stand for bytes of a file name that are not UTF-8; written raw they would
+# raise UnicodeEncodeError on a strict UTF-8 terminal.
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+
+
+_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
 
 
 def printable(value: str) -> str:
     """`value` with control and bidi characters shown as escapes, so a report is one plain line."""
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), value)
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape", "backslashreplace").decode("ascii"), value)
 
 
 def _github_escape(value: str) -> str:
@@ -157,7 +162,9 @@ def _github_escape(value: str) -> str:
 def format_report(report: Report, fmt: str) -> str:
     problems = report.sorted()
     if fmt == "json":
-        return json.dumps([asdict(p) for p in problems], indent=2, ensure_ascii=False) + "\n"
+        text = json.dumps([asdict(p) for p in problems], indent=2, ensure_ascii=False)
+        # JSON escapes only C0 controls; the same data with the others escaped too.
+        return _JSON_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", text) + "\n"
     if fmt == "github":
         lines = []
         for p in problems:

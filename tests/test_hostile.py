@@ -386,14 +386,23 @@ def test_control_characters_in_keys_and_names_are_escaped(tmp_path: Path) -> Non
         HEAD + b'hypothesis: h\n"\\e[2J\\e]0;owned\\a": 1\n"evil\\u202Etxt.yaml": 2\n'
     )
     (root / "improvements" / "note\x1b[31m.txt").write_bytes(b"x")
-    for fmt in ("text", "github"):
-        res = run_cli("check", "--format", fmt, cwd=root)
+    # A file name that is not UTF-8: Python holds its bytes as lone surrogates, which a strict
+    # UTF-8 stream cannot write.
+    os.close(os.open(os.fsencode(root / "improvements") + b"/\xff\xfe-latin.yaml", os.O_CREAT | os.O_WRONLY))
+    for fmt in ("text", "github", "json"):
+        res = run_cli("check", "--format", fmt, cwd=root, env={"PYTHONIOENCODING": "utf-8:strict"})
         assert res.returncode == 1
+        assert "Traceback" not in res.stderr
         out = res.stderr + res.stdout
         assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
-        assert "\\x1b[2J\\x1b]0;owned\\x07" in out
+        if fmt == "json":  # the same characters as JSON escapes
+            assert "\\u001b[2J\\u001b]0;owned\\u0007" in out
+            assert "note\\u001b[31m.txt" in out
+        else:
+            assert "\\x1b[2J\\x1b]0;owned\\x07" in out
+            assert "note\\x1b[31m.txt" in out
         assert "evil\\u202etxt.yaml" in out
-        assert "note\\x1b[31m.txt" in out
+        assert "\\udcff\\udcfe-latin.yaml" in out
 
 
 # --- paths that leave the repository --------------------------------------------------------
