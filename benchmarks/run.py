@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import json
 import os
 import platform
@@ -281,7 +282,7 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
         if value is None:
             out.append(f"| {label} | not measured | |")
             return
-        shown = fmt.format(value) + (f" {unit}" if unit else "")
+        shown = fmt.format(value) + (unit if unit in ("x", "%") else f" {unit}" if unit else "")
         how = f"{value / limit:.1f}x the target"
         out.append(f"| {label} | {shown} | {_verdict(value <= limit, how)} |")
 
@@ -327,6 +328,17 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
             f"{f'{size / 1e6:.1f} MB' if isinstance(size, int) else '—'} | "
             f"{f'{mb:.0f} MB' if isinstance(mb, float) else '—'} |"
         )
+    # A sidebar listing every record on every page would make each added record cost more than
+    # the last; equal marginal costs at both steps say the site grows linearly.
+    steps = []
+    for a, b in itertools.pairwise(rows):
+        if all(isinstance(r.get(k), int | float) for r in (a, b) for k in ("site", "site_bytes")):
+            n = b["n"] - a["n"]  # type: ignore[operator]
+            ms = 1000 * (b["site"] - a["site"]) / n  # type: ignore[operator]
+            kb = (b["site_bytes"] - a["site_bytes"]) / n / 1000  # type: ignore[operator]
+            steps.append(f"from {a['n']} to {b['n']} records, {ms:.0f} ms and {kb:.0f} KB of site per record")
+    if steps:
+        out += ["", "Site cost of each added record: " + "; ".join(steps) + "."]
     out += [
         "",
         f"`improvements --help`: {_fmt_s(fixed.get('help'))}; `check` of the shipped campaign: "
