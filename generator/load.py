@@ -155,6 +155,10 @@ def read_text(path: Path) -> str:
 _NOT_PRINTABLE = re.compile("[^\t\n\r\x20-\x7e\x85\xa0-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
+# Control characters other than tab and line feed, which a double-quoted escape can produce.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
 def _first_unprintable(text: str) -> tuple[int, int] | None:
     bad = _NOT_PRINTABLE.search(text)
     if bad is None:
@@ -326,6 +330,16 @@ class _Builder:
             raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
         kind = type(node)
         if kind is yaml.ScalarNode:
+            if node.style == '"' and _CONTROL.search(node.value):
+                # Only a double-quoted escape (`"\e[2J"`) gets one past the reader; printed by
+                # `summary` or in a problem it would drive the terminal.
+                char = _CONTROL.search(node.value).group()  # type: ignore[union-attr]
+                raise YamlProblem(
+                    *_mark(node.start_mark),
+                    "invalid-value",
+                    f"text holds the control character {char!r}",
+                    "records hold plain text; write a tab or a line break as it is",
+                )
             return node.value if node.tag == _STR_TAG else _scalar(node)
         depth += 1
         if kind is yaml.SequenceNode:

@@ -237,6 +237,15 @@ CASES: dict[str, tuple[bytes, str, int, int, str]] = {
     "40-empty.yaml": (b"", "empty-file", 1, 1, "file holds no YAML document"),
     "41-only-comments.yaml": (b"# nothing here yet\n", "empty-file", 1, 1, "file holds no YAML document"),
     "42-scalar-root.yaml": (b"just some text\n", "wrong-type", 1, 1, "the document must be a mapping, not text"),
+    "45-escape-in-text.yaml": (
+        # A double-quoted escape gets a control character past the reader: `summary` would print
+        # it to the terminal.
+        b'title: "\\e[2J\\e]0;owned\\a"\ntier: 1\nstatus: proposed\nhypothesis: h\n',
+        "invalid-value",
+        1,
+        8,
+        "text holds the control character '\\x1b'",
+    ),
     "43-unclosed-quote.yaml": (
         HEAD + b'hypothesis: "never closed\n',
         "yaml-syntax",
@@ -452,7 +461,8 @@ def test_sources_that_leave_results_are_refused(tmp_path: Path) -> None:
         ),
         "07-dotdot-back-in.yaml": ("results/../results/ok.json", "path-outside", "leaves results/"),
         "08-loop.yaml": ("results/loop-a", "missing-source", "source `results/loop-a` does not exist"),
-        "09-nul.yaml": ('"results/ok.json\\0.txt"', "invalid-value", "source contains a NUL character"),
+        # Refused as text first; the source check would refuse it too.
+        "09-nul.yaml": ('"results/ok.json\\0.txt"', "invalid-value", "text holds the control character '\\x00'"),
         "10-too-long.yaml": ("results/" + "a" * 5000, "missing-source", "does not exist"),
     }
     for name, (source, _code, _msg) in sources.items():
