@@ -139,6 +139,30 @@ references:
 """
 
 
+def poison_campaign(path: Path) -> None:
+    """campaign.yaml with a payload added to every text field the home page shows."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    tag = "<img src=x onerror=window.__pwned=40>"
+    data["name"] += " " + tag
+    data["description"] = BLOCK
+    for part in ("model", "hardware"):
+        data[part]["details"] = {**data[part].get("details", {}), f"key {tag}": f"value {tag}"}
+    data["engine"]["note"] = BLOCK
+    data["baseline"]["label"] += " " + tag
+    data["baseline"]["note"] = BLOCK
+    for goal in data.get("goals", []):
+        goal["note"] = ONE_LINE
+    data["tiers"] = {n: f"{text} {tag}" for n, text in data["tiers"].items()}
+    data["context"] = [*data.get("context", []), BLOCK]
+    data["references"] = [
+        *data.get("references", []),
+        {"title": ONE_LINE, "url": "javascript&#58;window.__pwned=41", "note": ONE_LINE},
+    ]
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
 @dataclass
 class Site:
     root: Path
@@ -155,6 +179,7 @@ class _Quiet(SimpleHTTPRequestHandler):
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = copy_campaign(tmp_path_factory.mktemp("hostile-site") / "repo", with_docs=True)
     (root / "improvements" / "90-hostile.yaml").write_text(hostile_record(), encoding="utf-8")
+    poison_campaign(root / "improvements" / "campaign.yaml")
     check = run_cli("check", cwd=root)
     assert check.returncode == 0, check.stderr  # the record is valid: it must reach the site
     proc = run_cli("build", "--site", "--quiet", cwd=root)
@@ -210,7 +235,12 @@ def _outside_code(markdown: str) -> str:
 def test_generated_markdown_holds_no_live_html(site: Site) -> None:
     docs = site.root / "docs"
     rec = next(r for r in site.project.records if r.slug == "hostile")
-    paths = [site.project.docs_dir / site.project.output_name(rec), docs / "summary.md", docs / "blockers.md"]
+    paths = [
+        site.project.docs_dir / site.project.output_name(rec),
+        docs / "summary.md",
+        docs / "blockers.md",
+        docs / "index.md",
+    ]
     for path in paths:
         # The exact error text and the launch command are shown as code, which is safe.
         text = _outside_code(path.read_text(encoding="utf-8"))
@@ -309,6 +339,8 @@ def test_no_script_runs_in_chromium(site: Site, browser: Browser, page_name: str
         if page_name == "record":
             # The payloads are shown as text, not dropped.
             assert "<script>window.__pwned=1" in article.inner_text()
+        if page_name == "home":
+            assert "<img src=x onerror=window.__pwned=40>" in article.inner_text()
         # Click every link in the article that stays on the page or the site: a link made from
         # a payload would run its script on click.
         for link in article.locator("a[href]").all():
