@@ -359,3 +359,19 @@ def test_no_script_runs_in_chromium(site: Site, browser: Browser, page_name: str
         assert dialogs == []
     finally:
         context.close()
+
+
+def test_charts_hold_no_live_content(site: Site) -> None:
+    # Chart labels come from record titles and result labels; an SVG opened on its own would
+    # run a script inside it.
+    charts = sorted((site.root / "site").rglob("*.svg"))
+    assert charts
+    for chart in charts:
+        parser = _Elements()
+        parser.depth = 1  # every element of the file counts
+        parser.feed(chart.read_text(encoding="utf-8"))
+        for tag, attrs in parser.found:
+            assert tag not in {"script", "foreignobject", "iframe", "object", "embed"}, (chart, tag)
+            for key, value in attrs:
+                assert not key.startswith("on"), (chart, tag, key)
+                assert not (value or "").strip().lower().startswith(("javascript:", "data:text")), (chart, tag, key)
