@@ -13,6 +13,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -424,3 +425,31 @@ def test_same_bytes_under_other_locales_time_zones_and_file_orders(tmp_path: Pat
             reference = out
         else:
             assert _digest(out) == _digest(reference), env
+
+
+def test_a_hostile_manifest_cannot_make_the_build_delete_anything(tmp_path: Path) -> None:
+    # The manifest of generated files is plain text in the repository: entries that point out
+    # of the managed folders, or through a symlink, must not lead stale-file removal anywhere.
+    root = _built(tmp_path)
+    manifest = root / "docs" / ".improvements-manifest.json"
+    header = next(ln for ln in (root / "docs" / "summary.md").read_text().splitlines() if "do not edit" in ln)
+    bait = f"{header}\nnot yours to delete\n".encode()
+    victims = [tmp_path / "victim.md", root / "README.md", tmp_path / "linked.md"]
+    for path in victims:
+        path.write_bytes(bait)
+    (root / "docs" / "improvements" / "glb5improvement-98-link.md").symlink_to(tmp_path / "linked.md")
+    data = json.loads(manifest.read_text())
+    data["files"] += [
+        "../victim.md",
+        str(tmp_path / "victim.md"),
+        "README.md",
+        "docs/../README.md",
+        "docs/improvements/../../README.md",
+        "docs/improvements/glb5improvement-98-link.md",
+    ]
+    manifest.write_text(json.dumps(data))
+    res = run_cli("build", cwd=root)
+    assert res.returncode == 0, res.stderr
+    for path in victims:
+        assert path.read_bytes() == bait, path
+    assert (root / "docs" / "improvements" / "glb5improvement-98-link.md").is_symlink()
