@@ -165,6 +165,8 @@ class Blocker(Strict):
     ref: Slug | None = None
     title: str | None = None
     error: str | None = None
+    # What was seen when there is no error to quote: a slowdown, a hang, wrong output.
+    symptom: str | None = None
     cause: str | None = None
     status: BlockerStatus | None = None
     upstream: list[str] = Field(default_factory=list)
@@ -174,7 +176,7 @@ class Blocker(Strict):
     @model_validator(mode="after")
     def _defined_or_referenced(self) -> Blocker:
         if self.ref is not None:
-            own = [k for k in ("id", "title", "error", "cause", "status") if getattr(self, k)]
+            own = [k for k in ("id", "title", "error", "symptom", "cause", "status") if getattr(self, k)]
             if own or self.upstream:
                 raise ValueError(
                     "a blocker with `ref` points at one defined elsewhere; "
