@@ -73,8 +73,10 @@ def resolve_root(root: Path | None) -> Path:
     from generator.load import find_root
 
     if root is not None:
-        if not (root / "improvements" / "campaign.yaml").is_file():
-            raise click.UsageError(f"{root} has no improvements/campaign.yaml")
+        # A folder of records without campaign.yaml is still a campaign, a broken one: loading
+        # it reports `missing-campaign` with the rest of its problems.
+        if not (root / "improvements").is_dir():
+            raise click.UsageError(f"{root} has no improvements/ folder")
         return root.resolve()
     found = find_root()
     if found is None:

@@ -662,8 +662,13 @@ class Project:
 def find_root(start: Path | None = None) -> Path | None:
     """The repository root: the nearest folder at or above `start` with improvements/campaign.yaml."""
     here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
+    folders = (here, *here.parents)
+    for folder in folders:
         if (folder / "improvements" / "campaign.yaml").is_file():
+            return folder
+    # Records without their campaign.yaml: loading reports `missing-campaign` precisely.
+    for folder in folders:
+        if any((folder / "improvements").glob("[0-9][0-9]*-*.yaml")):
             return folder
     return None
 

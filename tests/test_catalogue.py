@@ -8,8 +8,8 @@ Each entry is a `### \\`code\\`` heading followed by:
 - `Command: \\`improvements ...\\``: run in that campaign as a user would (a subprocess).
 - `Exit status: N`.
 - optionally `Padded to: N bytes` (the fixture is padded with comment lines, so the repository
-  does not carry a megabyte file) or `Library: load_project` (the code is only reachable
-  through the Python API, which is then called instead of a command).
+  does not carry a megabyte file) or `Without: \\`PATH\\`` (that file of the minimal campaign
+  is removed before the command runs).
 - a fenced block showing the input: `yaml` blocks must equal the fixture file; `python` blocks
   hold the repr of its bytes (for files that are not text); blocks whose title says
   "abbreviated" are not compared.
@@ -40,18 +40,6 @@ from conftest import FIXTURES, REPO
 CATALOGUE = REPO / "docs" / "guide" / "errors.md"
 ERRORS = FIXTURES / "errors"
 
-LIBRARY = """
-import sys
-from pathlib import Path
-from generator.load import load_project
-from generator.problems import Report, format_report
-
-report = Report()
-load_project(Path.cwd(), report)
-sys.stderr.write(format_report(report, "text"))
-sys.exit(0 if report.ok else 1)
-"""
-
 
 @dataclass
 class Entry:
@@ -60,7 +48,7 @@ class Entry:
     command: str | None = None
     exit_status: int | None = None
     padded: int | None = None
-    library: bool = False
+    without: list[str] = field(default_factory=list)
     reserved: bool = False
     blocks: list[tuple[str, str]] = field(default_factory=list)  # (info string, content)
     output: list[str] = field(default_factory=list)
@@ -90,8 +78,8 @@ def parse_catalogue(text: str) -> list[Entry]:
                 current.exit_status = int(m.group(1))
             elif m := re.fullmatch(r"Padded to: ([\d,]+) bytes", line):
                 current.padded = int(m.group(1).replace(",", ""))
-            elif line == "Library: `load_project`":
-                current.library = True
+            elif m := re.fullmatch(r"Without: `([^`]+)`", line):
+                current.without.append(m.group(1))
             elif line.startswith("Reserved:"):
                 current.reserved = True
             elif line == "Output:":
@@ -133,9 +121,8 @@ def _campaign(tmp_path: Path, entry: Entry) -> Path:
     (root / "results").mkdir()
     shutil.copy(ERRORS / "campaign.yaml", root / "improvements" / "campaign.yaml")
     shutil.copytree(ERRORS / entry.code, root, dirs_exist_ok=True, symlinks=True)
-    if entry.library:
-        # The one code a command never prints: resolving the repository fails first (exit 2).
-        (root / "improvements" / "campaign.yaml").unlink()
+    for gone in entry.without:
+        (root / gone).unlink()
     if entry.padded is not None:
         assert entry.fixture is not None
         path = root / Path(entry.fixture).relative_to(f"tests/fixtures/errors/{entry.code}")
@@ -164,11 +151,8 @@ def test_entry_is_real(tmp_path: Path, entry: Entry) -> None:
             assert content == data.decode("utf-8"), f"{entry.code}: the input shown differs from {entry.fixture}"
     root = _campaign(tmp_path, entry)
     words = shlex.split(entry.command)
-    if entry.library:
-        cmd = [sys.executable, "-c", LIBRARY]
-    else:
-        assert words[0] == "improvements", entry.command
-        cmd = [sys.executable, "-m", "generator", *words[1:]]
+    assert words[0] == "improvements", entry.command
+    cmd = [sys.executable, "-m", "generator", *words[1:]]
     proc = subprocess.run(
         cmd,
         cwd=root,
@@ -200,6 +184,12 @@ def _uses_code(code: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("entry", [e for e in ENTRIES if e.reserved], ids=lambda e: e.code)
-def test_reserved_codes_are_unused(entry: Entry) -> None:
-    assert _uses_code(entry.code) == [], f"`{entry.code}` is printed now: give its catalogue entry a real example"
+def test_no_code_is_left_without_a_real_example() -> None:
+    # `Reserved:` marks a code nothing prints yet; a code nothing prints should not exist.
+    assert [e.code for e in ENTRIES if e.reserved] == [], "every code in the catalogue has a real, tested example"
+
+
+def test_every_code_is_used_by_the_generator() -> None:
+    # `usage` names click's usage errors (exit 2), which click prints in its own words.
+    unused = [code for code in CODES if code != "usage" and not _uses_code(code)]
+    assert unused == [], "codes in generator.problems.CODES that no module prints"

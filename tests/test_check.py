@@ -56,7 +56,7 @@ def test_problem_position_and_code(tmp_path: Path, name: str) -> None:
     res = run_cli("check", cwd=root)
     assert res.returncode == 1, res.stderr
     assert "Traceback" not in res.stderr
-    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("improvements/")]
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("improvements/") and ": error[" in ln]
     assert lines, res.stderr
     first = lines[0]
     assert first.startswith(f"improvements/{name}:{line}:{col}: error[{code}]: "), first
@@ -149,10 +149,13 @@ def test_usage_errors_exit_2(tmp_path: Path) -> None:
 def test_missing_campaign(tmp_path: Path) -> None:
     root = _campaign_with(tmp_path / "c")
     (root / "improvements" / "campaign.yaml").unlink()
-    (root / "improvements" / "campaign.yaml").mkdir()  # something is there, but not the file
-    res = run_cli("check", "--root", str(root))
+    for where in (["--root", str(root)], []):
+        res = run_cli("check", *where, cwd=root / "results")
+        assert res.returncode == 1, res.stderr
+        assert "improvements/campaign.yaml:1:1: error[missing-campaign]" in res.stderr
+    res = run_cli("check", "--root", str(tmp_path))
     assert res.returncode == 2
-    assert "has no improvements/campaign.yaml" in res.stderr
+    assert "has no improvements/ folder" in res.stderr
 
 
 def test_python_dash_m_and_console_script_agree() -> None:

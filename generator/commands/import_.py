@@ -174,6 +174,8 @@ def _take_trailing_comment(results: Any) -> Any:
     ruamel keeps what follows a list item (the blank line before the next key) on that item's
     last key; appending after it would leave the new results below the gap.
     """
+    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
     if not results or not hasattr(results[-1], "ca") or not results[-1]:
         return None
     last = results[-1]
@@ -185,6 +187,10 @@ def _take_trailing_comment(results: Any) -> Any:
         return None
     token = slot[2]
     slot[2] = None
+    # After a plain value the token starts with that line's own newline; a block scalar (| or >)
+    # keeps its newline inside the value, so the moved token must bring one of its own.
+    if isinstance(last[key], LiteralScalarString | FoldedScalarString):
+        token.value = "\n" + token.value
     return token
 
 

@@ -329,7 +329,9 @@ def _unknown_run(
 
 
 def problems(project: Project) -> list[Problem]:
-    """Run references that do not resolve (errors) and results not comparable with their baseline (warnings)."""
+    """Run references that do not resolve (errors); results without a baseline or not comparable with it (warnings)."""
+    from generator.compare import result_numbers
+
     runs, broken = load_runs(project.root)
     out: list[Problem] = []
     cf = project.campaign_file
@@ -357,6 +359,21 @@ def problems(project: Project) -> list[Problem]:
                 rid = getattr(result, key)
                 if rid is not None and rid not in runs:
                     out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
+            resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
+            if rec is not None and resolvable and result_numbers(project, result).no_baseline:
+                line, col = pos.of(loc)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "no-baseline",
+                        f"result `{result.label}` has no baseline: its numbers are shown without a delta",
+                        "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
+                        "or name one with `baseline_run`",
+                        severity="warning",
+                    )
+                )
             if rec is None or result.run is None or result.run not in runs:
                 continue
             if result.baseline_run is not None and result.baseline_run not in runs:
