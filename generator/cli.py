@@ -7,6 +7,7 @@ it runs, so `improvements --help` never pays for pandas, matplotlib or mkdocs.
 from __future__ import annotations
 
 import importlib
+import io
 import sys
 from pathlib import Path
 
@@ -91,6 +92,11 @@ def run() -> None:
     """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
     from generator.problems import ProblemsFound, format_report
 
+    # Records, JSON and markdown are UTF-8 whatever the locale says, so output is the same bytes
+    # everywhere and a C locale cannot turn an arrow in a record into a UnicodeEncodeError.
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
+            stream.reconfigure(encoding="utf-8")
     try:
         main.main(prog_name="improvements", standalone_mode=False)
     except ProblemsFound as exc:
