@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -71,3 +77,52 @@ def minimal(tmp_path: Path) -> Path:
     (root / "results").mkdir()
     shutil.copy(REPO / "improvements" / "campaign.yaml", root / "improvements" / "campaign.yaml")
     return root
+
+
+# --- the site in a real browser ---------------------------------------------------------------
+
+CHROMIUM = Path("/usr/bin/chromium")
+# As root, headless, and with nothing that reaches for the network this machine does not have.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+class _Quiet(SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def serve_folder(folder: Path) -> Iterator[str]:
+    """Serve `folder` over HTTP on a free local port; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Any]:
+    """Debian's Chromium driven by Playwright; never a browser download of Playwright's own."""
+    from playwright.sync_api import sync_playwright
+
+    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install chromium` (the browser tests use Debian's Chromium)")
+    with sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        try:
+            yield chromium
+        finally:
+            chromium.close()

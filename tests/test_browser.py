@@ -6,34 +6,21 @@ summary page; otherwise the screenshot goes to the test's temporary folder only.
 
 from __future__ import annotations
 
-import functools
 import os
 import re
 import shutil
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Browser, Page, expect
 
 from generator.load import Project, require_project
 from generator.summary import summary_rows
 
-from conftest import REPO, copy_campaign, run_cli
+from conftest import REPO, copy_campaign, run_cli, serve_folder
 
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 SCREENSHOT = REPO / "docs" / "assets" / "screenshot.png"
 # Generous waits: CI runs the suite on 2 busy cores, and a wait only costs time when it fails.
 TIMEOUT_MS = 30_000
@@ -58,39 +45,14 @@ class Tab:
     errors: list[str] = field(default_factory=list)
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     """The shipped campaign built with `improvements build --site`, served on a free local port."""
     root = copy_campaign(tmp_path_factory.mktemp("browser") / "repo", with_docs=True)
     proc = run_cli("build", "--site", "--quiet", cwd=root)
     assert proc.returncode == 0, proc.stderr
-    handler = functools.partial(_Quiet, directory=str(root / "site"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/", require_project(root))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install chromium` (the browser tests use Debian's Chromium)")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    with serve_folder(root / "site") as url:
+        yield Site(root, url, require_project(root))
 
 
 @pytest.fixture

@@ -9,33 +9,18 @@ served locally and opened in Debian's Chromium on the record, summary and blocke
 
 from __future__ import annotations
 
-import functools
-import os
 import re
-import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from html.parser import HTMLParser
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Browser, sync_playwright
+from playwright.sync_api import Browser
 
 from generator.load import Project, require_project
 
-from conftest import copy_campaign, run_cli
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from conftest import copy_campaign, run_cli, serve_folder
 
 # Each payload sets window.__pwned to its own number if it runs, so a failure names it.
 PAYLOADS = [
@@ -170,11 +155,6 @@ class Site:
     project: Project
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:
-        pass
-
-
 @pytest.fixture(scope="module")
 def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     root = copy_campaign(tmp_path_factory.mktemp("hostile-site") / "repo", with_docs=True)
@@ -185,15 +165,8 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
     proc = run_cli("build", "--site", "--quiet", cwd=root)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "Traceback" not in proc.stderr
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root / "site")))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield Site(root, f"http://127.0.0.1:{server.server_address[1]}/", require_project(root))
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    with serve_folder(root / "site") as url:
+        yield Site(root, url, require_project(root))
 
 
 def _pages(site: Site) -> dict[str, str]:
@@ -298,18 +271,6 @@ def test_built_html_holds_no_live_html(site: Site) -> None:
 
 
 # --- the site in Chromium ------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if not (CHROMIUM.is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"{CHROMIUM} is missing: run `apt-get install chromium` (the browser tests use Debian's Chromium)")
-    with sync_playwright() as pw:
-        chromium = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
 
 
 # What the page itself can tell: script elements whose text holds a payload, elements with
