@@ -88,6 +88,18 @@ def resolve_root(root: Path | None) -> Path:
     return found
 
 
+def emit(text: str, output: Path | None) -> None:
+    """A command's result to standard output, or atomically to --output FILE."""
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from generator.edit import atomic_write
+
+    output.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(output, text)
+    sys.stderr.write(f"wrote {output}\n")
+
+
 def run() -> None:
     """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
     from generator.problems import ProblemsFound, format_report

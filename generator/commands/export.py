@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from generator.cli import resolve_root, root_option
+from generator.cli import emit, resolve_root, root_option
 
 
 @click.command(
@@ -36,11 +35,4 @@ def command(root: Path | None, fmt: str, output: Path | None) -> None:
     del fmt  # JSON is the one format; the option keeps the command line stable when others come
     project = require_project(resolve_root(root))
     text = dumps(project)
-    if output is None:
-        sys.stdout.write(text)
-        return
-    from generator.edit import atomic_write
-
-    output.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(output, text)
-    sys.stderr.write(f"wrote {output}\n")
+    emit(text, output)

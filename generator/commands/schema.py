@@ -11,11 +11,12 @@ campaign); a test fails when they are stale.
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 from typing import Any
 
 import click
+
+from generator.cli import emit
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
 WHICH = ("record", "campaign")
@@ -134,11 +135,4 @@ def command(which: str | None, output: Path | None) -> None:
     the YAML language server complete keys and flag mistakes as you type.
     """
     text = schema_text(which)
-    if output is None:
-        sys.stdout.write(text)
-        return
-    from generator.edit import atomic_write
-
-    output.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(output, text)
-    sys.stderr.write(f"wrote {output}\n")
+    emit(text, output)
