@@ -106,8 +106,7 @@ def test_dry_run_changes_nothing(built: Path) -> None:
 
 def test_compact_closes_gaps_and_ends_duplicates(built: Path) -> None:
     files = names(built)
-    if len(files) < 3:
-        pytest.skip("needs three records")
+    assert len(files) >= 3, "the shipped campaign has the three records this needs"
     # Make a gap and a duplicate: the last record jumps to 40, the second takes the first's number.
     _number, slug = last(built)
     (built / "improvements" / files[-1]).rename(built / "improvements" / f"40-{slug}.yaml")
