@@ -355,3 +355,26 @@ def test_secret_names_are_matched_by_word() -> None:
         "---------------Inter-token Latency----------------",
         0,
     )
+
+
+def test_credentials_in_urls_are_redacted_everywhere_written(campaign: Path, tmp_path: Path) -> None:
+    from generator.results.redact import redact_text
+
+    assert redact_text("curl -s http://user:pw@host:8000/v1") == ("curl -s http://<redacted>@host:8000/v1", 1)
+    # An @ in a path is not userinfo; a URL without credentials is left alone.
+    assert redact_text("https://host/a@b http://host:8000") == ("https://host/a@b http://host:8000", 0)
+    obj = json.loads((BENCH / "vllm-benchmark-serving-legacy.json").read_text())
+    obj["base_url"] = "http://bench-user:s3cr3t-pw@gpu-node:8000"
+    obj["command"] = "vllm bench serve --base-url https://admin:hunter2-pw@gpu-node:8000 --model m"
+    path = tmp_path / "vllm-with-url.json"
+    path.write_text(json.dumps(obj) + "\n")
+    r = import_(campaign, str(path), "--record", "02")
+    assert r.returncode == 0, r.stderr
+    assert "redacted 2 secret value(s)" in r.stderr
+    written = tree(campaign)
+    assert any(n.startswith("results/raw/") for n in written)
+    for name, data in written.items():
+        for secret in (b"s3cr3t-pw", b"hunter2-pw", b"bench-user:"):
+            assert secret not in data, f"{secret!r} leaked into {name}"
+    raw = next(d for n, d in written.items() if n.startswith("results/raw/"))
+    assert b"http://<redacted>@gpu-node:8000" in raw and b"https://<redacted>@gpu-node:8000" in raw

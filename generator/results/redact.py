@@ -1,9 +1,9 @@
 """Secrets out of benchmark files before anything is written.
 
 SGLang's `server_info` dumps the server's arguments, `api_key` and `admin_api_key` among them,
-in clear text; captured launch commands carry `--api-key X`. Values under secret-looking keys
-and values of secret-looking flags are replaced, in the parsed data and in the raw copy kept as
-evidence.
+in clear text; captured launch commands carry `--api-key X`; a URL may carry `user:password@`.
+Values under secret-looking keys, values of secret-looking flags and URL credentials are
+replaced, in the parsed data and in the raw copy kept as evidence.
 
 The key test works on the words of a name, not on substrings: `hf_token` and `api_key` are
 secrets, `total_output_tokens` (a count) and `tokenizer_path` are not. A blunt substring match
@@ -44,6 +44,8 @@ _FLAG = re.compile(
 )
 _ENV = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
+# scheme://user:password@host: the userinfo part of any URL, wherever it appears in a value.
+_URL_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^\s/@'\"<>]+)@")
 
 
 def redact_text(text: str) -> tuple[str, int]:
@@ -69,6 +71,14 @@ def redact_text(text: str) -> tuple[str, int]:
         count += 1
         return f"{m.group(1)} {REDACTED}"
 
+    def userinfo(m: re.Match[str]) -> str:
+        nonlocal count
+        if m["userinfo"] == REDACTED:
+            return m.group(0)
+        count += 1
+        return f"{m['scheme']}{REDACTED}@"
+
+    text = _URL_USERINFO.sub(userinfo, text)
     text = _FLAG.sub(flag, text)
     text = _ENV.sub(env, text)
     text = _BEARER.sub(bearer, text)
