@@ -12,9 +12,11 @@ states its numbers, also written into the SVG as its <title>.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import io
 import re
+import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
 from posixpath import join as pjoin
@@ -156,6 +158,21 @@ def _style() -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def _drawing() -> Iterator[None]:
+    """The chart style, and quiet about glyphs DejaVu Sans lacks.
+
+    Text stays text in the SVG (svg.fonttype none), so the browser draws a CJK title or a
+    symbol with its own fonts; matplotlib's missing-glyph warning concerns only its own layout
+    metrics and would be noise on every build, `-q` or not.
+    """
+    import matplotlib
+
+    with matplotlib.rc_context(_style()), warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r"Glyph \d+ .* missing from font", category=UserWarning)
+        yield
+
+
 def _svg(fig: Any, alt: str) -> str:
     buf = io.BytesIO()
     fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches=None)
@@ -232,9 +249,7 @@ def _draw_record_plot(
     throughput: str,
     latency: str | None,
 ) -> Plot:
-    import matplotlib
-
-    with matplotlib.rc_context(_style()):
+    with _drawing():
         fig = _figure(9.0 if latency else 5.5, 3.6)
         panels = [throughput] + ([latency] if latency else [])
         alt_parts = []
@@ -275,9 +290,7 @@ def gains_plot(project: Project) -> Plot | None:
 
 
 def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
-    import matplotlib
-
-    with matplotlib.rc_context(_style()):
+    with _drawing():
         fig = _figure(7.5, 0.9 + 0.42 * len(rows))
         ax = fig.add_subplot(1, 1, 1)
         labels = [f"{r['number']:02d} {r['title']}"[:48] for r in rows]
@@ -360,14 +373,12 @@ def throughput_latency_plot(project: Project) -> Plot | None:
 def _draw_throughput_latency_plot(
     project: Project, throughput: str, latency: str, points: list[tuple[str, Any]]
 ) -> Plot:
-    import matplotlib
-
     t_metric, l_metric = metrics.lookup(throughput), metrics.lookup(latency)
     assert t_metric is not None and l_metric is not None
     who = sorted({w for w, _r in points}, key=lambda w: (w != "baseline", w))
     palette = [BASELINE, RECORD, "#a070d0", "#4caf50", "#d4a017", "#d45087", "#2ab7a9"]
     markers = ["o", "s", "^", "D", "v", "P", "X"]
-    with matplotlib.rc_context(_style()):
+    with _drawing():
         fig = _figure(7.0, 4.2)
         ax = fig.add_subplot(1, 1, 1)
         for i, name in enumerate(who):

@@ -106,3 +106,17 @@ def test_charts_are_byte_identical_across_runs_time_zones_and_locales(ab_campaig
         outputs.append(proc.stdout)
     assert outputs[0] == outputs[1] == outputs[2]
     assert len(outputs[0]) > 1000
+
+
+def test_non_latin_title_builds_quietly(ab_campaign: Path) -> None:
+    # DejaVu Sans lacks CJK glyphs; the SVG keeps text as text for the browser's fonts, so no warning.
+    record = next((ab_campaign / "improvements").glob("03-*.yaml"))
+    text = record.read_text()
+    head, sep, rest = text.partition("\ntitle: ")
+    assert sep, "the record has a top-level title"
+    record.write_text(head + '\ntitle: "Repeated 测试 ✓"\n' + rest.split("\n", 1)[1])
+    r = run_cli("build", "-q", "--root", str(ab_campaign))
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == ""
+    svg = (ab_campaign / "docs" / "improvements" / "plots" / "single-batch-overlap.svg").read_text()
+    assert "Repeated 测试 ✓" in svg
