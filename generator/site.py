@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from markupsafe import Markup
 from mkdocs.config import config_options as opt
 from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
@@ -55,6 +56,13 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
         for path in watched_paths(repo_root(config)):
             server.watch(str(path))
         return server
+
+    def on_page_context(self, context: dict[str, Any], /, *, page: Any, config: MkDocsConfig, nav: Any) -> None:
+        # The theme writes `page.title | striptags` into <title>, and striptags turns escaped
+        # text back into markup: a record titled `</title><script>` would run. A page's meta
+        # title is written as it is, so give it the same text, escaped once more.
+        if page.title and not page.is_homepage and not page.meta.get("title"):
+            page.meta["title"] = html.escape(Markup(page.title).striptags())
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.export import write_site_export
@@ -203,6 +211,8 @@ def build_site(root: Path, site_dir: Path | None = None) -> Path:
     from mkdocs.config import load_config
 
     config_file = _config_file(root)
+    if site_dir is not None:
+        refuse_foreign_site_dir(root, site_dir)
     # Without --site-dir, mkdocs.yml's site_dir (relative to mkdocs.yml) decides.
     overrides = {"site_dir": str(site_dir.resolve())} if site_dir is not None else {}
     with mkdocs_logging(logging.WARNING):
@@ -214,6 +224,25 @@ def build_site(root: Path, site_dir: Path | None = None) -> Path:
         except Abort as exc:
             raise click.ClickException(f"site not built: {exc}") from None
     return Path(config.site_dir)
+
+
+# What a site folder mkdocs built holds; a folder without any of these is not a site.
+_SITE_MARKERS = ("index.html", "404.html", "sitemap.xml")
+
+
+def refuse_foreign_site_dir(root: Path, site_dir: Path) -> None:
+    """mkdocs empties the site folder before it builds: refuse one that holds anything else."""
+    target, repo = site_dir.resolve(), root.resolve()
+    if target == repo or repo.is_relative_to(target):
+        raise click.UsageError(f"--site-dir {site_dir} would hold the repository itself; choose a folder of its own")
+    for own in ("improvements", "results", "docs", "templates", ".git"):
+        if target.is_relative_to(repo / own):
+            raise click.UsageError(f"--site-dir {site_dir} is inside the campaign's {own}/; choose a folder of its own")
+    if target.is_dir() and any(target.iterdir()) and not any((target / m).is_file() for m in _SITE_MARKERS):
+        raise click.UsageError(
+            f"--site-dir {site_dir} is not empty and holds no built site; the build would delete what is "
+            "there. Choose a new or empty folder, or one an earlier build wrote"
+        )
 
 
 def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None:

@@ -211,6 +211,22 @@ def test_build_site_command(tmp_path: Path) -> None:
     assert (other / "summary.html").is_file()
 
 
+def test_site_dir_never_replaces_a_folder_that_is_not_a_site(tmp_path: Path) -> None:
+    # mkdocs empties its site folder first: pointed at the records, it would delete them.
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    before = {p: p.read_bytes() for p in (root / "improvements").iterdir()}
+    docs_before = sorted(p.relative_to(root) for p in (root / "docs").rglob("*"))
+    for target in ("improvements", "results", ".", ".."):
+        proc = run_cli("build", "--site", "--site-dir", target, cwd=root)
+        assert proc.returncode == 2, (target, proc.stderr)
+        assert "Traceback" not in proc.stderr
+    assert {p: p.read_bytes() for p in (root / "improvements").iterdir()} == before
+    assert sorted(p.relative_to(root) for p in (root / "docs").rglob("*")) == docs_before
+    # A folder an earlier build wrote may be built into again.
+    assert run_cli("build", "--site", "--site-dir", "out", cwd=root).returncode == 0
+    assert run_cli("build", "--site", "--site-dir", "out", cwd=root).returncode == 0
+
+
 def test_build_site_without_mkdocs_yml_says_so(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     (root / "mkdocs.yml").unlink()

@@ -70,7 +70,7 @@ def _yaml_str(text: str) -> str:
 def hostile_record() -> str:
     s, b = _yaml_str(ONE_LINE), _yaml_str(BLOCK)
     return f"""\
-title: {_yaml_str("Hostile <script>window.__pwned=20</script> <img src=x onerror=window.__pwned=21>")}
+title: {_yaml_str("Hostile <script>window.__pwned=20</script> <img src=x onerror=window.__pwned=21> </title><script>window.__pwned=35</script>")}
 tier: 3
 status: blocked
 tags: [hostile]
