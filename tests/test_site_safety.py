@@ -69,8 +69,11 @@ def _yaml_str(text: str) -> str:
 
 def hostile_record() -> str:
     s, b = _yaml_str(ONE_LINE), _yaml_str(BLOCK)
+    # The title also travels into <title>, where closing it is the way out.
+    title = "Hostile <script>window.__pwned=20</script> <img src=x onerror=window.__pwned=21>"
+    title += " </title><script>window.__pwned=35</script>"
     return f"""\
-title: {_yaml_str("Hostile <script>window.__pwned=20</script> <img src=x onerror=window.__pwned=21> </title><script>window.__pwned=35</script>")}
+title: {_yaml_str(title)}
 tier: 3
 status: blocked
 tags: [hostile]
