@@ -49,10 +49,11 @@ def _guess_indent(text: str) -> tuple[int, int]:
 
     mappings: Counter[int] = Counter()
     offsets: Counter[int] = Counter()
-    lines = text.splitlines()
+    # Comment lines say nothing about the structure: a list may open with one, at any indent.
+    lines = [line for line in text.splitlines() if not line.lstrip().startswith("#")]
     for line, nxt in itertools.pairwise(lines):
         stripped = line.rstrip()
-        if not stripped.endswith(":") or stripped.lstrip().startswith("#") or not nxt.strip():
+        if not stripped.endswith(":") or not nxt.strip():
             continue
         base = len(line) - len(line.lstrip(" -"))
         inner = len(nxt) - len(nxt.lstrip())
@@ -161,14 +162,15 @@ def _above_comments(a: list[str], at: int, floor: int) -> int:
 
 def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[int, int] | None:
     """Where a hunk of ruamel's rendering sits in the user's text, when that needs no widening."""
-    if i1 == i2:  # an insertion: one neighbour the two texts share is enough
+    if i1 == i2:  # an insertion: it needs the line above it shared, or ruamel's indentation may not fit the user's
+        above = i1 == 0 or (i1 - 1) in to_a
+        if not above:
+            return None
         if i2 == n:
             return (n_a, n_a)
         if i2 in to_a:
             return (to_a[i2], to_a[i2])
-        if i1 > 0 and (i1 - 1) in to_a:
-            return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1)
-        return None
+        return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1) if i1 > 0 else None
     lines = [to_a.get(i) for i in range(i1, i2)]
     if None in lines or lines != list(range(lines[0], lines[0] + len(lines))):  # type: ignore[operator]
         return None

@@ -378,3 +378,40 @@ def test_credentials_in_urls_are_redacted_everywhere_written(campaign: Path, tmp
             assert secret not in data, f"{secret!r} leaked into {name}"
     raw = next(d for n, d in written.items() if n.startswith("results/raw/"))
     assert b"http://<redacted>@gpu-node:8000" in raw and b"https://<redacted>@gpu-node:8000" in raw
+
+
+def test_import_into_results_that_open_with_a_comment_only_adds_lines(campaign: Path) -> None:
+    record = campaign / "improvements" / "10-typed.yaml"
+    record.write_text(
+        "title: Typed result\n"
+        "tier: 2\n"
+        "status: proposed\n"
+        "summary: A record whose results list opens with a comment.\n"
+        "hypothesis: Typed numbers come first.\n"
+        "results:\n"
+        "  # first\n"
+        "  - label: typed\n"
+        "    metrics: {output_throughput: 5}\n"
+        "    baseline: {output_throughput: 4}\n"
+        "# trailing comment\n"
+    )
+    before = record.read_text()
+    r = import_(campaign, str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "10")
+    assert r.returncode == 0, r.stderr
+    after = record.read_text()
+    assert added_lines(before, after) == ["  - label: concurrency 16", "    run: vllm-serving-c16-15734dbeac"]
+    assert after.endswith("    run: vllm-serving-c16-15734dbeac\n# trailing comment\n")
+    assert run_cli("check", "--root", str(campaign)).returncode == 0
+
+
+def test_splice_never_inserts_below_a_line_ruamel_restyled() -> None:
+    # Even with an indentation guess that does not fit the file, the edit stays valid YAML.
+    import yaml
+
+    from generator import edit
+
+    text = "results:\n  # first\n  - label: a\n    run: x\n# end\n"
+    base = "results:\n  # first\n- label: a\n  run: x\n# end\n"
+    edited = "results:\n  # first\n- label: a\n  run: x\n- label: b\n  run: y\n# end\n"
+    out = edit.splice(text, base, edited)
+    assert yaml.safe_load(out) == {"results": [{"label": "a", "run": "x"}, {"label": "b", "run": "y"}]}

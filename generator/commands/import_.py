@@ -69,7 +69,10 @@ def command(
     runs = _unique_runs(parsed)
     text, added, problems = _link(project, target, runs, label, baseline)
     if problems:
-        sys.stderr.write(f"{rel(target, repo)}: nothing imported; the edit would leave these problems:\n")
+        sys.stderr.write(
+            f"{rel(target, repo)}: nothing imported; the edit would leave these problems "
+            "(positions are in the edited text, not in the file as it is):\n"
+        )
         raise ProblemsFound(Report(problems))
 
     from generator.edit import atomic_write
