@@ -150,3 +150,66 @@ def test_a_run_result_may_not_also_type_numbers(campaign: Path) -> None:
         "error[invalid-value]: result `concurrency 16` names run `vllm-serving-c16-15734dbeac` and also types"
         in r.stderr
     )
+
+
+def _first_line(changes: dict[str, str]) -> str:
+    line = ONE_BATCH.read_text().splitlines()[0]
+    for old, new in changes.items():
+        assert old in line
+        line = line.replace(old, new)
+    return line + "\n"
+
+
+def test_different_configurations_are_not_averaged_the_same_name_is_chosen(campaign: Path, tmp_path: Path) -> None:
+    # The whole real file as the baseline: cuda_graph and no_cuda_graph runs at batch 1, 8 and 16.
+    ok("import", "--root", str(campaign), str(ONE_BATCH), "--baseline")
+    rec = tmp_path / "graph-again.jsonl"
+    rec.write_text(_first_line({'"median_decode_throughput": 112.0005440738405': '"median_decode_throughput": 120.5'}))
+    ok("import", "--root", str(campaign), str(rec), "--record", "02", "--label", "again")
+    out = ok("check", "--root", str(campaign))
+    assert "no-baseline" not in out and "not-comparable" not in out
+    ok("build", "--root", str(campaign))
+    again = section(page(campaign, "mscclpp-allreduce"), "again")
+    assert "mean of" not in again
+    # The cuda_graph baseline run at batch 1 (112.0), not the mean with no_cuda_graph (93.5).
+    assert "Compared with the baseline run `sglang-batch-bs1-0c527fb59c`, matched by workload, load and name" in again
+    assert "| Decode throughput (median) (tok/s, higher is better) | 112 | 120.5 | +7.6% better |" in again
+
+
+def test_ambiguous_baseline_is_not_averaged_and_check_warns(campaign: Path, tmp_path: Path) -> None:
+    ok("import", "--root", str(campaign), str(ONE_BATCH), "--baseline")
+    rec = tmp_path / "renamed.jsonl"
+    rec.write_text(_first_line({'"run_name": "cuda_graph"': '"run_name": "graphs_v2"'}))
+    ok("import", "--root", str(campaign), str(rec), "--record", "02", "--label", "renamed")
+    r = run_cli("check", "--root", str(campaign))
+    assert r.returncode == 0, r.stderr
+    [warning] = [ln for ln in r.stderr.splitlines() if "warning[no-baseline]" in ln]
+    assert "ambiguous baseline" in warning and "`sglang-batch-bs1-0c527fb59c` (run_name cuda_graph)" in warning
+    assert "(run_name no_cuda_graph)" in warning and "baseline_run" in warning
+    ok("build", "--root", str(campaign))
+    renamed = section(page(campaign, "mscclpp-allreduce"), "renamed")
+    assert "mean of" not in renamed
+    assert "Ambiguous baseline: 2 baseline runs match" in renamed and "`baseline_run`" in renamed
+    assert "| Decode throughput (median) (tok/s, higher is better) | no baseline | 112 | not compared |" in renamed
+    # Naming the baseline settles it: no warning left.
+    record = campaign / "improvements" / "02-mscclpp-allreduce.yaml"
+    text = record.read_text()
+    run_line = next(ln for ln in text.splitlines() if ln.strip().startswith("run: sglang-batch-bs1-"))
+    record.write_text(text.replace(run_line, run_line + "\n    baseline_run: sglang-batch-bs1-0c527fb59c"))
+    assert "no-baseline" not in ok("check", "--root", str(campaign))
+
+
+def test_repeated_baseline_runs_are_averaged(campaign: Path, tmp_path: Path) -> None:
+    base = tmp_path / "repeats.jsonl"
+    slow = '"median_decode_throughput": 112.0005440738405'
+    base.write_text(
+        _first_line({slow: '"median_decode_throughput": 110'}) + _first_line({slow: '"median_decode_throughput": 114'})
+    )
+    ok("import", "--root", str(campaign), str(base), "--baseline")
+    rec = tmp_path / "rec.jsonl"
+    rec.write_text(_first_line({}))
+    ok("import", "--root", str(campaign), str(rec), "--record", "02", "--label", "graphs")
+    ok("build", "--root", str(campaign))
+    graphs = section(page(campaign, "mscclpp-allreduce"), "graphs")
+    assert "Compared with the mean of 2 repeated baseline runs with the same workload and load" in graphs
+    assert "| Decode throughput (median) (tok/s, higher is better) | 112 ± 2.828 (n=2) | 112 |" in graphs

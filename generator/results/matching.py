@@ -3,8 +3,12 @@
 A run result is matched with the campaign baseline's runs that have the same kind of
 benchmark, the same load (configured concurrency or batch size, and request rate) and no
 known difference in workload (dataset, input and output length). Several equally good
-matches are repeated measurements of the baseline and are averaged. `baseline_run:` names one
-explicitly. A run with no match is still shown, marked as having no baseline.
+matches are averaged only when they are repeated measurements of one configuration: the same
+settings, including the name the benchmark gave the run (`run_name`, `tag`, `label`). Matches
+that are different configurations (a `cuda_graph` and a `no_cuda_graph` run) are never
+averaged: the one named like the result's run is chosen, or else the baseline is ambiguous and
+the result is shown without one until `baseline_run:` names it. A run with no match is still
+shown, marked as having no baseline.
 
 Comparable means: the two runs differ in nothing but what the record's change declares. A
 record that changes `--tp-size` may differ from its baseline in parallel layout; one that only
@@ -42,6 +46,10 @@ COMPARABLE_KEYS = (
     *WORKLOAD_KEYS,
     *LOAD_KEYS,
 )
+# What a benchmark calls a run: runs that differ here are different configurations, not repeats.
+NAME_KEYS = ("run_name", "tag", "label")
+# Settings that differ between repeats of one configuration.
+_REPEAT_KEYS = frozenset({"date"})
 _KEY_WORDS = {
     "engine": "engine",
     "engine_version": "engine version",
@@ -152,6 +160,36 @@ class Match:
     notes: list[str] = field(default_factory=list)
     # A typed baseline result at the same concurrency, when no baseline run matches.
     typed: Result | None = None
+    # Baseline runs that match equally well but are different configurations: none is chosen.
+    ambiguous: list[Run] = field(default_factory=list)
+
+
+def _configuration(run: Run) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What repeats of one configuration share: the benchmark and every setting but the date."""
+    return run.kind, tuple(sorted((k, repr(v)) for k, v in run.settings.items() if k not in _REPEAT_KEYS))
+
+
+def _name(run: Run) -> tuple[Any, ...]:
+    return tuple(run.settings.get(k) for k in NAME_KEYS)
+
+
+def name_text(run: Run) -> str:
+    """The run's name as the benchmark recorded it: "run_name cuda_graph", or "no name"."""
+    parts = [f"{k} {run.settings[k]}" for k in NAME_KEYS if run.settings.get(k) is not None]
+    return ", ".join(parts) or "no name"
+
+
+def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
+    """The repeats of one configuration to compare with and why, or the candidates when none is clear."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[Run]] = {}
+    for candidate in best:
+        groups.setdefault(_configuration(candidate), []).append(candidate)
+    if len(groups) == 1:
+        return best, "workload and load"
+    named = [g for g in groups.values() if _name(g[0]) == _name(run) and any(x is not None for x in _name(run))]
+    if len(named) == 1:
+        return named[0], f"workload, load and name ({name_text(run)})"
+    return best
 
 
 def match(project: Project, result: Result, run: Run) -> Match:
@@ -184,11 +222,15 @@ def match(project: Project, result: Result, run: Run) -> Match:
         elif score == best_score and candidate.id not in {b.id for b in best}:
             best.append(candidate)
     if best:
+        chosen = _choose(run, best)
+        if isinstance(chosen, list):
+            return Match(notes=[ambiguous_text(chosen)], ambiguous=chosen)
+        best, by = chosen
         ids = ", ".join(f"`{b.id}`" for b in best)
         if len(best) == 1:
-            note = f"Compared with the baseline run {ids}, matched by workload and load."
+            note = f"Compared with the baseline run {ids}, matched by {by}."
         else:
-            note = f"Compared with the mean of {len(best)} baseline runs with the same workload and load: {ids}."
+            note = f"Compared with the mean of {len(best)} repeated baseline runs with the same {by}: {ids}."
         unknown = [
             _KEY_WORDS[k]
             for k in WORKLOAD_KEYS[:3]
@@ -209,6 +251,15 @@ def match(project: Project, result: Result, run: Run) -> Match:
                     ],
                 )
     return Match(notes=["No baseline run has the same workload and load; this run is shown without a baseline."])
+
+
+def ambiguous_text(candidates: list[Run]) -> str:
+    listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in candidates)
+    return (
+        f"Ambiguous baseline: {len(candidates)} baseline runs match this run's workload and load but are "
+        f"different configurations, so none is compared with: {listed}. "
+        "Name the one to compare with in `baseline_run`."
+    )
 
 
 # --- what a result built from a run shows -----------------------------------------------------
@@ -360,7 +411,24 @@ def problems(project: Project) -> list[Problem]:
                 if rid is not None and rid not in runs:
                     out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
             resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
-            if rec is not None and resolvable and result_numbers(project, result).no_baseline:
+            found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
+            if found is not None and found.ambiguous:
+                line, col = pos.of(loc)
+                listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "no-baseline",
+                        f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
+                        f"match its workload and load but are different configurations: {listed}; "
+                        "none is compared with and its numbers are shown without a delta",
+                        "name the baseline run to compare with in `baseline_run`",
+                        severity="warning",
+                    )
+                )
+            elif rec is not None and resolvable and result_numbers(project, result).no_baseline:
                 line, col = pos.of(loc)
                 out.append(
                     Problem(
@@ -374,12 +442,9 @@ def problems(project: Project) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            if rec is None or result.run is None or result.run not in runs:
-                continue
-            if result.baseline_run is not None and result.baseline_run not in runs:
+            if found is None or result.run is None:
                 continue
             run = runs[result.run]
-            found = match(project, result, run)
             allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
             diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
             if diffs:
