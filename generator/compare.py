@@ -134,18 +134,27 @@ def result_numbers(project: Project, result: Result) -> ResolvedResult:
     return ResolvedResult(result, values, base, notes, no_baseline=not base)
 
 
-def best_gain(project: Project, rec: RecordFile) -> tuple[float, str, int | None] | None:
-    """The record's best measured gain: (percent, metric, concurrency), or None without one."""
-    best: tuple[float, str, int | None] | None = None
+def best_gain(project: Project, rec: RecordFile) -> tuple[float, str, int | None, bool] | None:
+    """The record's best measured gain: (percent, metric, concurrency, within noise), or None without one.
+
+    A change within noise is not a measured gain: it counts as no change (0%) when gains are
+    compared, so any real improvement comes before it, and it carries its flag wherever it is shown.
+    """
+    best: tuple[float, str, int | None, bool] | None = None
     for result in rec.record.results:
         resolved = result_numbers(project, result)
         for name, d in resolved.deltas().items():
             if d is None:
                 continue
             # Ties keep the first result and metric in record order, so the choice is stable.
-            if best is None or d.gain_percent > best[0]:
-                best = (d.gain_percent, name, resolved.result.concurrency)
+            if best is None or gain_rank(d.gain_percent, d.within_noise) > gain_rank(best[0], best[3]):
+                best = (d.gain_percent, name, resolved.result.concurrency, d.within_noise)
     return best
+
+
+def gain_rank(percent: float, within_noise: bool) -> tuple[float, float]:
+    """How gains compare: what was measured first, a within-noise change as none, its size only to break ties."""
+    return (0.0 if within_noise else percent, percent)
 
 
 # --- formatting, independent of locale ----------------------------------------------------

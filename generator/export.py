@@ -72,6 +72,7 @@ def export_data(project: Project) -> dict[str, Any]:
                 "percent": row["best_gain_percent"],
                 "metric": row["best_gain_metric"],
                 "concurrency": row["best_gain_concurrency"],
+                "within_noise": row["best_gain_within_noise"],
             }
         records.append(
             {

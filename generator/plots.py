@@ -300,9 +300,10 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
         ax.set_yticks(ys, labels)
         ax.axvline(0, color=INK, linewidth=0.8)
         ax.set_xlabel("best measured gain (%; positive is better)")
-        for y, v in zip(ys, values, strict=True):
+        noise = [bool(r["best_gain_within_noise"]) for r in rows]
+        for y, v, within in zip(ys, values, noise, strict=True):
             ax.annotate(
-                compare.fmt_percent(v),
+                compare.fmt_percent(v) + (" (within noise)" if within else ""),
                 (v, y),
                 xytext=(4 if v >= 0 else -4, 0),
                 textcoords="offset points",
@@ -312,7 +313,8 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
                 color=INK,
             )
         lo, hi = min(0.0, *values), max(0.0, *values)
-        pad = (hi - lo) * 0.25 or 5.0
+        # Room for the value beside each bar, longer when it says "within noise".
+        pad = (hi - lo) * (0.45 if any(noise) else 0.25) or 5.0
         ax.set_xlim(lo - pad, hi + pad)
         for side in ("top", "right"):
             ax.spines[side].set_visible(False)
@@ -328,7 +330,7 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
         fig.tight_layout()
         alt = "Best measured gain per record, grouped by tier: " + "; ".join(
             f"tier {r['tier']}, {r['number']:02d} {r['title']}: {compare.fmt_percent(r['best_gain_percent'])} "
-            f"{r['best_gain_metric']}"
+            f"{r['best_gain_metric']}{', within noise' if r['best_gain_within_noise'] else ''}"
             for r in rows
         )
         return Plot(summary_plot_paths(project)[0], alt, _svg(fig, alt))

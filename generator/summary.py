@@ -1,8 +1,9 @@
 """The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
 
-Ranked by tier, then best measured gain (largest first; records with no measured gain after
-those with one), then number. pandas and tabulate are imported only inside `format_rows`,
-so the site build and `--help` do not pay for them.
+Ranked by tier, then best measured gain (largest first; a gain within noise counts as no
+change; records with no measured gain after those with one), then number. pandas and
+tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
+for them.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ COLUMNS = (
     "best_gain_percent",
     "best_gain_metric",
     "best_gain_concurrency",
+    "best_gain_within_noise",
     "open_blockers",
     "open_blocker_titles",
 )
@@ -65,6 +67,7 @@ def summary_rows(
                 "best_gain_percent": round(best[0], 1) if best else None,
                 "best_gain_metric": best[1] if best else None,
                 "best_gain_concurrency": best[2] if best else None,
+                "best_gain_within_noise": best[3] if best else None,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
             }
@@ -73,7 +76,7 @@ def summary_rows(
         key=lambda row: (
             row["tier"],
             row["best_gain_percent"] is None,
-            -(row["best_gain_percent"] or 0.0),
+            tuple(-x for x in compare.gain_rank(row["best_gain_percent"] or 0.0, bool(row["best_gain_within_noise"]))),
             row["number"],
         )
     )
@@ -89,7 +92,8 @@ def gain_text(row: dict[str, Any]) -> str:
         if row["best_gain_concurrency"] is not None
         else "concurrency not recorded"
     )
-    return f"{compare.fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}, {where}"
+    noise = ", within noise" if row["best_gain_within_noise"] else ""
+    return f"{compare.fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -112,6 +116,9 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
         frame["best_gain_percent"] = frame["best_gain_percent"].map(lambda v: "" if v is None else f"{v:.1f}")
+        frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
+            lambda v: "" if v is None else str(v).lower()
+        )
         return frame.to_csv(index=False, lineterminator="\n")
 
     from tabulate import tabulate

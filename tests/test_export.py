@@ -55,7 +55,12 @@ def test_export_computes_deltas_from_typed_numbers(minimal: Path) -> None:
     # A latency that went down is a gain.
     assert round(deltas["ttft_p99"]["change_percent"], 6) == -10.0
     assert round(deltas["ttft_p99"]["gain_percent"], 6) == 10.0
-    assert rec["summary"]["best_gain"] == {"percent": 10.0, "metric": "output_throughput", "concurrency": 4}
+    assert rec["summary"]["best_gain"] == {
+        "percent": 10.0,
+        "metric": "output_throughput",
+        "concurrency": 4,
+        "within_noise": False,
+    }
 
 
 def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp_path: Path) -> None:

@@ -37,7 +37,10 @@ Examples:
 def command(
     root: Path | None, fmt: str, tiers: tuple[int, ...], statuses: tuple[str, ...], tags: tuple[str, ...]
 ) -> None:
-    """Print every record ranked by tier, then best measured gain, then number."""
+    """Print every record ranked by tier, then best measured gain, then number.
+
+    A best gain within noise is flagged as such and ranks as no change, after real gains.
+    """
     from generator.load import require_project
     from generator.summary import format_rows, summary_rows
 
