@@ -95,8 +95,11 @@ def emit(text: str, output: Path | None) -> None:
         return
     from generator.edit import atomic_write
 
-    output.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(output, text)
+    try:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(output, text)
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
     sys.stderr.write(f"wrote {output}\n")
 
 

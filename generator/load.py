@@ -13,7 +13,7 @@ import difflib
 import gc
 import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -639,6 +639,9 @@ class Project:
     campaign: Campaign
     campaign_file: Loaded
     records: list[RecordFile]
+    # Blocker ids declared in records that failed to load: references to them are not errors
+    # of their own (the broken record already has its problems), nor evidence of a closed blocker.
+    unloaded_blocker_ids: set[str] = field(default_factory=set)
 
     @property
     def improvements_dir(self) -> Path:
@@ -775,24 +778,26 @@ def _load_project(root: Path, report: Report) -> Project | None:
     campaign_file = load_file(campaign_path, Campaign, rel(campaign_path, root), report)
     files, strays = record_files(improvements)
     for stray in strays:
-        report.add(
-            Problem(
-                rel(stray, root),
-                1,
-                1,
-                "bad-filename",
-                f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml",
-                "name records like 12-my-idea.yaml (two or more digits, lowercase slug)",
-            )
-        )
+        if FILENAME_RE.match(stray.name):
+            message = f"`{stray.name}` has a record's name but is not a regular file (a folder or a broken link?)"
+            hint = "a record is a plain YAML file"
+        else:
+            message = f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml"
+            hint = "name records like 12-my-idea.yaml (two or more digits, lowercase slug)"
+        report.add(Problem(rel(stray, root), 1, 1, "bad-filename", message, hint))
     records: list[RecordFile] = []
+    unloaded_ids: set[str] = set()
     for path, number, slug in files:
         loaded = load_file(path, Record, rel(path, root), report)
         if loaded.model is not None:
             records.append(RecordFile(loaded.path, loaded.model, loaded.data, loaded.positions, number, slug))
+        elif isinstance(loaded.data, dict) and isinstance(loaded.data.get("blockers"), list):
+            unloaded_ids |= {
+                b["id"] for b in loaded.data["blockers"] if isinstance(b, dict) and isinstance(b.get("id"), str)
+            }
     if campaign_file.model is None:
         return None
-    project = Project(root, campaign_file.model, campaign_file, records)
+    project = Project(root, campaign_file.model, campaign_file, records, unloaded_ids)
     report.extend(cross_check(project, files))
     return project
 
@@ -907,6 +912,12 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
     cf = project.campaign_file
     cshown = rel(cf.path, root)
     problems += _results_problems(project.campaign.baseline.results, ("baseline", "results"), cf.positions, cshown)
+    docs_problem = _docs_dir_problem(project.campaign.docs_dir, root)
+    if docs_problem is not None:
+        line, col = cf.positions.of(("docs_dir",))
+        problems.append(
+            Problem(cshown, line, col, "path-outside", docs_problem, "give a folder such as docs/improvements")
+        )
 
     blocker_ids: dict[str, str] = {}
     for rec in project.records:
@@ -939,8 +950,20 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
                 problems.append(Problem(shown, line, col, "unknown-slug", "a record cannot be related to itself"))
         if r.superseded_by is not None and r.superseded_by not in by_slug:
             problems.append(_unknown_slug(shown, pos, ("superseded_by",), r.superseded_by, by_slug))
+        elif r.superseded_by is not None and (cycle := _supersession_cycle(project, rec.slug)):
+            line, col = pos.of(("superseded_by",))
+            problems.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "invalid-value",
+                    "superseded_by goes round in a circle: " + " -> ".join(cycle),
+                    "a record is replaced by a newer one, which is not itself replaced by the first",
+                )
+            )
         for j, blocker in enumerate(r.blockers):
-            if blocker.ref is not None and blocker.ref not in blocker_ids:
+            if blocker.ref is not None and blocker.ref not in blocker_ids.keys() | project.unloaded_blocker_ids:
                 line, col = pos.of(("blockers", j, "ref"))
                 near = difflib.get_close_matches(blocker.ref, list(blocker_ids), n=1)
                 problems.append(
@@ -965,6 +988,32 @@ def cross_check(project: Project, files: list[tuple[Path, int, str]]) -> list[Pr
 
     problems += run_problems(project)
     return problems
+
+
+def _docs_dir_problem(docs_dir: str, root: Path) -> str | None:
+    """Why the series cannot be written to `docs_dir`, or None: it stays inside the repository."""
+    if Path(docs_dir).is_absolute():
+        return f"docs_dir `{docs_dir}` is an absolute path; the series is written inside the repository"
+    target, repo = (root / docs_dir).resolve(), root.resolve()
+    lexical = os.path.normpath(docs_dir)
+    if lexical == "." or lexical.startswith(".."):
+        return f"docs_dir `{docs_dir}` leaves the repository (or is its root)"
+    if not target.is_relative_to(repo) or target == repo:
+        return f"docs_dir `{docs_dir}` resolves outside the repository (through a symlink?)"
+    for own in ("improvements", "results"):
+        if target.is_relative_to(repo / own):
+            return f"docs_dir `{docs_dir}` is inside {own}/, which holds the records' own files"
+    return None
+
+
+def _supersession_cycle(project: Project, start: str) -> list[str]:
+    """The chain of superseded_by from `start` when it comes back to `start`, else empty."""
+    nxt = {rec.slug: rec.record.superseded_by for rec in project.records}
+    chain, slug = [start], nxt.get(start)
+    while slug is not None and slug not in chain:
+        chain.append(slug)
+        slug = nxt.get(slug)
+    return [*chain, start] if slug == start else []
 
 
 def _unknown_slug(shown: str, pos: Positions, loc: Path_, slug: str, by_slug: dict[str, Path]) -> Problem:
@@ -1008,7 +1057,10 @@ def status_problems(
     if r.status == "blocked":
         if shared is None:
             shared = _shared_blockers(project) if project is not None else {}
-        open_ = [b for b in r.blockers if b.status == "open" or (b.ref and shared.get(b.ref) == "open")]
+        unknown = project.unloaded_blocker_ids if project is not None else set()
+        open_ = [
+            b for b in r.blockers if b.status == "open" or (b.ref and (shared.get(b.ref) == "open" or b.ref in unknown))
+        ]
         if not open_:
             out.append(
                 Problem(
@@ -1019,6 +1071,18 @@ def status_problems(
                     "add a blocker with `status: open`, or change the status",
                 )
             )
+    if r.status != "superseded" and r.superseded_by is not None:
+        line, col = pos.of(("superseded_by",), key=True)
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "status-rule",
+                f"`superseded_by` is set, but the status is `{r.status}`",
+                "set the status to `superseded`, or remove `superseded_by`",
+            )
+        )
     if r.status == "superseded" and r.superseded_by is None:
         out.append(
             Problem(

@@ -113,12 +113,10 @@ class ProblemsFound(Exception):
 def rel(path: Path, root: Path) -> str:
     """A path as users see it: relative to the repository root where possible."""
     # Loading, checking and rendering each name every record several times: remembered.
-    # Resolving each of a thousand records' paths costs a system call per path component;
-    # their folder resolves once, and only a file that is itself a symlink is resolved whole.
-    if _maybe_link(path) or path.name in ("", ".", ".."):
-        real = str(path.resolve())
-    else:
-        real = os.path.join(_real_folder(path.parent), path.name)
+    # Resolving each of a thousand records' paths costs a system call per path component, so
+    # only their folder is resolved. A file that is a symlink keeps its own name: users know
+    # improvements/12-x.yaml, not wherever it points.
+    real = str(path.resolve()) if path.name in ("", ".", "..") else os.path.join(_real_folder(path.parent), path.name)
     base = _real_folder(root)
     if real == base:
         return "."
@@ -126,13 +124,6 @@ def rel(path: Path, root: Path) -> str:
     if real.startswith(prefix):
         return real[len(prefix) :].replace(os.sep, "/")
     return path.as_posix()
-
-
-def _maybe_link(path: Path) -> bool:
-    try:
-        return path.is_symlink()
-    except (OSError, ValueError):
-        return True  # a name the system refuses (too long, ...): let resolve() deal with it as before
 
 
 @functools.lru_cache(maxsize=256)

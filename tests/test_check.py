@@ -166,3 +166,84 @@ def test_python_dash_m_and_console_script_agree() -> None:
     proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
     assert "Examples:" in proc.stdout
     assert proc.stdout == run_cli("--help").stdout
+
+
+def test_supersession_that_goes_round_in_a_circle(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    imp = root / "improvements"
+    (imp / "20-old.yaml").write_text(
+        "title: Old\ntier: 1\nstatus: superseded\nhypothesis: h\nsuperseded_by: old\n", encoding="utf-8"
+    )
+    (imp / "21-a.yaml").write_text("title: A\ntier: 1\nstatus: superseded\nhypothesis: h\nsuperseded_by: b\n")
+    (imp / "22-b.yaml").write_text("title: B\ntier: 1\nstatus: superseded\nhypothesis: h\nsuperseded_by: a\n")
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    assert "improvements/20-old.yaml:5:16: error[invalid-value]: superseded_by goes round in a circle: old -> old" in (
+        res.stderr
+    )
+    assert "improvements/21-a.yaml:5:16: error[invalid-value]: superseded_by goes round in a circle: a -> b -> a" in (
+        res.stderr
+    )
+
+
+def test_superseded_by_needs_the_superseded_status(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    record = root / "improvements" / "20-x.yaml"
+    record.write_text("title: X\ntier: 1\nstatus: proposed\nhypothesis: h\nsuperseded_by: ep8\n")
+    res = run_cli("check", cwd=root)
+    assert "improvements/20-x.yaml:5:1: error[status-rule]: `superseded_by` is set, but the status is `proposed`" in (
+        res.stderr
+    )
+    # Moving a superseded record back drops the replacement it no longer has.
+    record.write_text("title: X\ntier: 1\nstatus: superseded\nhypothesis: h\nsuperseded_by: ep8\n")
+    assert run_cli("check", cwd=root).returncode == 0
+    assert run_cli("status", "x", "in-progress", cwd=root).returncode == 0
+    assert record.read_text() == "title: X\ntier: 1\nstatus: in-progress\nhypothesis: h\n"
+
+
+def test_docs_dir_outside_the_repository_is_a_check_problem(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    campaign = root / "improvements" / "campaign.yaml"
+    lines = campaign.read_text().count("\n")
+    campaign.write_text(campaign.read_text() + "docs_dir: ../escaped\n")
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    assert res.stderr.startswith(
+        f"improvements/campaign.yaml:{lines + 1}:11: error[path-outside]: docs_dir `../escaped` leaves the repository"
+    )
+
+
+def test_a_broken_record_does_not_make_false_problems_in_others(tmp_path: Path) -> None:
+    # 07 defines the shared blocker that 06 and 08 point at; its own error is the only one.
+    root = _campaign_with(tmp_path / "c")
+    gemm = root / "improvements" / "07-persistent-grouped-gemm.yaml"
+    gemm.write_text(gemm.read_text().replace("\ntier: 3\n", "\ntier: 9\n"))
+    res = run_cli("check", cwd=root)
+    errors = [ln for ln in res.stderr.splitlines() if ": error[" in ln]
+    assert len(errors) == 1 and errors[0].startswith("improvements/07-persistent-grouped-gemm.yaml:"), errors
+
+
+def test_links_and_folders_in_improvements_are_named_as_they_stand(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path / "c")
+    imp = root / "improvements"
+    (root / "notes.txt").write_text("title: [\n")
+    (imp / "20-linked.yaml").symlink_to(root / "notes.txt")
+    (imp / "21-dangling.yaml").symlink_to(root / "nowhere.yaml")
+    (imp / "22-folder.yaml").mkdir()
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    assert "improvements/20-linked.yaml:2:1: error[yaml-syntax]" in res.stderr
+    for name in ("21-dangling.yaml", "22-folder.yaml"):
+        assert (
+            f"improvements/{name}:1:1: error[bad-filename]: `{name}` has a record's name but is not a regular file"
+            in (res.stderr)
+        )
+
+
+def test_an_output_file_that_cannot_be_written_is_one_clear_line(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    for args in (["export", "-o", "afile/records.json"], ["schema", "-o", "afile/schema.json"]):
+        res = run_cli(*args, "--root", str(REPO), cwd=tmp_path) if args[0] == "export" else run_cli(*args, cwd=tmp_path)
+        assert res.returncode == 1, res.stderr
+        assert "Traceback" not in res.stderr
+        assert res.stderr.startswith("Error: cannot write afile/"), res.stderr

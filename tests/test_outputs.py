@@ -139,7 +139,7 @@ def test_a_docs_folder_linked_outside_the_repository_is_refused(repo: Path, tmp_
     (repo / "docs").symlink_to(elsewhere)
     with pytest.raises(ProblemsFound) as info:
         render.build(repo)
-    assert {p.code for p in info.value.report.problems} == {"path-outside"}
+    assert {p.code for p in info.value.report.errors} == {"path-outside"}
     assert list(elsewhere.iterdir()) == []
 
 

@@ -66,8 +66,8 @@ Examples:
 """,
 )
 @root_option
-@click.argument("record", metavar="[SLUG|NN", required=False)
-@click.argument("number", metavar="NN]", type=click.IntRange(min=1), required=False)
+@click.argument("record", metavar="[SLUG|NN]", required=False)
+@click.argument("number", metavar="[NN]", type=click.IntRange(min=0), required=False)
 @click.option("--compact", is_flag=True, help="Renumber every record 1, 2, 3... in the current order.")
 @click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
 def command(root: Path | None, record: str | None, number: int | None, compact: bool, dry_run: bool) -> None:

@@ -100,7 +100,7 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     blank lines stay as written. The result is checked first (the status rules, for example
     that `adopted` needs a result and a verdict), and nothing is written when it fails.
     """
-    from generator.edit import Document, atomic_write, set_key
+    from generator.edit import Document, atomic_write, delete_key, set_key
     from generator.load import load_project
     from generator.model import Record
     from generator.problems import ProblemsFound, Report, rel
@@ -132,6 +132,9 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
         set_key(doc.data, "verdict", verdict.strip(), order)
     if superseded_by is not None:
         set_key(doc.data, "superseded_by", superseded_by, order)
+    elif status != "superseded" and "superseded_by" in doc.data:
+        # Back from superseded: the replacement no longer stands.
+        delete_key(doc.data, "superseded_by")
     text = doc.text()
     shown = rel(path, repo)
     if text == doc.original:
