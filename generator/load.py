@@ -687,7 +687,6 @@ def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) ->
             if hit is not None:
                 build_cache.files[path] = key
                 return Loaded(path, hit[1], hit[0], Positions(text=text))
-        data, pos = parse(text)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
@@ -701,6 +700,23 @@ def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) ->
                 f"cannot read file: {exc.strerror or exc}",
             )
         )
+        return Loaded(path, None, None, Positions())
+    loaded = load_text(path, text, model, shown, report)
+    if build_cache is not None and loaded.model is not None:
+        build_cache.put(key, (loaded.data, loaded.model))
+        build_cache.files[path] = key
+    return loaded
+
+
+def load_text(path: Path, text: str, model: type[BaseModel], shown: str, report: Report) -> Loaded:
+    """`text` (the contents of `path`, read or about to be written) parsed and validated as `model`.
+
+    The commands that edit a file check the edited text through this before writing it.
+    """
+    try:
+        data, pos = parse(text)
+    except YamlProblem as exc:
+        report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
     if not isinstance(data, dict):
         line, col = pos.of(())
@@ -720,9 +736,6 @@ def load_file(path: Path, model: type[BaseModel], shown: str, report: Report) ->
     except ValidationError as exc:
         report.extend(validation_problems(exc, model, data, pos, shown))
         return Loaded(path, None, data, pos)
-    if build_cache is not None:
-        build_cache.put(key, (data, obj))
-        build_cache.files[path] = key
     return Loaded(path, obj, data, pos)
 
 

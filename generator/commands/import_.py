@@ -202,22 +202,16 @@ def _check(project: Project, target: Path, text: str, baseline: bool) -> list[Pr
 
     if not baseline:
         return check_edited(project, target, text)
-    from pydantic import ValidationError
-
-    from generator.load import Loaded, YamlProblem, cross_check, parse, record_files, validation_problems
+    from generator.load import cross_check, load_text, record_files
     from generator.model import Campaign
-    from generator.problems import Problem, rel
+    from generator.problems import Report, rel
 
     shown = rel(target, project.root)
-    try:
-        data, pos = parse(text)
-    except YamlProblem as exc:
-        return [Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint)]
-    try:
-        model = Campaign.model_validate(data)
-    except ValidationError as exc:
-        return validation_problems(exc, Campaign, data, pos, shown)
-    project.campaign = model
-    project.campaign_file = Loaded(target, model, data, pos)
+    report = Report()
+    loaded = load_text(target, text, Campaign, shown, report)
+    if loaded.model is None:
+        return report.problems
+    project.campaign = loaded.model
+    project.campaign_file = loaded
     files, _strays = record_files(project.improvements_dir)
     return [p for p in cross_check(project, files) if p.path == shown]

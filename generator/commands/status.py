@@ -53,24 +53,18 @@ def problems_of(project: Project, report: Report, path: Path) -> list[Problem]:
 
 def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
-    from pydantic import ValidationError
-
-    from generator.load import RecordFile, YamlProblem, cross_check, parse, record_files, validation_problems
+    from generator.load import RecordFile, cross_check, load_text, record_files
     from generator.model import FILENAME_RE, Record
-    from generator.problems import Problem, rel
+    from generator.problems import Report, rel
 
     shown = rel(path, project.root)
-    try:
-        data, pos = parse(text)
-    except YamlProblem as exc:
-        return [Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint)]
-    try:
-        model = Record.model_validate(data)
-    except ValidationError as exc:
-        return validation_problems(exc, Record, data, pos, shown)
+    report = Report()
+    loaded = load_text(path, text, Record, shown, report)
+    if loaded.model is None:
+        return report.problems
     m = FILENAME_RE.match(path.name)
     assert m is not None  # record_files only yields names that match
-    edited = RecordFile(path, model, data, pos, int(m["number"]), m["slug"])
+    edited = RecordFile(path, loaded.model, loaded.data, loaded.positions, int(m["number"]), m["slug"])
     others = [r for r in project.records if r.path != path]
     project.records = sorted([*others, edited], key=lambda r: (r.number, r.slug))
     files, _strays = record_files(project.improvements_dir)
