@@ -124,12 +124,12 @@ def read_text(path: Path) -> str:
         )
     nul = data.find(b"\x00")
     if nul >= 0:
-        line, col = _byte_position(data, nul)
+        line, col = byte_position(data, nul)
         raise YamlProblem(line, col, "nul-byte", "file contains a NUL byte", "is this a binary file?")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line, col = _byte_position(data, exc.start)
+        line, col = byte_position(data, exc.start)
         raise YamlProblem(
             line,
             col,
@@ -161,12 +161,15 @@ _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 
 def _first_unprintable(text: str) -> tuple[int, int] | None:
     bad = _NOT_PRINTABLE.search(text)
-    if bad is None:
-        return None
-    return text.count("\n", 0, bad.start()) + 1, bad.start() - (text.rfind("\n", 0, bad.start()) + 1) + 1
+    return None if bad is None else text_position(text, bad.start())
 
 
-def _byte_position(data: bytes, offset: int) -> tuple[int, int]:
+def text_position(text: str, offset: int) -> tuple[int, int]:
+    """Line and column (1-based) of a character offset."""
+    return text.count("\n", 0, offset) + 1, offset - (text.rfind("\n", 0, offset) + 1) + 1
+
+
+def byte_position(data: bytes, offset: int) -> tuple[int, int]:
     """Line and column of a byte offset, the column counted in characters like the parser's."""
     start = data.rfind(b"\n", 0, offset) + 1
     return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1

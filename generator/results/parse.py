@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.load import byte_position, text_position
 from generator.problems import Problem
 from generator.results import formats
 from generator.results.redact import redact, redact_text
@@ -52,12 +53,6 @@ class ParsedFile:
         return hashlib.sha256(self.stored_bytes).hexdigest()
 
 
-def _position(text: str, offset: int) -> tuple[int, int]:
-    line = text.count("\n", 0, offset) + 1
-    col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return line, col
-
-
 def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
     return Problem(
         shown,
@@ -81,11 +76,9 @@ def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        col = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        return None, [_unrecognised(shown, line, col, "file is not UTF-8 text")]
+        return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
     if "\x00" in text:
-        return None, [_unrecognised(shown, *_position(text, text.index("\x00")), "file contains a NUL byte")]
+        return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
     if formats.CONSOLE_HEADER.search(text):
         return _parse_console(path, shown, text, original_sha)
     return _parse_json(path, shown, text, original_sha)
@@ -104,7 +97,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         if pos >= len(text):
             break
         if text[pos] not in "{[":
-            line, col = _position(text, pos)
+            line, col = text_position(text, pos)
             if not spans:
                 return None, [_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block")]
             return None, [
@@ -120,12 +113,12 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         try:
             obj, end = decoder.raw_decode(text, pos)
         except RecursionError:
-            return None, [_unrecognised(shown, *_position(text, pos), "the JSON nests deeper than Python can read")]
+            return None, [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
         except json.JSONDecodeError as exc:
             at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
             # A cut-off object is reported where the text stops, not past the final newline.
-            line, col = _position(text, min(exc.pos, len(text.rstrip())) if at_end else exc.pos)
-            start_line = _position(text, pos)[0]
+            line, col = text_position(text, min(exc.pos, len(text.rstrip())) if at_end else exc.pos)
+            start_line = text_position(text, pos)[0]
             where = f"the JSON object starting on line {start_line}"
             message = f"{where} is cut off ({exc.msg})" if at_end else f"{where} is broken: {exc.msg}"
             return None, [
@@ -140,7 +133,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             ]
         except ValueError:
             # Not a syntax error: an integer with more digits than Python converts (over 4,300).
-            return None, [_unrecognised(shown, *_position(text, pos), "the JSON holds a number too long to read")]
+            return None, [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
         spans.append((pos, end, obj))
         pos = end
     if not spans:
@@ -150,7 +143,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
     parsed = ParsedFile(path, shown, original_sha, text)
     replacements: list[tuple[int, int, str]] = []
     for start, end, obj in spans:
-        line, col = _position(text, start)
+        line, col = text_position(text, start)
         clean, found = redact(obj)
         if found:
             # Only an object that held a secret is re-written in the kept copy; the rest stays byte for byte.
