@@ -61,7 +61,7 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    from generator.load import find_root
+    from generator.project import find_root
 
     root = find_root(Path(__file__).resolve().parent) or Path.cwd()
     path = root / OUTPUT

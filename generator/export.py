@@ -12,9 +12,11 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.summary import summary_rows
+
 if TYPE_CHECKING:
-    from generator.compare import Delta, Stat
-    from generator.load import Project, RecordFile
+    from generator.analysis import Analysis, Delta, RecordAnalysis
+    from generator.numbers import Stat
 
 FORMAT = "improvements-export"
 # Raised when a key is renamed or removed; adding keys keeps the version.
@@ -37,13 +39,10 @@ def _delta(d: Delta) -> dict[str, Any]:
     }
 
 
-def _results(project: Project, rec: RecordFile) -> list[dict[str, Any]]:
-    from generator.compare import result_numbers
-
+def _results(entry: RecordAnalysis) -> list[dict[str, Any]]:
     out = []
-    for result in rec.record.results:
-        resolved = result_numbers(project, result)
-        deltas = resolved.deltas()
+    for result, resolved in zip(entry.file.record.results, entry.results, strict=True):
+        deltas = resolved.deltas
         out.append(
             {
                 "label": result.label,
@@ -55,11 +54,10 @@ def _results(project: Project, rec: RecordFile) -> list[dict[str, Any]]:
     return out
 
 
-def export_data(project: Project) -> dict[str, Any]:
+def export_data(analysis: Analysis) -> dict[str, Any]:
     """The export as plain JSON data."""
-    from generator.summary import summary_rows
-
-    rows = summary_rows(project)
+    project = analysis.project
+    rows = summary_rows(analysis)
     rank = {row["slug"]: i for i, row in enumerate(rows, 1)}
     by_slug = {row["slug"]: row for row in rows}
     docs = project.docs_dir.relative_to(project.root).as_posix()
@@ -87,7 +85,7 @@ def export_data(project: Project) -> dict[str, Any]:
                     "open_blockers": row["open_blockers"],
                     "open_blocker_titles": list(row["open_blocker_titles"]),
                 },
-                "results": _results(project, rec),
+                "results": _results(analysis.record(rec)),
             }
         )
     return {
@@ -98,15 +96,15 @@ def export_data(project: Project) -> dict[str, Any]:
     }
 
 
-def dumps(project: Project) -> str:
-    return json.dumps(export_data(project), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+def dumps(analysis: Analysis) -> str:
+    return json.dumps(export_data(analysis), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
-def write_site_export(project: Project, site_dir: Path) -> Path:
+def write_site_export(analysis: Analysis, site_dir: Path) -> Path:
     """Publish the export at the site root as records.json (called by the mkdocs plugin after a build)."""
     from generator.edit import atomic_write
 
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / SITE_NAME
-    atomic_write(path, dumps(project))
+    atomic_write(path, dumps(analysis))
     return path

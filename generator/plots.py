@@ -19,13 +19,16 @@ import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from posixpath import join as pjoin
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from generator import cache, compare, metrics
-
-if TYPE_CHECKING:
-    from generator.load import Project, RecordFile
+from generator import metrics
+from generator.analysis import Analysis, ResolvedResult
+from generator.cache import BuildCache
+from generator.memo import memo
+from generator.numbers import fmt_number, fmt_percent, stat
+from generator.paths import record_plot_path, summary_plot_paths
+from generator.project import Project, RecordFile
+from generator.summary import summary_rows
 
 # Mid-contrast colours: readable on white and on the dark slate of mkdocs-material.
 INK = "#808080"
@@ -64,17 +67,6 @@ class Plot:
     svg: str
 
 
-def record_plot_path(project: Project, rec: RecordFile) -> str:
-    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}.svg")
-
-
-def summary_plot_paths(project: Project) -> tuple[str, str]:
-    from generator.render import docs_root
-
-    root = str(docs_root(project))
-    return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")
-
-
 # --- data -----------------------------------------------------------------------------------------
 
 
@@ -87,7 +79,7 @@ class Point:
 
 
 def _mean(value: Any) -> float:
-    return compare.stat(value).mean
+    return stat(value).mean
 
 
 def _series_name(result: Any) -> str:
@@ -102,9 +94,9 @@ def _series_name(result: Any) -> str:
     return " ".join(p for p in parts if p)
 
 
-def record_points(project: Project, rec: RecordFile) -> tuple[str, list[tuple[Any, dict, dict]]]:
+def record_points(analysis: Analysis, rec: RecordFile) -> tuple[str, list[tuple[Any, dict, dict]]]:
     """("concurrency" or "request rate", resolved results with an x), for a record's chart."""
-    resolved = [compare.result_numbers(project, r) for r in rec.record.results]
+    resolved: list[ResolvedResult] = list(analysis.record(rec).results)
     by_conc = [(r, r.result.concurrency) for r in resolved if r.result.concurrency is not None]
     xs = {x for _r, x in by_conc}
     axis = "concurrency"
@@ -192,7 +184,7 @@ def _figure(width: float, height: float) -> Any:
 
 
 def _fmt(x: float) -> str:
-    return compare.fmt_number(x)
+    return fmt_number(x)
 
 
 def _describe(points: list[Point], axis: str) -> str:
@@ -224,9 +216,10 @@ def _draw_series(ax: Any, points: list[Point]) -> None:
             )
 
 
-def record_plot(project: Project, rec: RecordFile) -> Plot | None:
+def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | None = None) -> Plot | None:
     """Throughput (and latency, when measured) against concurrency, this record against the baseline."""
-    axis, rows = record_points(project, rec)
+    project = analysis.project
+    axis, rows = record_points(analysis, rec)
     throughput = _pick(THROUGHPUTS, rows)
     if throughput is None:
         return None
@@ -238,7 +231,7 @@ def record_plot(project: Project, rec: RecordFile) -> Plot | None:
         axis,
         [(n, _points(rows, n)) for n in (throughput, latency)],
     )
-    return cache.memo("plot", key, lambda: _draw_record_plot(project, rec, axis, rows, throughput, latency))
+    return memo(build_cache, "plot", key, lambda: _draw_record_plot(project, rec, axis, rows, throughput, latency))
 
 
 def _draw_record_plot(
@@ -279,14 +272,14 @@ def _draw_record_plot(
         return Plot(record_plot_path(project, rec), alt, _svg(fig, alt))
 
 
-def gains_plot(project: Project) -> Plot | None:
+def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
     """Each record's best measured gain, grouped by tier."""
-    from generator.summary import summary_rows
-
-    rows = [r for r in summary_rows(project) if r["best_gain_percent"] is not None]
+    project = analysis.project
+    rows = [r for r in summary_rows(analysis) if r["best_gain_percent"] is not None]
     if not rows:
         return None
-    return cache.memo("plot", (summary_plot_paths(project)[0], rows), lambda: _draw_gains_plot(project, rows))
+    key = (summary_plot_paths(project)[0], rows)
+    return memo(build_cache, "plot", key, lambda: _draw_gains_plot(project, rows))
 
 
 def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
@@ -303,7 +296,7 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
         noise = [bool(r["best_gain_within_noise"]) for r in rows]
         for y, v, within in zip(ys, values, noise, strict=True):
             ax.annotate(
-                compare.fmt_percent(v) + (" (within noise)" if within else ""),
+                fmt_percent(v) + (" (within noise)" if within else ""),
                 (v, y),
                 xytext=(4 if v >= 0 else -4, 0),
                 textcoords="offset points",
@@ -329,7 +322,7 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
         )
         fig.tight_layout()
         alt = "Best measured gain per record, grouped by tier: " + "; ".join(
-            f"tier {r['tier']}, {r['number']:02d} {r['title']}: {compare.fmt_percent(r['best_gain_percent'])} "
+            f"tier {r['tier']}, {r['number']:02d} {r['title']}: {fmt_percent(r['best_gain_percent'])} "
             f"{r['best_gain_metric']}{', within noise' if r['best_gain_within_noise'] else ''}"
             for r in rows
         )
@@ -338,9 +331,7 @@ def _draw_gains_plot(project: Project, rows: list[dict[str, Any]]) -> Plot:
 
 def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
     """(who, run) for every imported run a record or the baseline names."""
-    from generator.results.store import load_runs
-
-    runs, _broken = load_runs(project.root)
+    runs = project.runs
     for result in project.campaign.baseline.results:
         if result.run in runs:
             yield "baseline", runs[result.run]
@@ -350,8 +341,9 @@ def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
                 yield f"{rec.number:02d} {rec.record.title}", runs[result.run]
 
 
-def throughput_latency_plot(project: Project) -> Plot | None:
+def throughput_latency_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
     """Every imported run as one point: output throughput against a latency measured by all."""
+    project = analysis.project
     pairs = list(_all_runs(project))
     throughput = next((t for t in THROUGHPUTS if sum(t in r.metrics for _w, r in pairs) >= 2), None)
     if throughput is None:
@@ -369,7 +361,7 @@ def throughput_latency_plot(project: Project) -> Plot | None:
         latency,
         [(w, r.metrics[throughput], r.metrics[latency]) for w, r in points],
     )
-    return cache.memo("plot", key, lambda: _draw_throughput_latency_plot(project, throughput, latency, points))
+    return memo(build_cache, "plot", key, lambda: _draw_throughput_latency_plot(project, throughput, latency, points))
 
 
 def _draw_throughput_latency_plot(
@@ -415,24 +407,20 @@ def _draw_throughput_latency_plot(
         return Plot(summary_plot_paths(project)[1], alt, _svg(fig, alt))
 
 
-def plots(project: Project) -> list[Plot]:
-    """Every chart the data allows, in a stable order (drawn once per loaded project)."""
-    cached = project.__dict__.get("_plots")
-    if cached is not None:
-        return list(cached)
+def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[Plot]:
+    """Every chart the data allows, in a stable order."""
     out: list[Plot] = []
-    for rec in project.records:
-        p = record_plot(project, rec)
+    for rec in analysis.project.records:
+        p = record_plot(analysis, rec, build_cache)
         if p is not None:
             out.append(p)
     for make in (gains_plot, throughput_latency_plot):
-        p = make(project)
+        p = make(analysis, build_cache)
         if p is not None:
             out.append(p)
-    project.__dict__["_plots"] = tuple(out)
     return out
 
 
-def plot_files(project: Project) -> dict[str, str]:
+def plot_files(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str]:
     """Chart files for the build, keyed by posix path relative to the repository root."""
-    return {p.path: p.svg for p in plots(project)}
+    return {p.path: p.svg for p in plots(analysis, build_cache)}

@@ -29,8 +29,9 @@ from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin
 
-from generator.load import Project, RecordFile
+from generator.analysis import Analysis
 from generator.problems import ProblemsFound, format_report
+from generator.project import Project, RecordFile
 
 NavItem = str | dict[str, Any]
 
@@ -46,11 +47,11 @@ class ImprovementsConfig(Config):
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
     """Render the records before each build; group the series by tier; watch the inputs."""
 
-    project: Project | None = None
+    analysis: Analysis | None = None
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
-        self.project = render_for_site(repo_root(config))
-        config.nav = tier_nav(self.project, config, self.config.nav_after, self.config.section_size)
+        self.analysis = render_for_site(repo_root(config))
+        config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
         for path in watched_paths(repo_root(config)):
@@ -68,8 +69,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
         from generator.export import write_site_export
 
         # records.json at the site root: every record with its computed summary, for scripts.
-        if self.project is not None:
-            write_site_export(self.project, Path(config.site_dir))
+        if self.analysis is not None:
+            write_site_export(self.analysis, Path(config.site_dir))
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -84,8 +85,8 @@ def repo_root(config: MkDocsConfig) -> Path:
     return root
 
 
-def render_for_site(root: Path) -> Project:
-    """Render every generated page into docs/ (the one render path) and return the project.
+def render_for_site(root: Path) -> Analysis:
+    """Render every generated page into docs/ (the one render path) and return the analysis.
 
     Invalid records fail the mkdocs build with the same positioned lines `improvements check`
     prints, and no traceback: mkdocs prints a PluginError's text as an error and aborts.
@@ -96,7 +97,7 @@ def render_for_site(root: Path) -> Project:
         result = render.build(root)
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
-    return result.project
+    return result.analysis
 
 
 def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_size: int) -> list[NavItem] | None:

@@ -11,10 +11,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from generator import compare
+from generator.numbers import fmt_percent
 
 if TYPE_CHECKING:
-    from generator.load import Project
+    from generator.analysis import Analysis
 
 # Columns, in order: the keys of each row and of each JSON object.
 COLUMNS = (
@@ -34,29 +34,26 @@ FORMATS = ("table", "markdown", "csv", "json")
 
 
 def summary_rows(
-    project: Project,
+    analysis: Analysis,
     *,
     tiers: Iterable[int] | None = None,
     statuses: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
 ) -> list[dict[str, Any]]:
-    """One row per record that passes every filter given (a filter matches any of its values)."""
-    from generator.render import open_blockers
-
+    """One row per record that passes every filter given (a filter matches any of its values), ranked."""
     tier_set = set(tiers) if tiers else None
     status_set = set(statuses) if statuses else None
     tag_set = set(tags) if tags else None
     rows: list[dict[str, Any]] = []
-    for rec in project.records:
-        r = rec.record
+    for entry in analysis.ranked:
+        rec, r = entry.file, entry.file.record
         if tier_set is not None and r.tier not in tier_set:
             continue
         if status_set is not None and r.status not in status_set:
             continue
         if tag_set is not None and not tag_set & set(r.tags):
             continue
-        best = compare.best_gain(project, rec)
-        blockers = open_blockers(project, rec)
+        best, blockers = entry.best_gain, entry.open_blockers
         rows.append(
             {
                 "number": rec.number,
@@ -64,22 +61,14 @@ def summary_rows(
                 "title": r.title,
                 "tier": r.tier,
                 "status": r.status,
-                "best_gain_percent": round(best[0], 1) if best else None,
-                "best_gain_metric": best[1] if best else None,
-                "best_gain_concurrency": best[2] if best else None,
-                "best_gain_within_noise": best[3] if best else None,
+                "best_gain_percent": round(best.percent, 1) if best else None,
+                "best_gain_metric": best.metric if best else None,
+                "best_gain_concurrency": best.concurrency if best else None,
+                "best_gain_within_noise": best.within_noise if best else None,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
             }
         )
-    rows.sort(
-        key=lambda row: (
-            row["tier"],
-            row["best_gain_percent"] is None,
-            tuple(-x for x in compare.gain_rank(row["best_gain_percent"] or 0.0, bool(row["best_gain_within_noise"]))),
-            row["number"],
-        )
-    )
     return rows
 
 
@@ -93,7 +82,7 @@ def gain_text(row: dict[str, Any]) -> str:
         else "concurrency not recorded"
     )
     noise = ", within noise" if row["best_gain_within_noise"] else ""
-    return f"{compare.fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
 
 
 def blockers_text(row: dict[str, Any]) -> str:

@@ -16,8 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from generator.load import Project, require_project
+from generator.analysis import analyse
+from generator.project import Project
 from generator.summary import summary_rows
+from generator.validate import require_project
 
 from conftest import REPO, copy_campaign, run_cli, serve_folder
 
@@ -92,13 +94,13 @@ def test_summary_lists_every_record_in_tier_order(site: Site, tab: Tab) -> None:
     number_col, tier_col = headers.index("#"), headers.index("Tier")
     tiers = [int(row[tier_col]) for row in rows]
     assert tiers == sorted(tiers)
-    assert [int(row[number_col]) for row in rows] == [r["number"] for r in summary_rows(site.project)]
+    assert [int(row[number_col]) for row in rows] == [r["number"] for r in summary_rows(analyse(site.project))]
     assert tab.errors == []
 
 
 def test_a_click_on_a_row_reaches_the_record(site: Site, tab: Tab) -> None:
     tab.page.goto(site.url + "summary.html")
-    first = summary_rows(site.project)[0]
+    first = summary_rows(analyse(site.project))[0]
     tab.page.locator("article table tbody tr").first.get_by_role("link").first.click()
     tab.page.wait_for_url(site.url + site.record_path(first["number"]))
     expect(tab.page.locator("article h1")).to_contain_text(first["title"])
@@ -150,7 +152,7 @@ def test_the_site_reads_from_disk(site: Site, tab: Tab) -> None:
     page.goto((site.root / "site" / "index.html").as_uri())
     page.locator("nav.md-nav--primary").get_by_role("link", name="Summary").click()
     expect(page.locator("article h1")).to_contain_text("Summary")
-    first = summary_rows(site.project)[0]
+    first = summary_rows(analyse(site.project))[0]
     page.locator("article table tbody tr").first.get_by_role("link").first.click()
     expect(page.locator("article h1")).to_contain_text(first["title"])
     assert page.url == (site.root / "site" / site.record_path(first["number"])).as_uri()

@@ -7,8 +7,9 @@ import re
 from pathlib import Path
 
 from generator import render
+from generator.analysis import analyse
 from generator.cache import CACHE_DIR
-from generator.load import require_project
+from generator.validate import require_project
 
 from conftest import run_cli
 
@@ -23,7 +24,7 @@ def docs(root: Path) -> dict[str, bytes]:
 
 def fresh(root: Path) -> dict[str, bytes]:
     """What a build renders with no cache at all (none is active outside `render.build`)."""
-    return {k: v.encode() for k, v in render.render_files(require_project(root)).items()}
+    return {k: v.encode() for k, v in render.render_files(analyse(require_project(root))).items()}
 
 
 def build(root: Path) -> str:

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from generator import metrics
-from generator.load import Project, load_project
 from generator.model import Range, Record, apply_change
 from generator.problems import Report
+from generator.project import Project
+from generator.validate import load_project
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = Path(__file__).resolve().parent / "fixtures" / "campaign-sources"

@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from generator.analysis import analyse
 from generator.export import FORMAT, write_site_export
-from generator.load import record_files, require_project
+from generator.project import record_files
+from generator.validate import require_project
 
 from conftest import REPO, run_cli
 
@@ -75,7 +77,7 @@ def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp
 
 def test_site_export_writes_records_json_at_the_root(tmp_path: Path) -> None:
     project = require_project(REPO)
-    path = write_site_export(project, tmp_path / "site")
+    path = write_site_export(analyse(project), tmp_path / "site")
     assert path == tmp_path / "site" / "records.json"
     assert path.read_text() == run_cli("export").stdout
 

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from generator.commands.new import slugify
-from generator.load import parse, record_files
+from generator.project import record_files
+from generator.read import parse
 
 from conftest import REPO, run_cli
 

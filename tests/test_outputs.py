@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator import outputs, render
+from generator.analysis import analyse
 from generator.outputs import LOCK_NAME, header, is_generated, write_outputs
 from generator.problems import ProblemsFound
 
@@ -251,7 +252,7 @@ def test_concurrent_builds_leave_one_consistent_output(repo: Path) -> None:
         for _ in range(3)
     ]
     assert [p.wait(timeout=120) for p in procs] == [0, 0, 0]
-    expected = render.render_files(render.require_project(repo))
+    expected = render.render_files(analyse(render.require_project(repo)))
     assert {k: v for k, v in snapshot(repo).items() if k.endswith((".md", ".svg"))} == {
         k: v.encode() for k, v in expected.items()
     }

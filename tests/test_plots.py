@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.load import require_project
+from generator.analysis import analyse
 from generator.plots import BASELINE, INK, RECORD, plot_files, plots
+from generator.validate import require_project
 
 from conftest import BENCH, REPO, run_cli
 
@@ -37,14 +38,14 @@ def ab_campaign(campaign: Path, tmp_path: Path) -> Path:
 
 def test_shipped_campaign_has_no_record_chart() -> None:
     # No record of the shipped campaign has results at several concurrencies.
-    files = plot_files(require_project(REPO))
+    files = plot_files(analyse(require_project(REPO)))
     assert not [p for p in files if "/improvements/plots/" in p]
     assert set(files) <= {"docs/plots/summary-gains.svg", "docs/plots/summary-throughput-latency.svg"}
 
 
 def test_record_chart_from_an_imported_sweep(ab_campaign: Path) -> None:
     project = require_project(ab_campaign)
-    by_path = {p.path: p for p in plots(project)}
+    by_path = {p.path: p for p in plots(analyse(project))}
     chart = by_path["docs/improvements/plots/single-batch-overlap.svg"]
     # The alt text states the numbers: decode throughput at batch 1, 8, 16, record and baseline.
     assert "Decode throughput (median) (tok/s) against concurrency" in chart.alt
@@ -70,7 +71,7 @@ def test_record_chart_from_an_imported_sweep(ab_campaign: Path) -> None:
 def test_rate_sweep_is_drawn_against_request_rate(campaign: Path) -> None:
     ok("import", "--root", str(campaign), str(BENCH / "sglang-bench-serving-2024-sweep.jsonl"), "--record", "02")
     project = require_project(campaign)
-    chart = {p.path: p for p in plots(project)}["docs/improvements/plots/mscclpp-allreduce.svg"]
+    chart = {p.path: p for p in plots(analyse(project))}["docs/improvements/plots/mscclpp-allreduce.svg"]
     assert "Output token throughput (tok/s) against request rate" in chart.alt
     assert "537.4 at 1" in chart.alt
     # No baseline run matches: only this record's points, one series per workload.
@@ -79,7 +80,7 @@ def test_rate_sweep_is_drawn_against_request_rate(campaign: Path) -> None:
 
 
 def test_svg_is_transparent_and_undated(ab_campaign: Path) -> None:
-    for p in plots(require_project(ab_campaign)):
+    for p in plots(analyse(require_project(ab_campaign))):
         assert "<dc:date>" not in p.svg and "Matplotlib v" not in p.svg
         assert "#ffffff" not in p.svg.lower()  # no opaque white background
         ET.fromstring(p.svg)
@@ -87,9 +88,10 @@ def test_svg_is_transparent_and_undated(ab_campaign: Path) -> None:
 
 def test_charts_are_byte_identical_across_runs_time_zones_and_locales(ab_campaign: Path) -> None:
     code = (
-        "import sys, json; from pathlib import Path; from generator.load import require_project; "
+        "import sys, json; from pathlib import Path; from generator.validate import require_project; "
+        "from generator.analysis import analyse; "
         "from generator.plots import plot_files; "
-        "sys.stdout.write(json.dumps(plot_files(require_project(Path(sys.argv[1]))), sort_keys=True))"
+        "sys.stdout.write(json.dumps(plot_files(analyse(require_project(Path(sys.argv[1])))), sort_keys=True))"
     )
     outputs = []
     for tz, lang in (("UTC", "C.UTF-8"), ("Asia/Kolkata", "de_DE.UTF-8"), ("America/Los_Angeles", "fr_FR.UTF-8")):

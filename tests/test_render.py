@@ -14,10 +14,13 @@ import markdown
 import pytest
 import yaml
 
-from generator import compare, load
-from generator.load import require_project
+from generator import analysis, numbers, project
+from generator.analysis import analyse
+from generator.markdown import md_escape, safe_url
+from generator.pages import shell_command
 from generator.problems import ProblemsFound
-from generator.render import md_escape, render_files, safe_url, shell_command
+from generator.render import render_files
+from generator.validate import require_project
 
 from conftest import FIXTURES, REPO, run_cli
 
@@ -35,7 +38,7 @@ def fixture_copy(tmp_path: Path) -> Path:
 
 
 def test_golden_pages() -> None:
-    files = render_files(require_project(RENDER_FIXTURE))
+    files = render_files(analyse(require_project(RENDER_FIXTURE)))
     if os.environ.get("UPDATE_GOLDEN") == "1":
         shutil.rmtree(GOLDEN, ignore_errors=True)
         for rel_path, text in files.items():
@@ -50,7 +53,7 @@ def test_golden_pages() -> None:
 
 
 def test_every_page_names_its_source_in_a_header() -> None:
-    files = render_files(require_project(RENDER_FIXTURE))
+    files = render_files(analyse(require_project(RENDER_FIXTURE)))
     series = files["docs/improvements/testseries-01-fast-flag.md"]
     assert series.splitlines()[:2] == [
         "---",
@@ -66,9 +69,10 @@ def test_every_page_names_its_source_in_a_header() -> None:
 _DUMP = """
 import hashlib, sys
 from pathlib import Path
-from generator.load import require_project
+from generator.analysis import analyse
 from generator.render import render_files
-files = render_files(require_project(Path(sys.argv[1])))
+from generator.validate import require_project
+files = render_files(analyse(require_project(Path(sys.argv[1]))))
 for k, v in files.items():
     print(k, hashlib.sha256(v.encode()).hexdigest())
 """
@@ -92,7 +96,7 @@ def test_same_bytes_whatever_the_time_zone_and_locale() -> None:
 
 
 def test_same_bytes_whatever_the_directory_order(monkeypatch: pytest.MonkeyPatch) -> None:
-    first = render_files(require_project(RENDER_FIXTURE))
+    first = render_files(analyse(require_project(RENDER_FIXTURE)))
     real_scandir = os.scandir
 
     class Shuffled:
@@ -110,8 +114,8 @@ def test_same_bytes_whatever_the_directory_order(monkeypatch: pytest.MonkeyPatch
         def __exit__(self, *exc: object) -> None:
             return None
 
-    monkeypatch.setattr(load.os, "scandir", Shuffled)
-    assert render_files(require_project(RENDER_FIXTURE)) == first
+    monkeypatch.setattr(project.os, "scandir", Shuffled)
+    assert render_files(analyse(require_project(RENDER_FIXTURE))) == first
 
 
 # --- escaping -------------------------------------------------------------------------------------
@@ -133,7 +137,7 @@ def _site_markdown() -> markdown.Markdown:
 
 
 def test_record_text_cannot_inject_html_that_runs() -> None:
-    files = render_files(require_project(RENDER_FIXTURE))
+    files = render_files(analyse(require_project(RENDER_FIXTURE)))
     for rel_path, text in files.items():
         body = text.split("---\n", 2)[-1] if text.startswith("---\n") else text
         html = _site_markdown().convert(body).lower()
@@ -164,7 +168,7 @@ def test_no_element_gets_an_event_handler_attribute() -> None:
             if tag in ("script", "img", "iframe", "object") and not chart:
                 self.bad.append((tag, ""))
 
-    for rel_path, text in render_files(require_project(RENDER_FIXTURE)).items():
+    for rel_path, text in render_files(analyse(require_project(RENDER_FIXTURE))).items():
         body = text.split("---\n", 2)[-1] if text.startswith("---\n") else text
         parser = Attrs()
         parser.feed(_site_markdown().convert(body))
@@ -221,35 +225,35 @@ def test_launch_command_keeps_variables_and_quotes_the_rest() -> None:
 def test_stat_kinds() -> None:
     from generator.model import Range
 
-    assert compare.stat(5.0).kind == "single" and compare.stat(5.0).spread == 0
-    rep = compare.stat([10.0, 12.0, 14.0])
+    assert numbers.stat(5.0).kind == "single" and numbers.stat(5.0).spread == 0
+    rep = numbers.stat([10.0, 12.0, 14.0])
     assert (rep.kind, rep.mean, rep.spread, rep.n) == ("repeated", 12.0, 2.0, 3)
-    rng = compare.stat(Range(min=8, max=11))
+    rng = numbers.stat(Range(min=8, max=11))
     assert (rng.kind, rng.mean, rng.spread, rng.low, rng.high) == ("range", 9.5, 1.5, 8, 11)
 
 
 def test_delta_sign_follows_the_metric_direction() -> None:
-    throughput = compare.delta("output_throughput", 110.0, 100.0)
-    latency = compare.delta("ttft_p99", 90.0, 100.0)
+    throughput = analysis.compare("output_throughput", 110.0, 100.0)
+    latency = analysis.compare("ttft_p99", 90.0, 100.0)
     assert throughput is not None and latency is not None
     assert throughput.gain_percent == pytest.approx(10.0) and throughput.change_percent == pytest.approx(10.0)
     assert latency.gain_percent == pytest.approx(10.0) and latency.change_percent == pytest.approx(-10.0)
-    worse = compare.delta("ttft_p99", 110.0, 100.0)
+    worse = analysis.compare("ttft_p99", 110.0, 100.0)
     assert worse is not None and worse.gain_percent == pytest.approx(-10.0)
-    assert compare.delta("output_throughput", 1.0, 0.0) is None
+    assert analysis.compare("output_throughput", 1.0, 0.0) is None
 
 
 def test_within_noise_compares_the_difference_with_the_spread() -> None:
-    noisy = compare.delta("output_throughput", [100.0, 110.0, 90.0], 102.0)
-    clear = compare.delta("output_throughput", [200.0, 210.0, 190.0], 102.0)
-    single = compare.delta("output_throughput", 101.0, 100.0)
+    noisy = analysis.compare("output_throughput", [100.0, 110.0, 90.0], 102.0)
+    clear = analysis.compare("output_throughput", [200.0, 210.0, 190.0], 102.0)
+    single = analysis.compare("output_throughput", 101.0, 100.0)
     assert noisy is not None and noisy.within_noise
     assert clear is not None and not clear.within_noise
     assert single is not None and not single.within_noise
 
 
 def test_number_formatting() -> None:
-    assert [compare.fmt_number(x) for x in (3740.0, 12.5, 15.2753, 0.01234, -0.0, 1103.333)] == [
+    assert [numbers.fmt_number(x) for x in (3740.0, 12.5, 15.2753, 0.01234, -0.0, 1103.333)] == [
         "3740",
         "12.5",
         "15.28",
@@ -257,7 +261,7 @@ def test_number_formatting() -> None:
         "0",
         "1103",
     ]
-    assert compare.fmt_percent(-0.04) == "0.0%" and compare.fmt_percent(12.345) == "+12.3%"
+    assert numbers.fmt_percent(-0.04) == "0.0%" and numbers.fmt_percent(12.345) == "+12.3%"
 
 
 # --- templates ------------------------------------------------------------------------------------
@@ -267,7 +271,7 @@ def test_override_template_is_used(tmp_path: Path) -> None:
     root = fixture_copy(tmp_path)
     (root / "templates").mkdir()
     (root / "templates" / "record.md.j2").write_text("# Custom {{ record.title|inline }} ({{ number }})\n")
-    files = render_files(require_project(root))
+    files = render_files(analyse(require_project(root)))
     page = files["docs/improvements/testseries-01-fast-flag.md"]
     assert page.endswith("# Custom Fast flag (01)\n")
     assert page.startswith("---\n# generated by improvements from improvements/01-fast-flag.yaml")
@@ -280,7 +284,7 @@ def test_undefined_variable_in_a_template_is_a_positioned_error(tmp_path: Path) 
     (root / "templates").mkdir()
     (root / "templates" / "summary.md.j2").write_text("# Summary\n\nfine\n{{ no_such_thing }}\n")
     with pytest.raises(ProblemsFound) as info:
-        render_files(require_project(root))
+        render_files(analyse(require_project(root)))
     [problem] = info.value.report.problems
     assert (problem.path, problem.line, problem.code) == ("templates/summary.md.j2", 4, "bad-template")
     assert "no_such_thing" in problem.message
@@ -302,7 +306,7 @@ def test_printing_an_unset_value_is_an_error(tmp_path: Path) -> None:
     (root / "templates").mkdir()
     (root / "templates" / "record.md.j2").write_text("{{ record.verdict }}\n")
     with pytest.raises(ProblemsFound) as info:
-        render_files(require_project(root))
+        render_files(analyse(require_project(root)))
     assert {p.code for p in info.value.report.problems} == {"bad-template"}
 
 
@@ -313,7 +317,7 @@ def test_override_template_linked_outside_the_repository_is_refused(tmp_path: Pa
     (root / "templates").mkdir()
     (root / "templates" / "home.md.j2").symlink_to(outside)
     with pytest.raises(ProblemsFound) as info:
-        render_files(require_project(root))
+        render_files(analyse(require_project(root)))
     [problem] = info.value.report.problems
     assert (problem.code, problem.path) == ("path-outside", "templates/home.md.j2")
 
@@ -349,7 +353,7 @@ def test_site_dir_without_site_is_a_usage_error(tmp_path: Path) -> None:
 def test_committed_docs_are_not_stale() -> None:
     """The docs/ files committed for the shipped campaign are what the records render to now."""
     project = require_project(REPO)
-    files = render_files(project)
+    files = render_files(analyse(project))
     stale = [p for p, text in files.items() if not (REPO / p).is_file() or (REPO / p).read_bytes() != text.encode()]
     assert stale == [], f"run `improvements build` and commit docs/: {stale}"
     manifest = REPO / "docs" / ".improvements-manifest.json"

@@ -19,7 +19,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from generator.load import Project, require_project
+from generator.project import Project
+from generator.validate import require_project
 
 from conftest import REPO, copy_campaign, run_cli
 

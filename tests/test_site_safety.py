@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from generator.load import Project, require_project
+from generator.project import Project
+from generator.validate import require_project
 
 from conftest import copy_campaign, run_cli, serve_folder
 

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from generator.edit import Document, set_key, splice
-from generator.load import parse
+from generator.read import parse
 
 from conftest import run_cli
 

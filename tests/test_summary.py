@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.load import require_project
+from generator.analysis import analyse
 from generator.summary import COLUMNS, summary_rows
+from generator.validate import require_project
 
 from conftest import FIXTURES, run_cli
 
@@ -61,7 +62,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def test_ranked_by_tier_then_gain_then_number(repo: Path) -> None:
-    rows = summary_rows(require_project(repo))
+    rows = summary_rows(analyse(require_project(repo)))
     assert [(r["number"], r["tier"]) for r in rows] == [(5, 1), (1, 1), (6, 1), (0, 1), (3, 2), (2, 2), (4, 3)]
     big = rows[0]
     assert (big["best_gain_percent"], big["best_gain_metric"], big["best_gain_concurrency"]) == (
@@ -75,7 +76,7 @@ def test_ranked_by_tier_then_gain_then_number(repo: Path) -> None:
 
 
 def test_open_blockers_count_shared_ones(repo: Path) -> None:
-    rows = {r["slug"]: r for r in summary_rows(require_project(repo))}
+    rows = {r["slug"]: r for r in summary_rows(analyse(require_project(repo)))}
     assert rows["uses-ref"]["open_blockers"] == 1
     assert rows["uses-ref"]["open_blocker_titles"] == ["Kernel crashes on <small> GPUs"]
     # The resolved blocker of 02 is not open.
@@ -154,7 +155,7 @@ def test_invalid_campaign_exits_1(repo: Path) -> None:
 def test_the_site_summary_page_is_the_same_table(repo: Path) -> None:
     from generator.render import render_files
 
-    page = render_files(require_project(repo))["docs/summary.md"]
+    page = render_files(analyse(require_project(repo)))["docs/summary.md"]
     rows = [line for line in page.splitlines() if line.startswith("| 0")]
     assert [line.split("|")[1].strip() for line in rows] == ["05", "01", "06", "00", "03", "02", "04"]
     assert "[Big win](improvements/testseries-05-big-win.md)" in rows[0]
@@ -211,7 +212,7 @@ def noisy(minimal: Path) -> Path:
 
 
 def test_a_gain_within_noise_is_flagged_and_ranks_after_a_real_gain(noisy: Path) -> None:
-    rows = summary_rows(require_project(noisy))
+    rows = summary_rows(analyse(require_project(noisy)))
     assert [(r["slug"], r["best_gain_percent"], r["best_gain_within_noise"]) for r in rows] == [
         ("small-real", 2.0, False),
         ("noisy", 8.3, True),
@@ -246,7 +247,7 @@ def test_a_real_gain_in_the_same_record_is_preferred_to_a_larger_one_within_nois
         "    metrics: {output_throughput: [100, 160], ttft_p99: 95}\n"
         "    baseline: {output_throughput: [100, 140], ttft_p99: 100}\n"
     )
-    [row] = summary_rows(require_project(minimal))
+    [row] = summary_rows(analyse(require_project(minimal)))
     assert (row["best_gain_percent"], row["best_gain_metric"], row["best_gain_within_noise"]) == (
         5.0,
         "ttft_p99",

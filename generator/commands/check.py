@@ -30,8 +30,8 @@ Examples:
 )
 def command(root: Path | None, fmt: str) -> None:
     """Validate every record and campaign.yaml; exit 1 if any error is found."""
-    from generator.load import load_project
     from generator.problems import Report, format_report
+    from generator.validate import load_project
 
     repo = resolve_root(root)
     report = Report()

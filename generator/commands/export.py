@@ -29,10 +29,11 @@ def command(root: Path | None, fmt: str, output: Path | None) -> None:
     show). Sorted keys and no timestamps, so the same records give the same bytes. `mkdocs
     build` also publishes it at the site root as records.json.
     """
+    from generator.analysis import analyse
     from generator.export import dumps
-    from generator.load import require_project
+    from generator.validate import require_project
 
     del fmt  # JSON is the one format; the option keeps the command line stable when others come
     project = require_project(resolve_root(root))
-    text = dumps(project)
+    text = dumps(analyse(project))
     emit(text, output)

@@ -11,8 +11,8 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from generator.load import Project
     from generator.problems import Problem
+    from generator.project import Project
     from generator.results.parse import ParsedFile
     from generator.results.run import Run
 
@@ -48,8 +48,8 @@ def command(
     to the record, keeping its comments. Every file is checked first: on any problem nothing
     is written.
     """
-    from generator.load import require_project
     from generator.problems import ProblemsFound, Report, rel
+    from generator.validate import require_project
 
     if baseline and record_ref is not None:
         raise click.UsageError("give either --record SLUG or --baseline, not both")
@@ -133,11 +133,12 @@ def _link(
     project: Project, target: Path, runs: list[Run], label: str | None, baseline: bool
 ) -> tuple[str, list[tuple[Run, str]], list[Problem]]:
     """The target file's new text with a result per new run, the runs added, and any problems."""
+    from dataclasses import replace
+
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from generator.edit import Document, set_key
     from generator.model import Baseline, Record
-    from generator.results import store
 
     doc = Document.from_path(target)
     container: Any = doc.data["baseline"] if baseline else doc.data
@@ -166,8 +167,9 @@ def _link(
     text = doc.text()
     if not added:
         return text, added, []
-    with store.pending(runs):
-        problems = _check(project, target, text, baseline)
+    # The runs are not written yet: the edited file is checked as if they were.
+    pending = replace(project, runs={**project.runs, **{run.id: run for run in runs}})
+    problems = _check(pending, target, text, baseline)
     return text, added, [p for p in problems if p.severity == "error"]
 
 
@@ -202,16 +204,18 @@ def _check(project: Project, target: Path, text: str, baseline: bool) -> list[Pr
 
     if not baseline:
         return check_edited(project, target, text)
-    from generator.load import cross_check, load_text, record_files
+    from dataclasses import replace
+
     from generator.model import Campaign
     from generator.problems import Report, rel
+    from generator.project import load_text, record_files
+    from generator.validate import cross_check
 
     shown = rel(target, project.root)
     report = Report()
     loaded = load_text(target, text, Campaign, shown, report)
     if loaded.model is None:
         return report.problems
-    project.campaign = loaded.model
-    project.campaign_file = loaded
+    candidate = replace(project, campaign=loaded.model, campaign_file=loaded)
     files, _strays = record_files(project.improvements_dir)
-    return [p for p in cross_check(project, files) if p.path == shown]
+    return [p for p in cross_check(candidate, files) if p.path == shown]

@@ -14,7 +14,7 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from generator.load import Project
+    from generator.project import Project
 
 SLUG_MAX = 60
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -41,7 +41,7 @@ def yaml_scalar(value: str, key: str, *, indent: int = 2, width: int = 92) -> st
 
     import yaml
 
-    from generator.load import YamlProblem, parse
+    from generator.read import YamlProblem, parse
 
     def reads_back(rendered: str) -> bool:
         try:
@@ -126,7 +126,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     take the lock got there first.
     """
     from generator.edit import create_exclusive, folder_lock
-    from generator.load import record_files
+    from generator.project import record_files
 
     folder = project.improvements_dir
     with folder_lock(folder):
@@ -184,8 +184,8 @@ def command(
     that is already taken is refused.
     """
     from generator.commands.status import check_edited
-    from generator.load import load_project
     from generator.problems import ProblemsFound, Report, rel
+    from generator.validate import load_project
 
     title = title.strip()
     if not title:

@@ -79,8 +79,9 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     1, 2, 3... in the current order and so also resolves duplicate numbers.
     """
     from generator.commands.status import find_record
-    from generator.load import load_project, record_files
     from generator.problems import ProblemsFound, Report, rel
+    from generator.project import record_files
+    from generator.validate import load_project
 
     if compact == (record is not None):
         raise click.UsageError("give either SLUG|NN and a new number, or --compact")

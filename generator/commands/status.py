@@ -13,8 +13,8 @@ from generator.cli import resolve_root, root_option
 from generator.model import STATUSES
 
 if TYPE_CHECKING:
-    from generator.load import Project
     from generator.problems import Problem, Report
+    from generator.project import Project
 
 
 def find_record(project: Project, report: Report, ref: str) -> Path:
@@ -22,7 +22,7 @@ def find_record(project: Project, report: Report, ref: str) -> Path:
 
     A file that failed to load is still found, so that its own problems can be shown.
     """
-    from generator.load import record_files
+    from generator.project import record_files
 
     files, _strays = record_files(project.improvements_dir)
     if ref.isdigit():
@@ -53,9 +53,12 @@ def problems_of(project: Project, report: Report, path: Path) -> list[Problem]:
 
 def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
-    from generator.load import RecordFile, cross_check, load_text, record_files
+    from dataclasses import replace
+
     from generator.model import FILENAME_RE, Record
     from generator.problems import Report, rel
+    from generator.project import RecordFile, load_text, record_files
+    from generator.validate import cross_check
 
     shown = rel(path, project.root)
     report = Report()
@@ -66,9 +69,9 @@ def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     assert m is not None  # record_files only yields names that match
     edited = RecordFile(path, loaded.model, loaded.data, loaded.positions, int(m["number"]), m["slug"])
     others = [r for r in project.records if r.path != path]
-    project.records = sorted([*others, edited], key=lambda r: (r.number, r.slug))
+    candidate = replace(project, records=sorted([*others, edited], key=lambda r: (r.number, r.slug)))
     files, _strays = record_files(project.improvements_dir)
-    return [p for p in cross_check(project, files) if p.path == shown]
+    return [p for p in cross_check(candidate, files) if p.path == shown]
 
 
 @click.command(
@@ -95,9 +98,9 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     that `adopted` needs a result and a verdict), and nothing is written when it fails.
     """
     from generator.edit import Document, atomic_write, delete_key, set_key
-    from generator.load import load_project
     from generator.model import Record
     from generator.problems import ProblemsFound, Report, rel
+    from generator.validate import load_project
 
     if superseded_by is not None and status != "superseded":
         raise click.UsageError("--superseded-by goes with status `superseded`")

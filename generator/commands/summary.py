@@ -41,9 +41,10 @@ def command(
 
     A best gain within noise is flagged as such and ranks as no change, after real gains.
     """
-    from generator.load import require_project
+    from generator.analysis import analyse
     from generator.summary import format_rows, summary_rows
+    from generator.validate import require_project
 
     project = require_project(resolve_root(root))
-    rows = summary_rows(project, tiers=tiers or None, statuses=statuses or None, tags=tags or None)
+    rows = summary_rows(analyse(project), tiers=tiers or None, statuses=statuses or None, tags=tags or None)
     sys.stdout.write(format_rows(rows, fmt))

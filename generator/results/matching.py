@@ -17,18 +17,16 @@ adds `--enable-foo` may not differ in model, GPU count, engine version or worklo
 
 from __future__ import annotations
 
-import difflib
 import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from generator import metrics
 from generator.model import Change, Result, Workload
-from generator.problems import Problem, rel
 from generator.results.run import BOOKKEEPING, Run
-from generator.results.store import load_runs
 
 if TYPE_CHECKING:
-    from generator.load import Positions, Project, RecordFile
+    from generator.project import Project, RecordFile
 
 # Settings that must match for a run to be compared with a baseline run at all.
 LOAD_KEYS = ("max_concurrency", "batch_size", "request_rate")
@@ -150,7 +148,7 @@ def differences(run: Run, base: Run, allowed: set[str] | frozenset[str] = frozen
 
 
 def baseline_runs(project: Project) -> list[tuple[Result, Run]]:
-    runs, _broken = load_runs(project.root)
+    runs = project.runs
     return [(r, runs[r.run]) for r in project.campaign.baseline.results if r.run is not None and r.run in runs]
 
 
@@ -193,7 +191,7 @@ def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
 
 
 def match(project: Project, result: Result, run: Run) -> Match:
-    runs, _broken = load_runs(project.root)
+    runs = project.runs
     if result.baseline_run is not None:
         base = runs.get(result.baseline_run)
         if base is None:
@@ -268,8 +266,6 @@ _FAMILIES = ("ttft", "tpot", "itl", "e2e_latency")
 
 
 def _metric_order(name: str) -> tuple[int, int, float, str]:
-    from generator import metrics
-
     fixed = list(metrics._FIXED)
     if name in fixed:
         return (0, fixed.index(name), 0.0, name)
@@ -319,10 +315,9 @@ def resolve(
     """
     if result.run is None:
         return None
-    runs, broken = load_runs(project.root)
-    run = runs.get(result.run)
+    run = project.runs.get(result.run)
     if run is None:
-        why = broken.get(result.run, f"the imported run `{result.run}` does not exist under results/runs/")
+        why = project.broken_runs.get(result.run, f"the imported run `{result.run}` does not exist under results/runs/")
         return result, {}, {}, [why]
     if record is None:
         record = owner(project, result)
@@ -359,106 +354,48 @@ def owner(project: Project, result: Result) -> RecordFile | None:
     return None
 
 
-# --- problems for `check` -----------------------------------------------------------------------
+# --- the numbers of any result ------------------------------------------------------------------
 
 
-def _unknown_run(
-    shown: str, pos: Positions, loc: tuple[str | int, ...], rid: str, known: dict[str, Run], why: str | None
-) -> Problem:
-    line, col = pos.of(loc)
-    if why is not None:
-        return Problem(shown, line, col, "unknown-run", why, "import the benchmark file again to rewrite it")
-    near = difflib.get_close_matches(rid, list(known), n=1)
-    return Problem(
-        shown,
-        line,
-        col,
-        "unknown-run",
-        f"no imported run has id `{rid}`",
-        f"did you mean `{near[0]}`?" if near else "import the file with `improvements import FILE --record SLUG`",
-    )
+@dataclass(frozen=True)
+class Numbers:
+    """A result's numbers as shown: its metrics, what they compare with, and why."""
+
+    # The result, with the load and workload its imported run recorded.
+    result: Result
+    metrics: dict[str, Any]
+    baseline: dict[str, Any]
+    # Said next to the delta: where the baseline came from, what limits the comparison.
+    notes: tuple[str, ...] = ()
+    no_baseline: bool = False
 
 
-def problems(project: Project) -> list[Problem]:
-    """Run references that do not resolve (errors); results without a baseline or not comparable with it (warnings)."""
-    from generator.compare import result_numbers
+def numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
+    """The numbers of one result and of its baseline.
 
-    runs, broken = load_runs(project.root)
-    out: list[Problem] = []
-    cf = project.campaign_file
-    places: list[tuple[str, Positions, tuple[str | int, ...], list[Result], RecordFile | None]] = [
-        (rel(cf.path, project.root), cf.positions, ("baseline", "results"), project.campaign.baseline.results, None)
-    ]
-    places += [(rel(r.path, project.root), r.positions, ("results",), r.record.results, r) for r in project.records]
-    for shown, pos, base_loc, results, rec in places:
-        for i, result in enumerate(results):
-            loc = (*base_loc, i)
-            typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
-            if typed:
-                line, col = pos.of((*loc, typed[0]), key=True)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "invalid-value",
-                        f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
-                        "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
-                    )
-                )
-            for key in ("run", "baseline_run"):
-                rid = getattr(result, key)
-                if rid is not None and rid not in runs:
-                    out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
-            resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
-            found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
-            if found is not None and found.ambiguous:
-                line, col = pos.of(loc)
-                listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "no-baseline",
-                        f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
-                        f"match its workload and load but are different configurations: {listed}; "
-                        "none is compared with and its numbers are shown without a delta",
-                        "name the baseline run to compare with in `baseline_run`",
-                        severity="warning",
-                    )
-                )
-            elif rec is not None and resolvable and result_numbers(project, result).no_baseline:
-                line, col = pos.of(loc)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "no-baseline",
-                        f"result `{result.label}` has no baseline: its numbers are shown without a delta",
-                        "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
-                        "or name one with `baseline_run`",
-                        severity="warning",
-                    )
-                )
-            if found is None or result.run is None:
+    A result without its own baseline is compared with the campaign baseline result at the
+    same concurrency, when there is one, so the baseline's numbers are written once.
+    """
+    if result.run is not None:
+        # An imported run: its numbers, and the baseline run matched by workload and load.
+        resolved = resolve(project, result, record)
+        assert resolved is not None
+        shown, run_values, run_base, run_notes = resolved
+        return Numbers(shown, run_values, run_base, tuple(run_notes), no_baseline=not run_base)
+    values: dict[str, Any] = dict(result.metrics)
+    notes: list[str] = []
+    base: dict[str, Any] = dict(result.baseline)
+    if not base and result.concurrency is not None:
+        for candidate in project.campaign.baseline.results:
+            if candidate.concurrency != result.concurrency:
                 continue
-            run = runs[result.run]
-            allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
-            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
-            if diffs:
-                line, col = pos.of(loc)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "not-comparable",
-                        f"result `{result.label}` differs from its baseline in more than the record's change: "
-                        + "; ".join(diffs),
-                        "measure both with the same workload and setup, or name the baseline with `baseline_run`",
-                        severity="warning",
-                    )
-                )
-    return out
+            shared = {k: v for k, v in candidate.metrics.items() if k in values}
+            if shared:
+                base = shared
+                notes.append(f"Compared with the campaign baseline result `{candidate.label}` at the same concurrency.")
+                break
+    if values and base:
+        missing = [k for k in values if k not in base]
+        if missing:
+            notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
+    return Numbers(result, values, base, tuple(notes), no_baseline=not base)

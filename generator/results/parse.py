@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.load import byte_position, text_position
 from generator.problems import Problem
+from generator.read import byte_position, text_position
 from generator.results import formats
 from generator.results.redact import redact, redact_text
 from generator.results.run import Run, rate_slug, run_id

@@ -1,0 +1,210 @@
+"""pydantic's validation errors as positioned problems: the words, the place and the hint.
+
+pydantic reports a location in the data; `Positions` turns it into a line and column, and
+the messages here say in the format's words what is wrong (a list where a mapping belongs,
+an unknown key and the one it was probably meant to be).
+"""
+
+from __future__ import annotations
+
+import difflib
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from generator.model import SLUG_RE
+from generator.problems import Problem
+from generator.read import Path_, Positions
+
+
+def describe(value: Any) -> str:
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "text"
+
+
+def _fields_at(model: type[BaseModel], loc: Path_) -> list[str]:
+    """The field names of the model that `loc` points into, for did-you-mean hints."""
+    current: Any = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue
+        info = getattr(current, "model_fields", {}).get(part)
+        if info is None:
+            return []
+        current = _inner_model(info.annotation)
+    return list(getattr(current, "model_fields", {}))
+
+
+def _inner_model(annotation: Any) -> Any:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in getattr(annotation, "__args__", ()) or ():
+        found = _inner_model(arg)
+        if found is not None:
+            return found
+    return None
+
+
+_TYPE_WORDS = {
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "list_type": "a list",
+    "string_type": "text",
+    "int_type": "a whole number",
+    "int_parsing": "a whole number",
+    "float_type": "a number",
+    "float_parsing": "a number",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "date_type": "a date (YYYY-MM-DD)",
+    "date_parsing": "a date (YYYY-MM-DD)",
+    "date_from_datetime_parsing": "a date (YYYY-MM-DD)",
+    "int_from_float": "a whole number",
+}
+
+
+_TYPE_KINDS = {*_TYPE_WORDS, "list_type", "dict_type", "model_attributes_type"}
+
+
+def _clean_loc(err: Any, data: Any) -> Path_:
+    """The error's location in the data: pydantic's union-member tags ("float", "list[float]")
+    dropped. A missing field's own name is not in the data either, but it is the point of the
+    message, so it stays."""
+    along = _keys_along(data, err["loc"])
+    last = len(err["loc"]) - 1
+    return tuple(
+        p
+        for i, p in enumerate(err["loc"])
+        if isinstance(p, int) or p in along or (err["type"] == "missing" and i == last)
+    )
+
+
+def validation_problems(
+    exc: ValidationError, model: type[BaseModel], data: Any, pos: Positions, path: str
+) -> list[Problem]:
+    problems: list[Problem] = []
+    seen: set[tuple[Path_, str]] = set()
+    errors = [(err, _clean_loc(err, data)) for err in exc.errors()]
+    # A value checked against a union (a number, a list of numbers or a range) gets a type error
+    # from each member it is not. When one member took it and found something more specific
+    # (`.nan` is not finite, a range misses `max`), the other members' type errors are noise.
+    noise = {
+        loc
+        for err, loc in errors
+        if err["type"] in _TYPE_KINDS
+        and any(
+            other[: len(loc)] == loc and (len(other) > len(loc) or e["type"] not in _TYPE_KINDS) for e, other in errors
+        )
+    }
+    for err, loc in errors:
+        kind = err["type"]
+        if kind in _TYPE_KINDS and loc in noise:
+            continue
+        if kind == "extra_forbidden":
+            key = loc[-1]
+            line, col = pos.of(loc, key=True)
+            choices = _fields_at(model, loc[:-1])
+            close = difflib.get_close_matches(str(key), choices, n=1, cutoff=0.6)
+            hint = (
+                f"did you mean `{close[0]}`?" if close else (f"known keys: {', '.join(choices)}" if choices else None)
+            )
+            problems.append(Problem(path, line, col, "unknown-key", f"unknown key `{key}`", hint))
+            continue
+        if kind == "missing":
+            line, col = pos.of(loc[:-1], key=True)
+            where = f" in `{_dotted(loc[:-1])}`" if loc[:-1] else ""
+            problems.append(Problem(path, line, col, "missing-field", f"required field `{loc[-1]}` is missing{where}"))
+            continue
+        line, col = pos.of(loc)
+        value = _value_at(data, loc)
+        name = _dotted(loc) or "document"
+        if kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
+            want = _TYPE_WORDS.get(kind, "a mapping")
+            code, msg = "wrong-type", f"`{name}` must be {want}, not {describe(value)}"
+        elif kind == "literal_error":
+            expected = err.get("ctx", {}).get("expected", "")
+            close = difflib.get_close_matches(
+                str(value), [s.strip("'") for s in expected.replace(" or ", ", ").split(", ")], n=1
+            )
+            code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
+            if close:
+                problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
+                continue
+        elif kind == "string_pattern_mismatch":
+            code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
+            hint = "use lowercase letters, digits and hyphens" if err.get("ctx", {}).get("pattern") == SLUG_RE else None
+            key = (loc, code)
+            if key not in seen:
+                seen.add(key)
+                problems.append(Problem(path, line, col, code, msg, hint))
+            continue
+        elif kind == "unknown_metric":
+            near = err.get("ctx", {}).get("suggestion")
+            key_line, key_col = pos.of(loc, key=True)
+            problems.append(
+                Problem(
+                    path,
+                    key_line,
+                    key_col,
+                    "unknown-metric",
+                    err["msg"],
+                    f"did you mean `{near}`?" if near else "see the metric vocabulary in the docs",
+                )
+            )
+            continue
+        elif kind == "finite_number":
+            code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
+        elif kind == "value_error":
+            code, msg = "invalid-value", f"`{name}`: {str(err['msg']).removeprefix('Value error, ')}"
+        else:
+            code, msg = "invalid-value", f"`{name}`: {err['msg']}"
+        # A union reports each member's failure; one line per place is enough.
+        if (loc, code) in seen:
+            continue
+        seen.add((loc, code))
+        problems.append(Problem(path, line, col, code, msg))
+    return problems
+
+
+def _keys_along(data: Any, loc: tuple[Any, ...]) -> set[str]:
+    keys: set[str] = set()
+    current = data
+    for part in loc:
+        if isinstance(current, dict):
+            keys.update(k for k in current if isinstance(k, str))
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
+            current = current[part]
+        else:
+            current = None
+    if isinstance(current, dict):
+        keys.update(k for k in current if isinstance(k, str))
+    return keys
+
+
+def _value_at(data: Any, loc: Path_) -> Any:
+    current = data
+    for part in loc:
+        if isinstance(current, dict):
+            current = current.get(part)
+        elif isinstance(current, list) and isinstance(part, int) and part < len(current):
+            current = current[part]
+        else:
+            return None
+    return current
+
+
+def _dotted(loc: Path_) -> str:
+    out = ""
+    for part in loc:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out

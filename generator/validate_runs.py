@@ -1,0 +1,118 @@
+"""The problems of results that name imported runs: unknown runs, no baseline, not comparable.
+
+Which baseline a run result is compared with is `results.matching`'s; this turns what it
+finds into `check`'s errors (a run that does not exist) and warnings (no baseline, an
+ambiguous one, one that differs in more than the record's change).
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+
+from generator.model import Result
+from generator.problems import Problem, rel
+from generator.project import Project, RecordFile
+from generator.read import Positions
+from generator.results.matching import declared_settings, differences, match, name_text, numbers
+from generator.results.run import Run
+
+
+def _unknown_run(
+    shown: str, pos: Positions, loc: tuple[str | int, ...], rid: str, known: Mapping[str, Run], why: str | None
+) -> Problem:
+    line, col = pos.of(loc)
+    if why is not None:
+        return Problem(shown, line, col, "unknown-run", why, "import the benchmark file again to rewrite it")
+    near = difflib.get_close_matches(rid, list(known), n=1)
+    return Problem(
+        shown,
+        line,
+        col,
+        "unknown-run",
+        f"no imported run has id `{rid}`",
+        f"did you mean `{near[0]}`?" if near else "import the file with `improvements import FILE --record SLUG`",
+    )
+
+
+def run_problems(project: Project) -> list[Problem]:
+    """Run references that do not resolve (errors); results without a baseline or not comparable with it (warnings)."""
+    runs, broken = project.runs, project.broken_runs
+    out: list[Problem] = []
+    cf = project.campaign_file
+    places: list[tuple[str, Positions, tuple[str | int, ...], list[Result], RecordFile | None]] = [
+        (rel(cf.path, project.root), cf.positions, ("baseline", "results"), project.campaign.baseline.results, None)
+    ]
+    places += [(rel(r.path, project.root), r.positions, ("results",), r.record.results, r) for r in project.records]
+    for shown, pos, base_loc, results, rec in places:
+        for i, result in enumerate(results):
+            loc = (*base_loc, i)
+            typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
+            if typed:
+                line, col = pos.of((*loc, typed[0]), key=True)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "invalid-value",
+                        f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
+                        "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
+                    )
+                )
+            for key in ("run", "baseline_run"):
+                rid = getattr(result, key)
+                if rid is not None and rid not in runs:
+                    out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
+            resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
+            found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
+            if found is not None and found.ambiguous:
+                line, col = pos.of(loc)
+                listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "no-baseline",
+                        f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
+                        f"match its workload and load but are different configurations: {listed}; "
+                        "none is compared with and its numbers are shown without a delta",
+                        "name the baseline run to compare with in `baseline_run`",
+                        severity="warning",
+                    )
+                )
+            elif rec is not None and resolvable and numbers(project, result, rec).no_baseline:
+                line, col = pos.of(loc)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "no-baseline",
+                        f"result `{result.label}` has no baseline: its numbers are shown without a delta",
+                        "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
+                        "or name one with `baseline_run`",
+                        severity="warning",
+                    )
+                )
+            if found is None or result.run is None:
+                continue
+            run = runs[result.run]
+            allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
+            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+            if diffs:
+                line, col = pos.of(loc)
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "not-comparable",
+                        f"result `{result.label}` differs from its baseline in more than the record's change: "
+                        + "; ".join(diffs),
+                        "measure both with the same workload and setup, or name the baseline with `baseline_run`",
+                        severity="warning",
+                    )
+                )
+    return out
