@@ -19,7 +19,7 @@ import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator import metrics
 from generator.analysis import Analysis, ResolvedResult
@@ -29,6 +29,9 @@ from generator.numbers import fmt_number, fmt_percent, stat
 from generator.paths import record_plot_path, summary_plot_paths
 from generator.project import Project, RecordFile
 from generator.summary import summary_rows
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 # Mid-contrast colours: readable on white and on the dark slate of mkdocs-material.
 INK = "#808080"
@@ -70,6 +73,10 @@ class Plot:
 # --- data -----------------------------------------------------------------------------------------
 
 
+# A resolved result with its x (concurrency or request rate) for a record's chart.
+Row = tuple[ResolvedResult, dict[str, float], dict[str, Any]]
+
+
 @dataclass(frozen=True)
 class Point:
     x: float
@@ -94,13 +101,13 @@ def _series_name(result: Any) -> str:
     return " ".join(p for p in parts if p)
 
 
-def record_points(analysis: Analysis, rec: RecordFile) -> tuple[str, list[tuple[Any, dict, dict]]]:
+def record_points(analysis: Analysis, rec: RecordFile) -> tuple[str, list[Row]]:
     """("concurrency" or "request rate", resolved results with an x), for a record's chart."""
     resolved: list[ResolvedResult] = list(analysis.record(rec).results)
     by_conc = [(r, r.result.concurrency) for r in resolved if r.result.concurrency is not None]
     xs = {x for _r, x in by_conc}
     axis = "concurrency"
-    chosen: list[tuple[Any, float]] = [(r, float(x)) for r, x in by_conc]
+    chosen: list[tuple[ResolvedResult, float]] = [(r, float(x)) for r, x in by_conc]
     if len(xs) < 2:
         by_rate = [(r, r.result.request_rate) for r in resolved if isinstance(r.result.request_rate, int | float)]
         if len({x for _r, x in by_rate}) >= 2:
@@ -108,7 +115,7 @@ def record_points(analysis: Analysis, rec: RecordFile) -> tuple[str, list[tuple[
     return axis, [(r, {"x": x}, {}) for r, x in chosen]
 
 
-def _pick(metric_names: tuple[str, ...], rows: list[tuple[Any, dict, dict]]) -> str | None:
+def _pick(metric_names: tuple[str, ...], rows: list[Row]) -> str | None:
     for name in metric_names:
         xs = {extra["x"] for r, extra, _ in rows if name in r.metrics}
         if len(xs) >= 2:
@@ -116,7 +123,9 @@ def _pick(metric_names: tuple[str, ...], rows: list[tuple[Any, dict, dict]]) -> 
     return None
 
 
-def _points(rows: list[tuple[Any, dict, dict]], name: str) -> list[Point]:
+def _points(rows: list[Row], name: str | None) -> list[Point]:
+    if name is None:
+        return []
     out = []
     for r, extra, _ in rows:
         if name not in r.metrics:
@@ -131,7 +140,7 @@ def _points(rows: list[tuple[Any, dict, dict]], name: str) -> list[Point]:
 # --- drawing --------------------------------------------------------------------------------------
 
 
-def _style() -> dict[str, Any]:
+def _style() -> dict[RcKeyType, Any]:
     return {
         "svg.hashsalt": "improvements",
         "svg.fonttype": "none",
@@ -238,7 +247,7 @@ def _draw_record_plot(
     project: Project,
     rec: RecordFile,
     axis: str,
-    rows: list[tuple[Any, dict, dict]],
+    rows: list[Row],
     throughput: str,
     latency: str | None,
 ) -> Plot:
@@ -333,11 +342,11 @@ def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
     """(who, run) for every imported run a record or the baseline names."""
     runs = project.runs
     for result in project.campaign.baseline.results:
-        if result.run in runs:
+        if result.run is not None and result.run in runs:
             yield "baseline", runs[result.run]
     for rec in project.records:
         for result in rec.record.results:
-            if result.run in runs:
+            if result.run is not None and result.run in runs:
                 yield f"{rec.number:02d} {rec.record.title}", runs[result.run]
 
 

@@ -23,7 +23,7 @@ MAX_DEPTH = 64
 MAX_NODES = 100_000
 
 Path_ = tuple[str | int, ...]
-_Loader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_Loader: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 class Positions:
@@ -323,7 +323,7 @@ class _Builder:
         if depth > MAX_DEPTH:
             raise YamlProblem(*_mark(node.start_mark), "yaml-too-deep", f"nesting is deeper than {MAX_DEPTH} levels")
         kind = type(node)
-        if kind is yaml.ScalarNode:
+        if isinstance(node, yaml.ScalarNode) and kind is yaml.ScalarNode:
             if node.style == '"' and _CONTROL.search(node.value):
                 # Only a double-quoted escape (`"\e[2J"`) gets one past the reader; printed by
                 # `summary` or in a problem it would drive the terminal.

@@ -142,9 +142,8 @@ def validation_problems(
         elif kind == "string_pattern_mismatch":
             code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
             hint = "use lowercase letters, digits and hyphens" if err.get("ctx", {}).get("pattern") == SLUG_RE else None
-            key = (loc, code)
-            if key not in seen:
-                seen.add(key)
+            if (loc, code) not in seen:
+                seen.add((loc, code))
                 problems.append(Problem(path, line, col, code, msg, hint))
             continue
         elif kind == "unknown_metric":

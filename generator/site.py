@@ -28,6 +28,7 @@ from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 from mkdocs.livereload import LiveReloadServer
 from mkdocs.plugins import BasePlugin
+from mkdocs.utils.templates import TemplateContext
 
 from generator.analysis import Analysis
 from generator.problems import ProblemsFound, format_report
@@ -36,7 +37,8 @@ from generator.project import Project, RecordFile
 NavItem = str | dict[str, Any]
 
 
-class ImprovementsConfig(Config):
+# mkdocs' Config and BasePlugin set up subclasses in an untyped __init_subclass__.
+class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
     # The nav entry (a page path) after which the tier sections go; at the end if absent.
     nav_after = opt.Type(str, default="summary.md")
     # A tier with more records than this is split into numbered sub-sections, so that no
@@ -44,7 +46,7 @@ class ImprovementsConfig(Config):
     section_size = opt.Type(int, default=50)
 
 
-class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
+class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-untyped-call]
     """Render the records before each build; group the series by tier; watch the inputs."""
 
     analysis: Analysis | None = None
@@ -58,7 +60,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
             server.watch(str(path))
         return server
 
-    def on_page_context(self, context: dict[str, Any], /, *, page: Any, config: MkDocsConfig, nav: Any) -> None:
+    def on_page_context(self, context: TemplateContext, /, *, page: Any, config: MkDocsConfig, nav: Any) -> None:
         # The theme writes `page.title | striptags` into <title>, and striptags turns escaped
         # text back into markup: a record titled `</title><script>` would run. A page's meta
         # title is written as it is, so give it the same text, escaped once more.

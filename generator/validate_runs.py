@@ -96,7 +96,7 @@ def run_problems(project: Project) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            if found is None or result.run is None:
+            if found is None or result.run is None or rec is None:
                 continue
             run = runs[result.run]
             allowed = declared_settings(rec.record.change, project.campaign.baseline.command)

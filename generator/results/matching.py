@@ -180,8 +180,8 @@ def name_text(run: Run) -> str:
 def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
     """The repeats of one configuration to compare with and why, or the candidates when none is clear."""
     groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[Run]] = {}
-    for candidate in best:
-        groups.setdefault(_configuration(candidate), []).append(candidate)
+    for same in best:
+        groups.setdefault(_configuration(same), []).append(same)
     if len(groups) == 1:
         return best, "workload and load"
     named = [g for g in groups.values() if _name(g[0]) == _name(run) and any(x is not None for x in _name(run))]
@@ -239,12 +239,12 @@ def match(project: Project, result: Result, run: Run) -> Match:
             notes.append(f"Not recorded on one side, so not checked: {', '.join(unknown)}.")
         return Match(best, notes)
     if run.concurrency is not None:
-        for candidate in project.campaign.baseline.results:
-            if candidate.run is None and candidate.concurrency == run.concurrency and candidate.metrics:
+        for typed_result in project.campaign.baseline.results:
+            if typed_result.run is None and typed_result.concurrency == run.concurrency and typed_result.metrics:
                 return Match(
-                    typed=candidate,
+                    typed=typed_result,
                     notes=[
-                        f"Compared with the typed baseline result `{candidate.label}` at the same concurrency; "
+                        f"Compared with the typed baseline result `{typed_result.label}` at the same concurrency; "
                         "its workload and settings were not recorded, so comparability is not checked."
                     ],
                 )
