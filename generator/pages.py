@@ -134,22 +134,13 @@ def _record_title(rec: RecordFile) -> str:
     return f"{rec.number:02d}. {rec.record.title}"
 
 
-def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> dict[str, Any]:
-    """A series page's view; `charts` maps each chart drawn to its alt text."""
+def _blocker_views(analysis: Analysis, rec: RecordFile) -> list[BlockerView]:
+    """A record's blockers as its page shows them: a `ref` shows the shared definition."""
     project = analysis.project
-    r = rec.record
-    here = series_dir(project)
-    root_dir = docs_root(project)
-    by_slug = analysis.by_slug
+    here, root_dir = series_dir(project), docs_root(project)
     shared = analysis.blockers.shared
-    campaign = project.campaign
-
-    def page_link(slug: str) -> dict[str, str]:
-        target = by_slug[slug]
-        return {"slug": slug, "title": _record_title(target), "link": project.output_name(target)}
-
     blockers: list[BlockerView] = []
-    for j, b in enumerate(r.blockers):
+    for j, b in enumerate(rec.record.blockers):
         if b.ref is not None:
             defining, k, definition = shared[b.ref].record, shared[b.ref].index, shared[b.ref].blocker
             blockers.append(
@@ -177,7 +168,23 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
                     attempts=list(b.attempts),
                 )
             )
+    return blockers
 
+
+def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> dict[str, Any]:
+    """A series page's view; `charts` maps each chart drawn to its alt text."""
+    project = analysis.project
+    r = rec.record
+    here = series_dir(project)
+    root_dir = docs_root(project)
+    by_slug = analysis.by_slug
+    campaign = project.campaign
+
+    def page_link(slug: str) -> dict[str, str]:
+        target = by_slug[slug]
+        return {"slug": slug, "title": _record_title(target), "link": project.output_name(target)}
+
+    blockers = _blocker_views(analysis, rec)
     env = {**campaign.baseline.env, **(r.change.env if r.change else {})}
     tokens = _launch_tokens(project, rec)
     return {

@@ -91,6 +91,10 @@ def _clean_loc(err: Any, data: Any) -> Path_:
 def validation_problems(
     exc: ValidationError, model: type[BaseModel], data: Any, pos: Positions, path: str
 ) -> list[Problem]:
+    """pydantic's errors as problems, one per place.
+
+    One branch per kind of pydantic error: long, but the kinds read best side by side.
+    """
     problems: list[Problem] = []
     seen: set[tuple[Path_, str]] = set()
     errors = [(err, _clean_loc(err, data)) for err in exc.errors()]

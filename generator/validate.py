@@ -126,8 +126,21 @@ def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: 
 
 def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     """Rules across files: numbers, slugs, references, sources, status rules and metrics."""
+    problems, by_slug = _name_problems(project.root, files)
+    problems += _campaign_problems(project)
+    blocker_ids, duplicates = _blocker_ids(project)
+    problems += duplicates
+    shared = _shared_blockers(project)
+    for rec in project.records:
+        problems += _record_problems(project, rec, by_slug, blocker_ids, shared)
+    # Imported runs: references that resolve, and results comparable with their baseline.
+    problems += run_problems(project)
+    return problems
+
+
+def _name_problems(root: Path, files: list[RecordName]) -> tuple[list[Problem], dict[str, Path]]:
+    """Numbers and slugs used twice, and every slug's file (records that failed to load too)."""
     problems: list[Problem] = []
-    root = project.root
     by_number: dict[int, Path] = {}
     by_slug: dict[str, Path] = {}
     for path, number, slug in files:
@@ -156,28 +169,35 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
                 )
             )
         by_slug.setdefault(slug, path)
+    return problems, by_slug
 
+
+def _campaign_problems(project: Project) -> list[Problem]:
     cf = project.campaign_file
-    cshown = rel(cf.path, root)
-    problems += _results_problems(project.campaign.baseline.results, ("baseline", "results"), cf.positions, cshown)
-    docs_problem = _docs_dir_problem(project.campaign.docs_dir, root)
+    cshown = rel(cf.path, project.root)
+    problems = _results_problems(project.campaign.baseline.results, ("baseline", "results"), cf.positions, cshown)
+    docs_problem = _docs_dir_problem(project.campaign.docs_dir, project.root)
     if docs_problem is not None:
         line, col = cf.positions.of(("docs_dir",))
         problems.append(
             Problem(cshown, line, col, "path-outside", docs_problem, "give a folder such as docs/improvements")
         )
+    return problems
 
+
+def _blocker_ids(project: Project) -> tuple[dict[str, str], list[Problem]]:
+    """Each shared blocker id and the file that defines it first; the ids defined again."""
+    problems: list[Problem] = []
     blocker_ids: dict[str, str] = {}
     for rec in project.records:
         for j, blocker in enumerate(rec.record.blockers):
             if blocker.id is None:
                 continue
-            shown = rel(rec.path, root)
             if blocker.id in blocker_ids:
                 line, col = rec.positions.of(("blockers", j, "id"))
                 problems.append(
                     Problem(
-                        shown,
+                        rel(rec.path, project.root),
                         line,
                         col,
                         "duplicate-blocker",
@@ -186,53 +206,56 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
                     )
                 )
             blocker_ids.setdefault(blocker.id, rec.path.name)
+    return blocker_ids, problems
 
-    shared = _shared_blockers(project)
-    for rec in project.records:
-        r, pos, shown = rec.record, rec.positions, rel(rec.path, root)
-        for i, slug in enumerate(r.related):
-            if slug not in by_slug:
-                problems.append(_unknown_slug(shown, pos, ("related", i), slug, by_slug))
-            elif slug == rec.slug:
-                line, col = pos.of(("related", i))
-                problems.append(Problem(shown, line, col, "unknown-slug", "a record cannot be related to itself"))
-        if r.superseded_by is not None and r.superseded_by not in by_slug:
-            problems.append(_unknown_slug(shown, pos, ("superseded_by",), r.superseded_by, by_slug))
-        elif r.superseded_by is not None and (cycle := _supersession_cycle(project, rec.slug)):
-            line, col = pos.of(("superseded_by",))
+
+def _record_problems(
+    project: Project, rec: RecordFile, by_slug: dict[str, Path], blocker_ids: dict[str, str], shared: dict[str, str]
+) -> list[Problem]:
+    """One record's references, results, sources and status, checked against the others."""
+    problems: list[Problem] = []
+    r, pos, shown = rec.record, rec.positions, rel(rec.path, project.root)
+    for i, slug in enumerate(r.related):
+        if slug not in by_slug:
+            problems.append(_unknown_slug(shown, pos, ("related", i), slug, by_slug))
+        elif slug == rec.slug:
+            line, col = pos.of(("related", i))
+            problems.append(Problem(shown, line, col, "unknown-slug", "a record cannot be related to itself"))
+    if r.superseded_by is not None and r.superseded_by not in by_slug:
+        problems.append(_unknown_slug(shown, pos, ("superseded_by",), r.superseded_by, by_slug))
+    elif r.superseded_by is not None and (cycle := _supersession_cycle(project, rec.slug)):
+        line, col = pos.of(("superseded_by",))
+        problems.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "invalid-value",
+                "superseded_by goes round in a circle: " + " -> ".join(cycle),
+                "a record is replaced by a newer one, which is not itself replaced by the first",
+            )
+        )
+    for j, blocker in enumerate(r.blockers):
+        if blocker.ref is not None and blocker.ref not in blocker_ids.keys() | project.unloaded_blocker_ids:
+            line, col = pos.of(("blockers", j, "ref"))
+            near = difflib.get_close_matches(blocker.ref, list(blocker_ids), n=1)
             problems.append(
                 Problem(
                     shown,
                     line,
                     col,
-                    "invalid-value",
-                    "superseded_by goes round in a circle: " + " -> ".join(cycle),
-                    "a record is replaced by a newer one, which is not itself replaced by the first",
+                    "unknown-blocker",
+                    f"no blocker has id `{blocker.ref}`",
+                    f"did you mean `{near[0]}`?" if near else "give the shared blocker an `id`",
                 )
             )
-        for j, blocker in enumerate(r.blockers):
-            if blocker.ref is not None and blocker.ref not in blocker_ids.keys() | project.unloaded_blocker_ids:
-                line, col = pos.of(("blockers", j, "ref"))
-                near = difflib.get_close_matches(blocker.ref, list(blocker_ids), n=1)
-                problems.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "unknown-blocker",
-                        f"no blocker has id `{blocker.ref}`",
-                        f"did you mean `{near[0]}`?" if near else "give the shared blocker an `id`",
-                    )
-                )
-        problems += _results_problems(r.results, ("results",), pos, shown)
-        for i, result in enumerate(r.results):
-            if result.source is not None:
-                p = _source_problem(result.source, root, ("results", i, "source"), pos, shown)
-                if p is not None:
-                    problems.append(p)
-        problems += status_problems(rec, shown, project, shared)
-    # Imported runs: references that resolve, and results comparable with their baseline.
-    problems += run_problems(project)
+    problems += _results_problems(r.results, ("results",), pos, shown)
+    for i, result in enumerate(r.results):
+        if result.source is not None:
+            p = _source_problem(result.source, project.root, ("results", i, "source"), pos, shown)
+            if p is not None:
+                problems.append(p)
+    problems += status_problems(rec, shown, project, shared)
     return problems
 
 
@@ -279,6 +302,8 @@ def status_problems(
     rec: RecordFile, shown: str, project: Project | None = None, shared: dict[str, str] | None = None
 ) -> list[Problem]:
     """The status rules: what each status needs before a record may claim it.
+
+    One rule after another, each a few lines; split up they would only be harder to compare.
 
     `shared` is `_shared_blockers(project)`, passed in by callers that check many records.
     """

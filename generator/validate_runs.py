@@ -37,7 +37,6 @@ def _unknown_run(
 
 def run_problems(project: Project) -> list[Problem]:
     """Run references that do not resolve (errors); results without a baseline or not comparable with it (warnings)."""
-    runs, broken = project.runs, project.broken_runs
     out: list[Problem] = []
     cf = project.campaign_file
     places: list[tuple[str, Positions, tuple[str | int, ...], list[Result], RecordFile | None]] = [
@@ -46,73 +45,86 @@ def run_problems(project: Project) -> list[Problem]:
     places += [(rel(r.path, project.root), r.positions, ("results",), r.record.results, r) for r in project.records]
     for shown, pos, base_loc, results, rec in places:
         for i, result in enumerate(results):
-            loc = (*base_loc, i)
-            typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
-            if typed:
-                line, col = pos.of((*loc, typed[0]), key=True)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "invalid-value",
-                        f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
-                        "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
-                    )
-                )
-            for key in ("run", "baseline_run"):
-                rid = getattr(result, key)
-                if rid is not None and rid not in runs:
-                    out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
-            resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
-            found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
-            if found is not None and found.ambiguous:
-                line, col = pos.of(loc)
-                listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "no-baseline",
-                        f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
-                        f"match its workload and load but are different configurations: {listed}; "
-                        "none is compared with and its numbers are shown without a delta",
-                        "name the baseline run to compare with in `baseline_run`",
-                        severity="warning",
-                    )
-                )
-            elif rec is not None and resolvable and numbers(project, result, rec).no_baseline:
-                line, col = pos.of(loc)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "no-baseline",
-                        f"result `{result.label}` has no baseline: its numbers are shown without a delta",
-                        "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
-                        "or name one with `baseline_run`",
-                        severity="warning",
-                    )
-                )
-            if found is None or result.run is None or rec is None:
-                continue
-            run = runs[result.run]
-            allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
-            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
-            if diffs:
-                line, col = pos.of(loc)
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        "not-comparable",
-                        f"result `{result.label}` differs from its baseline in more than the record's change: "
-                        + "; ".join(diffs),
-                        "measure both with the same workload and setup, or name the baseline with `baseline_run`",
-                        severity="warning",
-                    )
-                )
+            out += _result_problems(project, result, rec, shown, pos, (*base_loc, i))
+    return out
+
+
+def _result_problems(
+    project: Project, result: Result, rec: RecordFile | None, shown: str, pos: Positions, loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """One result's run problems, in the order `check` prints them.
+
+    Longer than most: each check decides whether the next one can run (a run that does not
+    exist has no baseline to look for), and that chain reads best in one place.
+    """
+    runs, broken = project.runs, project.broken_runs
+    out: list[Problem] = []
+    typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
+    if typed:
+        line, col = pos.of((*loc, typed[0]), key=True)
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "invalid-value",
+                f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
+                "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
+            )
+        )
+    for key in ("run", "baseline_run"):
+        rid = getattr(result, key)
+        if rid is not None and rid not in runs:
+            out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
+    resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
+    found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
+    if found is not None and found.ambiguous:
+        line, col = pos.of(loc)
+        listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "no-baseline",
+                f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
+                f"match its workload and load but are different configurations: {listed}; "
+                "none is compared with and its numbers are shown without a delta",
+                "name the baseline run to compare with in `baseline_run`",
+                severity="warning",
+            )
+        )
+    elif rec is not None and resolvable and numbers(project, result, rec).no_baseline:
+        line, col = pos.of(loc)
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "no-baseline",
+                f"result `{result.label}` has no baseline: its numbers are shown without a delta",
+                "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
+                "or name one with `baseline_run`",
+                severity="warning",
+            )
+        )
+    if found is None or result.run is None or rec is None:
+        return out
+    run = runs[result.run]
+    allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
+    diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+    if diffs:
+        line, col = pos.of(loc)
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "not-comparable",
+                f"result `{result.label}` differs from its baseline in more than the record's change: "
+                + "; ".join(diffs),
+                "measure both with the same workload and setup, or name the baseline with `baseline_run`",
+                severity="warning",
+            )
+        )
     return out

@@ -48,6 +48,8 @@ def command(
     to the record, keeping its comments. Every file is checked first: on any problem nothing
     is written.
     """
+    # Longer than most: a command's steps in the order that keeps the user's files safe (check,
+    # change, check the result, write); split up, that order would be harder to see.
     from generator.problems import ProblemsFound, Report, rel
     from generator.validate import require_project
 

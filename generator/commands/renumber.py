@@ -78,6 +78,8 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     another record holds is refused (no silent shifting); `--compact` renumbers everything
     1, 2, 3... in the current order and so also resolves duplicate numbers.
     """
+    # Longer than most: a command's steps in the order that keeps the user's files safe (check,
+    # change, check the result, write); split up, that order would be harder to see.
     from generator.commands.status import find_record
     from generator.problems import ProblemsFound, Report, rel
     from generator.project import record_files

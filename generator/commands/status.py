@@ -97,6 +97,8 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     blank lines stay as written. The result is checked first (the status rules, for example
     that `adopted` needs a result and a verdict), and nothing is written when it fails.
     """
+    # Longer than most: a command's steps in the order that keeps the user's files safe (check,
+    # change, check the result, write); split up, that order would be harder to see.
     from generator.edit import Document, atomic_write, delete_key, set_key
     from generator.model import Record
     from generator.problems import ProblemsFound, Report, rel

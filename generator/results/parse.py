@@ -87,7 +87,8 @@ def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]
 # --- JSON and JSONL -----------------------------------------------------------------------------
 
 
-def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
+def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list[Problem]]:
+    """Each JSON value in `text` with its start and end offsets, or the problem that stops reading."""
     decoder = json.JSONDecoder()  # accepts the bare Infinity that SGLang writes for request_rate
     spans: list[tuple[int, int, Any]] = []
     pos = 0
@@ -99,8 +100,8 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         if text[pos] not in "{[":
             line, col = text_position(text, pos)
             if not spans:
-                return None, [_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block")]
-            return None, [
+                return [], [_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block")]
+            return [], [
                 Problem(
                     shown,
                     line,
@@ -113,7 +114,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         try:
             obj, end = decoder.raw_decode(text, pos)
         except RecursionError:
-            return None, [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
+            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
         except json.JSONDecodeError as exc:
             at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
             # A cut-off object is reported where the text stops, not past the final newline.
@@ -121,7 +122,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             start_line = text_position(text, pos)[0]
             where = f"the JSON object starting on line {start_line}"
             message = f"{where} is cut off ({exc.msg})" if at_end else f"{where} is broken: {exc.msg}"
-            return None, [
+            return [], [
                 Problem(
                     shown,
                     line,
@@ -133,12 +134,18 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             ]
         except ValueError:
             # Not a syntax error: an integer with more digits than Python converts (over 4,300).
-            return None, [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
+            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
         spans.append((pos, end, obj))
         pos = end
     if not spans:
-        return None, [_unrecognised(shown, 1, 1, "file is empty")]
+        return [], [_unrecognised(shown, 1, 1, "file is empty")]
+    return spans, []
 
+
+def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
+    spans, stop = _json_spans(shown, text)
+    if stop:
+        return None, stop
     problems: list[Problem] = []
     parsed = ParsedFile(path, shown, original_sha, text)
     replacements: list[tuple[int, int, str]] = []
