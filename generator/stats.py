@@ -133,7 +133,8 @@ def compare(
             f"a paired comparison needs as many repetitions as the baseline has "
             f"(matched by position), got {len(x)} and {len(b)}"
         )
-    mean, base_mean = float(np.mean(x)), float(np.mean(b))
+    with np.errstate(over="ignore"):  # overflow is reported as a ValueError just below
+        mean, base_mean = float(np.mean(x)), float(np.mean(b))
     difference = mean - base_mean
     _require_finite(mean, base_mean, difference)
     common = {
@@ -269,7 +270,11 @@ def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = Non
     df = n - 1.0 if baseline_sd is None else (n - 1.0) * var_sum**2 / (sd**4 + baseline_sd**4)
     ncp = abs(effect) / math.sqrt(var_sum / n)
     crit = stats.t.ppf(1 - alpha / 2, df)
-    return float(stats.nct.sf(crit, df, ncp) + stats.nct.cdf(-crit, df, ncp))
+    upper = float(stats.nct.sf(crit, df, ncp))
+    lower = float(stats.nct.cdf(-crit, df, ncp))
+    # scipy returns NaN for this far tail once ncp is large (from about 7.6); it is below
+    # P(T' < 0) = Phi(-ncp) < 1e-13 there, so it counts as 0.
+    return upper + (lower if math.isfinite(lower) else 0.0)
 
 
 def reps_for_power(
