@@ -41,8 +41,12 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Literal
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
 Test = Literal["welch", "paired"]
@@ -120,8 +124,59 @@ def compare(
     min_effect: float = 1.0,
 ) -> Comparison:
     """Compare `samples` (the record's repetitions) with `baseline` and decide; see the module doc."""
-    import numpy as np
+    x, b = _validated(samples, baseline, paired=paired, alpha=alpha, min_effect=min_effect)
+    mean, base_mean = _means(x, b)
+    difference = mean - base_mean
+    single = Comparison(
+        n=len(x),
+        baseline_n=len(b),
+        mean=mean,
+        baseline_mean=base_mean,
+        difference=difference,
+        ci_low=None,
+        ci_high=None,
+        change_percent=_percent(difference, base_mean),
+        ci_low_percent=None,
+        ci_high_percent=None,
+        p_value=None,
+        test=None,
+        decision="unreplicated",
+        reps_needed=None,
+        reps_over_cap=False,
+        higher_is_better=higher_is_better,
+        alpha=alpha,
+        min_effect=min_effect,
+    )
+    if len(x) < 2 or len(b) < 2:
+        return single
+    low, high, p_value, sds = _interval(x, b, paired=paired, alpha=alpha)
+    low_pct, high_pct = _percent(low, base_mean), _percent(high, base_mean)
+    if single.change_percent is not None and low_pct is not None and high_pct is not None:
+        decision = _decide(single.change_percent, low_pct, high_pct, min_effect, higher_is_better)
+    else:
+        # A zero baseline mean: min_effect percent of it is zero in the metric's unit.
+        decision = _decide(difference, low, high, 0.0, higher_is_better)
+    reps: int | None = None
+    effect = min_effect / 100 * abs(base_mean)
+    if decision == "inconclusive" and effect > 0:
+        reps = reps_for_power(effect, sds[0], baseline_sd=None if paired else sds[1], alpha=alpha)
+    return replace(
+        single,
+        ci_low=low,
+        ci_high=high,
+        ci_low_percent=low_pct,
+        ci_high_percent=high_pct,
+        p_value=p_value,
+        test="paired" if paired else "welch",
+        decision=decision,
+        reps_needed=reps,
+        reps_over_cap=decision == "inconclusive" and effect > 0 and reps is None,
+    )
 
+
+def _validated(
+    samples: Sequence[float], baseline: Sequence[float], *, paired: bool, alpha: float, min_effect: float
+) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
     x = _as_samples(samples, "samples")
     b = _as_samples(baseline, "baseline")
     if not 0 < alpha < 1:
@@ -133,63 +188,10 @@ def compare(
             f"a paired comparison needs as many repetitions as the baseline has "
             f"(matched by position), got {len(x)} and {len(b)}"
         )
-    with np.errstate(over="ignore"):  # overflow is reported as a ValueError just below
-        mean, base_mean = float(np.mean(x)), float(np.mean(b))
-    difference = mean - base_mean
-    _require_finite(mean, base_mean, difference)
-    common = {
-        "n": len(x),
-        "baseline_n": len(b),
-        "mean": mean,
-        "baseline_mean": base_mean,
-        "difference": difference,
-        "change_percent": _percent(difference, base_mean),
-        "higher_is_better": higher_is_better,
-        "alpha": alpha,
-        "min_effect": min_effect,
-    }
-    if len(x) < 2 or len(b) < 2:
-        return Comparison(
-            **common,
-            ci_low=None,
-            ci_high=None,
-            ci_low_percent=None,
-            ci_high_percent=None,
-            p_value=None,
-            test=None,
-            decision="unreplicated",
-            reps_needed=None,
-            reps_over_cap=False,
-        )
-    test: Test = "paired" if paired else "welch"
-    low, high, p_value, sds = _interval(x, b, paired=paired, alpha=alpha)
-    low_pct, high_pct = _percent(low, base_mean), _percent(high, base_mean)
-    if base_mean != 0:
-        decision = _decide(common["change_percent"], low_pct, high_pct, min_effect, higher_is_better)
-    else:
-        # min_effect percent of a zero baseline is zero in the metric's unit.
-        decision = _decide(difference, low, high, 0.0, higher_is_better)
-    reps: int | None = None
-    over_cap = False
-    effect = min_effect / 100 * abs(base_mean)
-    if decision == "inconclusive" and effect > 0:
-        reps = reps_for_power(effect, sds[0], baseline_sd=None if paired else sds[1], alpha=alpha)
-        over_cap = reps is None
-    return Comparison(
-        **common,
-        ci_low=low,
-        ci_high=high,
-        ci_low_percent=low_pct,
-        ci_high_percent=high_pct,
-        p_value=p_value,
-        test=test,
-        decision=decision,
-        reps_needed=reps,
-        reps_over_cap=over_cap,
-    )
+    return x, b
 
 
-def _as_samples(values: Sequence[float], what: str):  # -> numpy array; numpy is imported lazily
+def _as_samples(values: Sequence[float], what: str) -> NDArray[np.float64]:
     import numpy as np
 
     try:
@@ -203,6 +205,15 @@ def _as_samples(values: Sequence[float], what: str):  # -> numpy array; numpy is
     return arr
 
 
+def _means(x: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, float]:
+    import numpy as np
+
+    with np.errstate(over="ignore"):  # an overflow is reported as a ValueError just below
+        mean, base_mean = float(np.mean(x)), float(np.mean(b))
+    _require_finite(mean, base_mean, mean - base_mean)
+    return mean, base_mean
+
+
 def _require_finite(*values: float) -> None:
     if not all(math.isfinite(v) for v in values):
         raise ValueError("the samples are too large to average in floating point")
@@ -212,7 +223,9 @@ def _percent(value: float, base_mean: float) -> float | None:
     return None if base_mean == 0 else value / abs(base_mean) * 100
 
 
-def _interval(x, b, *, paired: bool, alpha: float) -> tuple[float, float, float | None, tuple[float, float]]:
+def _interval(
+    x: NDArray[np.float64], b: NDArray[np.float64], *, paired: bool, alpha: float
+) -> tuple[float, float, float | None, tuple[float, float]]:
     """(low, high, p, (sd, baseline sd)) of mean(x) - mean(b); for paired, sd is that of the differences."""
     import numpy as np
     from scipy import stats

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import itertools
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -338,3 +340,9 @@ def test_decision_is_unit_free_and_direction_flips_it(arm: list[float], base: li
     if c.p_value is not None and 1e-6 < c.p_value < 1 - 1e-6:
         assert scaled.p_value == pytest.approx(c.p_value, rel=1e-6)
         assert scaled.change_percent == pytest.approx(c.change_percent, rel=1e-6, abs=1e-9)
+
+
+def test_importing_the_module_loads_neither_numpy_nor_scipy() -> None:
+    code = "import sys, generator.stats; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
+    assert out.stdout.strip() == "[]"
