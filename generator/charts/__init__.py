@@ -7,6 +7,8 @@ millisecond, and every label is escaped text that a reader can select, search an
 
 from generator.charts.bars import bar_chart, strip_chart
 from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Point, Series, Step, SweepPoint
+from generator.charts.waterfall import waterfall
+from generator.charts.xy import frontier, sweep_chart
 
 __all__ = [
     "DECISIONS",
@@ -20,5 +22,8 @@ __all__ = [
     "Step",
     "SweepPoint",
     "bar_chart",
+    "frontier",
     "strip_chart",
+    "sweep_chart",
+    "waterfall",
 ]

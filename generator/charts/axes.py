@@ -62,14 +62,25 @@ def _plain(text: str, x: float, y: float, anchor: str) -> Text:
     return Text(x, y, text, text, anchor, "ink small")
 
 
-def fitting_ticks(lo: float, hi: float, room: float, fmt: Callable[[float], str]) -> list[float]:
-    """Round ticks over [lo, hi] whose labels fit side by side in `room` px of a bottom axis."""
+def fitting_ticks(lo: float, hi: float, room: float, fmt: Callable[[float], str]) -> tuple[list[float], float, float]:
+    """Round ticks inside [lo, hi] whose labels fit side by side in `room` px, and the axis domain.
+
+    The domain is the data's own range (a little padded), not the outer ticks, so a chart of
+    -52..+52 spends its width on the data rather than on an axis out to -100.
+    """
+    if hi == lo:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    pad = (hi - lo) * 0.03
+    d0, d1 = lo - (pad if lo != 0 else 0), hi + (pad if hi != 0 else 0)
+    best: list[float] = []
     for count in (6, 5, 4, 3, 2):
-        ticks = nice_ticks(lo, hi, count)
-        widest = max(text_width(fmt(t), SMALL) for t in ticks)
-        if (widest + 8) * len(ticks) <= room:
-            return ticks
-    return nice_ticks(lo, hi, 1)
+        ticks = [t for t in nice_ticks(lo, hi, count) if d0 - 1e-9 <= t <= d1 + 1e-9]
+        widest = max((text_width(fmt(t), SMALL) for t in ticks), default=0.0)
+        if len(ticks) >= 2 and (widest + 8) * len(ticks) <= room:
+            return ticks, d0, d1
+        best = best or ticks
+    return (best if len(best) <= 2 else [best[0], best[-1]]), d0, d1
 
 
 def tick_room(ticks: Sequence[float], fmt: Callable[[float], str]) -> float:

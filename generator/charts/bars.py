@@ -81,8 +81,8 @@ def bar_chart(
     right_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value >= 0), default=0.0)
     plot_left = MARGIN + label_room + 10 + (left_pad + 6 if left_pad else 0)
     plot_right = width - MARGIN - (right_pad + 6 if right_pad else 0)
-    ticks = fitting_ticks(min(ends), max(ends), plot_right - plot_left, signed_percent_tick)
-    scale = Linear(ticks[0], ticks[-1], plot_left, plot_right)
+    ticks, d0, d1 = fitting_ticks(min(ends), max(ends), plot_right - plot_left, signed_percent_tick)
+    scale = Linear(d0, d1, plot_left, plot_right)
 
     rows: list[_Row] = []
     y = first
@@ -165,8 +165,8 @@ def strip_chart(
     label_room = min(max(text_width(n, SIZE) for n in names), width * 0.3)
     plot_left, plot_right = MARGIN + label_room + 12, width - MARGIN - 10
     lo, hi = min(min(v) for _n, v in sides), max(max(v) for _n, v in sides)
-    ticks = fitting_ticks(lo, hi, plot_right - plot_left, number)
-    scale = Linear(ticks[0], ticks[-1], plot_left, plot_right)
+    ticks, d0, d1 = fitting_ticks(lo, hi, plot_right - plot_left, number)
+    scale = Linear(d0, d1, plot_left, plot_right)
     height = 56
     rows = []
     for i, ((_name, vals), name) in enumerate(zip(sides, names, strict=True)):
