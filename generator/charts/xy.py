@@ -104,7 +104,8 @@ def sweep_chart(
         raise ValueError("a sweep chart needs at least one point")
     if retained is not None and all(p.x != retained for p in points):
         raise ValueError(f"the retained value {retained!r} is not among the swept values")
-    entries = [("series 0 circle", axis_label)]
+    numeric = not any(isinstance(p.x, str) for p in points)
+    entries = [("series 0 circle" if numeric else "dot 0 circle", axis_label)]
     entries += [("whisker", "interval")] if any(p.interval for p in points) else []
     entries += [("retained", "retained value")] if retained is not None else []
     legend_items, legend_h = legend(entries, TOP, width)
@@ -134,7 +135,6 @@ def sweep_chart(
     )
     context = frame(chart_id, title, desc + ".", width)
     # A line between categories would suggest values in between: only numbers are joined.
-    numeric = not any(isinstance(p.x, str) for p in points)
     path = "M" + "L".join(f"{px(d['x'])} {px(d['y'])}" for d in drawn) if numeric and len(drawn) > 1 else None
     return render(
         "sweep.svg.j2",
