@@ -304,3 +304,19 @@ def test_sweep_categories_are_not_joined_by_a_line() -> None:
     root = parse(sweep_chart("s", "t", points, parameter="backend", axis_label="tok/s"))
     assert not [e for e in by_class(root, "l0") if e.tag == f"{NS}path" and "L" in e.get("d")]
     assert {"flashinfer", "triton"} <= set(texts(root))
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Bar("a", float("nan")),
+        lambda: Bar("a", 1.0, (2.0, 1.0)),
+        lambda: Step("a", float("inf")),
+        lambda: Point(1.0, float("nan")),
+        lambda: SweepPoint(float("nan"), 1.0),
+        lambda: Goal("g", float("-inf")),
+    ],
+)
+def test_numbers_that_cannot_be_drawn_are_refused(make: Callable[[], object]) -> None:
+    with pytest.raises(ValueError):
+        make()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
@@ -12,6 +13,20 @@ DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive
 Interval = tuple[float, float]
 
 
+def _check(what: str, *numbers: float) -> None:
+    """Refuse what cannot be drawn: a NaN or an infinity has no place on an axis."""
+    for n in numbers:
+        if not isinstance(n, int | float) or isinstance(n, bool) or not math.isfinite(n):
+            raise ValueError(f"{what}: {n!r} is not a finite number")
+
+
+def _check_interval(what: str, interval: Interval | None) -> None:
+    if interval is not None:
+        _check(what, *interval)
+        if interval[0] > interval[1]:
+            raise ValueError(f"{what}: interval {interval!r} has its low end above its high end")
+
+
 @dataclass(frozen=True)
 class Bar:
     """One item of a bar chart: a change in percent, its interval, how it was decided."""
@@ -20,6 +35,10 @@ class Bar:
     value: float
     interval: Interval | None = None
     decision: Decision | None = None
+
+    def __post_init__(self) -> None:
+        _check(self.label, self.value)
+        _check_interval(self.label, self.interval)
 
 
 @dataclass(frozen=True)
@@ -35,11 +54,18 @@ class Step:
     interval: Interval | None = None
     chain_break: str | None = None
 
+    def __post_init__(self) -> None:
+        _check(self.label, self.delta)
+        _check_interval(self.label, self.interval)
+
 
 @dataclass(frozen=True)
 class Goal:
     label: str
     target: float
+
+    def __post_init__(self) -> None:
+        _check(self.label, self.target)
 
 
 @dataclass(frozen=True)
@@ -49,6 +75,9 @@ class Point:
     x: float
     y: float
     label: str = ""
+
+    def __post_init__(self) -> None:
+        _check(self.label or "point", self.x, self.y)
 
 
 @dataclass(frozen=True)
@@ -65,9 +94,18 @@ class Limit:
     value: float
     axis: Literal["x", "y"]
 
+    def __post_init__(self) -> None:
+        _check(self.label, self.value)
+
 
 @dataclass(frozen=True)
 class SweepPoint:
     x: str | float
     value: float
     interval: Interval | None = None
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.x, str):
+            _check("swept value", self.x)
+        _check(str(self.x), self.value)
+        _check_interval(str(self.x), self.interval)
