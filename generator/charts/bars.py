@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from generator.charts.axes import Axis, fitting_ticks, x_axis
 from generator.charts.data import DECISIONS, Bar
 from generator.charts.scale import Linear
-from generator.charts.svg import MARGIN, SIZE, SMALL, TOP, LegendItem, Text, fitted, frame, hwhisker, legend, render
+from generator.charts.svg import MARGIN, SIZE, SMALL, TOP, Text, fitted, frame, hwhisker, legend, render
 from generator.charts.text import number, one_line, percent, signed_percent_tick, text_width
 
 ROW = 22
@@ -192,6 +192,3 @@ def strip_chart(
     )
     context = frame(chart_id, title, desc + ".", width)
     return render("strip.svg.j2", **context, height=bottom + 46, legend=legend_items, rows=rows, axis=axis)
-
-
-__all__ = ["LegendItem", "bar_chart", "strip_chart"]

@@ -43,9 +43,15 @@ def _char_width(ch: str) -> int:
     return _WIDE if unicodedata.east_asian_width(ch) in ("W", "F") else _OTHER
 
 
+# Printable ASCII by code point, for the common case measured in C (map) rather than per character.
+_ASCII_WIDTHS = tuple(_WIDTHS.get(chr(i), _OTHER) for i in range(128))
+
+
 def text_width(text: str, size: float) -> float:
     """Estimated rendered width in px of `text` at font size `size` px."""
-    return sum(_char_width(ch) for ch in text) * size / 1000
+    if text.isascii():
+        return sum(map(_ASCII_WIDTHS.__getitem__, map(ord, text))) * size / 1000
+    return sum(map(_char_width, text)) * size / 1000
 
 
 def fit(text: str, width: float, size: float) -> str:
@@ -74,8 +80,10 @@ def chart_id(value: str) -> str:
 
 def px(value: float) -> str:
     """A coordinate with one decimal at most: short, and the same bytes on every machine."""
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
-    return "0" if text in ("-0", "") else text
+    text = f"{value:.1f}"
+    if text.endswith(".0"):
+        text = text[:-2]
+    return "0" if text == "-0" else text
 
 
 def number(value: float) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from itertools import pairwise
 
-from generator.charts.axes import Axis, fitting_ticks, tick_room, x_axis, y_axis
+from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
 from generator.charts.data import Limit, Point, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
 from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
@@ -55,7 +55,8 @@ def frontier(
     for lim in limits:
         if lim.axis == "x":
             x = sx(lim.value)
-            label = fitted(lim.label, x + 4, top + 12, max(right - x - 4, 40), SMALL, cls="ink small")
+            # At the foot of the line: a frontier runs high on the left, where such a limit usually sits.
+            label = fitted(lim.label, x + 4, bottom - 6, max(right - x - 4, 40), SMALL, cls="ink small")
             lines.append((f"M{px(x)} {px(top)}V{px(bottom)}", label))
         else:
             y = sy(lim.value)
@@ -172,6 +173,3 @@ def _x_positions(
     xs = [scale(float(p.x)) for p in ordered]
     gaps = [b - a for a, b in pairwise(xs)]
     return ordered, xs, max(min(gaps, default=right - left) - 4, 24)
-
-
-__all__ = ["Axis", "frontier", "sweep_chart"]
