@@ -320,3 +320,15 @@ def test_sweep_categories_are_not_joined_by_a_line() -> None:
 def test_numbers_that_cannot_be_drawn_are_refused(make: Callable[[], object]) -> None:
     with pytest.raises(ValueError):
         make()
+
+
+def test_point_labels_stay_inside_the_chart() -> None:
+    series = [Series("s", (Point(1, 1, "c=1"), Point(100, 50, "a long load label at the edge")))]
+    root = parse(frontier("f", "t", series, width=500))
+    for t in root.iter(f"{NS}text"):
+        shown = "".join(t.itertext())
+        x = float(t.get("x"))
+        anchor = t.get("text-anchor")
+        w = text_width(shown, 11 if "small" in t.get("class") else 12)
+        right = x + w if anchor == "start" else x + w / 2 if anchor == "middle" else x
+        assert right <= 500, shown

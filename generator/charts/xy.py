@@ -9,7 +9,7 @@ from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
 from generator.charts.data import Limit, Point, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
 from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
-from generator.charts.text import number, one_line, px
+from generator.charts.text import number, one_line, px, text_width
 
 SHAPES = ("circle", "square", "triangle", "diamond", "circle")
 
@@ -47,9 +47,7 @@ def frontier(
     drawn = []
     for i, s in enumerate(series):
         pts = [(sx(p.x), sy(p.y)) for p in s.points]
-        labels = [
-            fitted(p.label, x + 6, y - 6, 70, SMALL, cls="ink small") for p, (x, y) in zip(s.points, pts, strict=True)
-        ]
+        labels = [_point_label(p.label, x, y, width) for p, (x, y) in zip(s.points, pts, strict=True)]
         drawn.append({"k": i % 5, "shape": SHAPES[i % 5], "points": pts, "labels": [t for t in labels if t.full]})
     lines = []
     for lim in limits:
@@ -83,6 +81,14 @@ def frontier(
         series=drawn,
         limits=lines,
     )
+
+
+def _point_label(label: str, x: float, y: float, width: float) -> Text:
+    """A load label up and right of its point, or up and left where the right edge would cut it."""
+    text = fitted(label, x + 6, y - 6, 70, SMALL, cls="ink small")
+    if x + 6 + text_width(text.shown, SMALL) > width - 2:
+        return Text(x - 6, y - 6, text.shown, text.full, "end", "ink small")
+    return text
 
 
 def _point_text(p: Point) -> str:
