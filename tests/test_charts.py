@@ -17,6 +17,7 @@ from generator.charts import (
     Step,
     SweepPoint,
     bar_chart,
+    description,
     frontier,
     strip_chart,
     sweep_chart,
@@ -332,3 +333,8 @@ def test_point_labels_stay_inside_the_chart() -> None:
         w = text_width(shown, 11 if "small" in t.get("class") else 12)
         right = x + w if anchor == "start" else x + w / 2 if anchor == "middle" else x
         assert right <= 500, shown
+
+
+def test_description_is_the_alt_text() -> None:
+    svg = bar_chart("b", "Gains & <losses>", [Bar("a", 1.0)])
+    assert description(svg) == "Gains & <losses>. change (%), highest first: a: +1.0%."
