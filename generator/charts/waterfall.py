@@ -62,6 +62,9 @@ def waterfall(
     `current` defaults to the baseline plus every step; when the caller states another value
     (measured on its own), it is drawn as stated and the description says what the steps add up to.
     """
+    # One function on purpose: the positions depend on each other (slot width on the number of
+    # breaks, bar feet on the axis floor, connectors on the previous column), and split up they
+    # would pass a dozen values between the parts.
     levels = _levels(baseline, steps)
     end = levels[-1] if current is None else current
     values = [*levels, end, *(g.target for g in goals)]
