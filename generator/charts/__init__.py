@@ -1,0 +1,45 @@
+"""Deterministic SVG charts written from Jinja templates: data in, SVG text out.
+
+No plotting library: each chart is a template under templates/charts/ filled with positions
+computed here, so the same data gives the same bytes, a record chart renders in about half a
+millisecond, and every label is escaped text that a reader can select, search and print.
+
+Colours: the site shows charts as <img>, where neither mkdocs-material's palette toggle nor
+its CSS variables reach (a `prefers-color-scheme` query inside the SVG would follow the
+system, not the toggle), so the background is transparent and every colour is a mid-tone
+that reads on white and on the slate palette; fills also differ by hatching and dashes, and
+decisions are written beside their values, so print and greyscale keep every distinction.
+"""
+
+import xml.etree.ElementTree as ET
+
+from generator.charts.bars import bar_chart, strip_chart
+from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Point, Series, Step, SweepPoint
+from generator.charts.waterfall import waterfall
+from generator.charts.xy import frontier, sweep_chart
+
+
+def description(svg: str) -> str:
+    """A chart's <desc>: the text that states its data, for the page's alt text."""
+    desc = ET.fromstring(svg).find("{http://www.w3.org/2000/svg}desc")
+    return (desc.text or "") if desc is not None else ""
+
+
+__all__ = [
+    "DECISIONS",
+    "Bar",
+    "Decision",
+    "Goal",
+    "Interval",
+    "Limit",
+    "Point",
+    "Series",
+    "Step",
+    "SweepPoint",
+    "bar_chart",
+    "description",
+    "frontier",
+    "strip_chart",
+    "sweep_chart",
+    "waterfall",
+]

@@ -1,0 +1,194 @@
+"""Bar charts of changes in percent, and strip charts of two samples."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from generator.charts.axes import Axis, fitting_ticks, x_axis
+from generator.charts.data import DECISIONS, Bar
+from generator.charts.scale import Linear
+from generator.charts.svg import MARGIN, SIZE, SMALL, TOP, Text, fitted, frame, hwhisker, legend, render
+from generator.charts.text import number, one_line, percent, signed_percent_tick, text_width
+
+ROW = 22
+BAR = 12
+
+_WORDS = {"better": "better", "worse": "worse", "no-change": "no change", "inconclusive": "inconclusive"}
+_WORDS["unreplicated"] = "unreplicated"
+
+
+@dataclass(frozen=True)
+class _Row:
+    y: float
+    label: Text
+    x0: float
+    x1: float
+    cls: str
+    whisker: str | None
+    value: Text
+
+
+def _value_text(bar: Bar) -> str:
+    text = percent(bar.value)
+    return f"{text} {_WORDS[bar.decision]}" if bar.decision else text
+
+
+def _describe(bar: Bar) -> str:
+    text = f"{one_line(bar.label)}: {percent(bar.value)}"
+    if bar.interval is not None:
+        text += f" (interval {percent(bar.interval[0])} to {percent(bar.interval[1])})"
+    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "")
+
+
+def _select(bars: Sequence[Bar], keep: int) -> tuple[list[Bar], list[Bar], list[Bar]]:
+    """(top, hidden, bottom): highest first; ties keep the caller's order."""
+    ranked = sorted(bars, key=lambda b: -b.value)
+    if len(ranked) <= 2 * keep:
+        return ranked, [], []
+    return ranked[:keep], ranked[keep:-keep], ranked[-keep:]
+
+
+def bar_chart(
+    chart_id: str,
+    title: str,
+    bars: Sequence[Bar],
+    *,
+    axis_label: str = "change (%)",
+    keep: int = 10,
+    width: int = 720,
+) -> str:
+    """Horizontal bars of changes in percent, highest first, as SVG text.
+
+    With more than 2 x `keep` bars only the `keep` highest and lowest are drawn, with a row
+    that says how many are left out and their range: a reader cannot take in more.
+    """
+    if not bars:
+        raise ValueError("a bar chart needs at least one bar")
+    top, hidden, bottom = _select(bars, keep)
+    shown = top + bottom
+    entries = [(f"d-{d}", _WORDS[d]) for d in DECISIONS if any(b.decision == d for b in shown)]
+    if any(b.decision is None for b in shown) and entries:
+        entries.append(("d-none", "not decided"))
+    if any(b.interval is not None for b in shown):
+        entries.append(("whisker", "interval"))
+    legend_items, legend_h = legend(entries, TOP, width)
+    first = TOP + legend_h + 6
+
+    ends = [0.0] + [b.value for b in shown] + [v for b in shown if b.interval for v in b.interval]
+    label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * 0.3)
+    left_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value < 0), default=0.0)
+    right_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value >= 0), default=0.0)
+    plot_left = MARGIN + label_room + 10 + (left_pad + 6 if left_pad else 0)
+    plot_right = width - MARGIN - (right_pad + 6 if right_pad else 0)
+    ticks, d0, d1 = fitting_ticks(min(ends), max(ends), plot_right - plot_left, signed_percent_tick)
+    scale = Linear(d0, d1, plot_left, plot_right)
+
+    rows: list[_Row] = []
+    y = first
+    for bar in top:
+        rows.append(_row(bar, y, scale, label_room))
+        y += ROW
+    more = None
+    if hidden:
+        note = f"… and {len(hidden)} more, from {percent(hidden[0].value)} to {percent(hidden[-1].value)}, not shown"
+        more = fitted(note, MARGIN, y + ROW / 2 + 4, width - 2 * MARGIN, SMALL, cls="ink note")
+        y += ROW
+    for bar in bottom:
+        rows.append(_row(bar, y, scale, label_room))
+        y += ROW
+    axis = x_axis(scale, ticks, (plot_left, first - 4, plot_right, y + 2), signed_percent_tick, axis_label, width)
+
+    desc = f"{title}. {axis_label}, highest first: " + "; ".join(_describe(b) for b in top)
+    if hidden:
+        desc += f"; {len(hidden)} more not shown, from {percent(hidden[0].value)} to {percent(hidden[-1].value)}"
+        desc += "; lowest: " + "; ".join(_describe(b) for b in bottom)
+    desc += "."
+    context = frame(chart_id, title, desc, width)
+    return render("bar.svg.j2", **context, height=y + 46, legend=legend_items, rows=rows, more=more, axis=axis)
+
+
+def _row(bar: Bar, y: float, scale: Linear, label_room: float) -> _Row:
+    zero, end = scale(0.0), scale(bar.value)
+    mid = y + ROW / 2
+    label = fitted(bar.label, MARGIN + label_room, mid + 4, label_room, SIZE, "end")
+    ends = (scale(bar.interval[0]), scale(bar.interval[1])) if bar.interval is not None else ()
+    reach = [end, *ends]
+    if bar.value >= 0:
+        value = Text(max(reach) + 5, mid + 4, _value_text(bar), _value_text(bar), "start", "ink small")
+    else:
+        value = Text(min(reach) - 5, mid + 4, _value_text(bar), _value_text(bar), "end", "ink small")
+    cls = f"d-{bar.decision}" if bar.decision else "d-none"
+    whisker = hwhisker(*ends, mid) if ends else None
+    return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value)
+
+
+@dataclass(frozen=True)
+class _Dot:
+    x: float
+    y: float
+
+
+def _dots(values: Sequence[float], scale: Linear, mid: float) -> list[_Dot]:
+    """Dots along a row; ones that would overlap step up and down around the middle line."""
+    out: list[_Dot] = []
+    placed: list[tuple[float, int]] = []
+    offsets = (0, -1, 1, -2, 2, -3, 3)
+    for v in sorted(values):
+        x = scale(v)
+        taken = {level for px_, level in placed if abs(px_ - x) < 7}
+        level = next((o for o in offsets if o not in taken), offsets[len(taken) % len(offsets)])
+        placed.append((x, level))
+        out.append(_Dot(x, mid + level * 6))
+    return out
+
+
+def strip_chart(
+    chart_id: str,
+    title: str,
+    baseline: Sequence[float],
+    change: Sequence[float],
+    *,
+    axis_label: str,
+    labels: tuple[str, str] = ("baseline", "change"),
+    width: int = 720,
+) -> str:
+    """Each repetition of both sides of one comparison as a dot, each side's mean as a bar."""
+    if len(baseline) < 2 or len(change) < 2:
+        raise ValueError("a strip chart needs at least two repetitions on each side")
+    sides = [(labels[0], [float(v) for v in baseline]), (labels[1], [float(v) for v in change])]
+    legend_items, legend_h = legend(
+        [("dot 0 circle", labels[0]), ("dot 1 square", labels[1]), ("mean", "mean")], TOP, width
+    )
+    first = TOP + legend_h + 6
+    names = [f"{name} (n={len(vals)})" for name, vals in sides]
+    label_room = min(max(text_width(n, SIZE) for n in names), width * 0.3)
+    plot_left, plot_right = MARGIN + label_room + 12, width - MARGIN - 10
+    lo, hi = min(min(v) for _n, v in sides), max(max(v) for _n, v in sides)
+    ticks, d0, d1 = fitting_ticks(lo, hi, plot_right - plot_left, number)
+    scale = Linear(d0, d1, plot_left, plot_right)
+    height = 56
+    rows = []
+    for i, ((_name, vals), name) in enumerate(zip(sides, names, strict=True)):
+        mid = first + i * height + height / 2
+        mean = sum(vals) / len(vals)
+        mean_text = f"mean {number(mean)}"
+        rows.append(
+            {
+                "label": fitted(name, MARGIN + label_room, mid + 4, label_room, SIZE, "end"),
+                "dots": _dots(vals, scale, mid),
+                "shape": ("circle", "square")[i],
+                "cls": f"mark s{i}",
+                "mean_x": scale(mean),
+                "mid": mid,
+                "mean": Text(scale(mean), mid - 22, mean_text, mean_text, "middle", "ink small"),
+            }
+        )
+    bottom = first + 2 * height
+    axis: Axis = x_axis(scale, ticks, (plot_left, first, plot_right, bottom), number, axis_label, width)
+    desc = f"{title}. {axis_label}: " + "; ".join(
+        f"{name}, n={len(vals)}, mean {number(sum(vals) / len(vals))}: {', '.join(number(v) for v in vals)}"
+        for name, vals in sides
+    )
+    context = frame(chart_id, title, desc + ".", width)
+    return render("strip.svg.j2", **context, height=bottom + 46, legend=legend_items, rows=rows, axis=axis)
