@@ -84,7 +84,7 @@ def capacity(points: Sequence[Point], slo: Mapping[str, float]) -> Capacity:
     """The highest throughput at which every SLO limit holds, with per-repetition capacities."""
     main = _capacity(points, slo)
     counts = {len(p.repetitions) for p in points}
-    if counts == {0}:
+    if counts <= {0}:
         return main
     if len(counts) > 1:
         note = "loads have different numbers of repetitions: " + ", ".join(
