@@ -18,6 +18,9 @@ Rules (the format guide repeats them):
   what a change is for). When B builds on A, directly or through other steps, B knowingly
   supersedes A: B's value wins and nothing is reported. Without that relation the later step in
   stack order wins in the tokens, so the output is still deterministic, and the clash is reported.
+- A step's `base_command` replaces the campaign command as the base; every step's flags apply on
+  top of it, the last such step in stack order deciding (`Stack.base_from`).
+- A cycle is reported one at a time (the first `graphlib` finds); with it fixed, the next shows.
 - Quoting: `command` is `shlex.join`'s quoting except for `$NAME` and `${NAME...}` references,
   which stay double-quoted so the shell expands them (`--model-path "$MODEL_PATH"`) without word
   splitting. The campaign writes `$MODEL_PATH` for values it did not record, so a quoted literal
@@ -118,6 +121,8 @@ class Stack:
     order: tuple[str, ...]  # the steps' labels, in the order applied
     conflicts: tuple[Conflict, ...] = ()
     unresolved: tuple[tuple[str, str], ...] = ()  # (step slug, builds_on slug not among the steps)
+    absent: tuple[tuple[str, str], ...] = ()  # (step slug, flag it removes that was not there)
+    base_from: str | None = None  # the slug whose base_command replaced the campaign command
 
     @property
     def command(self) -> str:
@@ -207,18 +212,21 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
     ordered = order_steps(steps)
     if isinstance(ordered, Cycle):
         return ordered
-    base = next((s.base_command for s in reversed(ordered) if s.base_command), None)
-    groups = [_Group(tokens, None) for tokens in _groups(split_command(base or command))]
+    base = next((s for s in reversed(ordered) if s.base_command), None)
+    base_command = base.base_command if base is not None and base.base_command else command
+    groups = [_Group(tokens, None) for tokens in _groups(split_command(base_command))]
     base_text = {g.name: _text(g.tokens) for g in groups if g.name is not None}
     lines: list[Line] = []
     final_env = dict(env)
     env_source: dict[str, str] = {}
+    absent: list[tuple[str, str]] = []
     for step in ordered:
         set_names = [f for f, _ in step.flags]
         drop = set(step.remove_flags) | set(set_names)
         for g in groups:
             if g.name in step.remove_flags and g.name not in set_names:
                 lines.append(Line(_text(g.tokens), "removed", step.label))
+        absent += [(step.slug, f) for f in step.remove_flags if all(g.name != f for g in groups)]
         groups = [g for g in groups if g.name not in drop]
         for flag, value in step.flags:
             tokens = [flag] if value is None else [flag, *shlex.split(value)]
@@ -235,6 +243,8 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
         order=tuple(s.label for s in ordered),
         conflicts=tuple(_conflicts(ordered, by_slug)),
         unresolved=tuple((s.slug, d) for s in ordered for d in s.builds_on if d not in by_slug),
+        absent=tuple(absent),
+        base_from=base.slug if base else None,
     )
 
 

@@ -167,6 +167,13 @@ def test_different_base_commands_conflict_and_the_last_is_the_base() -> None:
     s = stack([Step("a", 1, base_command="one --p 1"), Step("b", 2, base_command="two --q 2")])
     assert s.conflicts == (Conflict("", "base-command", "a", "b", "one --p 1", "two --q 2"),)
     assert s.tokens == ("two", "--q", "2")
+    assert s.base_from == "b"
+
+
+def test_removing_a_flag_that_is_not_there_is_reported() -> None:
+    s = stack([Step("a", 1, remove_flags=("--nope", "--tp-size"))])
+    assert s.absent == (("a", "--nope"),)
+    assert "--tp-size" not in s.tokens and s.base_from is None
 
 
 def test_builds_on_outside_the_steps_is_reported() -> None:
