@@ -1,0 +1,233 @@
+"""Capacity under a latency SLO, and the throughput-interactivity frontier, from a load sweep.
+
+Pure functions on plain frozen dataclasses; the analysis layer converts a record's results at
+several loads into `Point`s. Hand-written because no library interpolates "the load where the
+first of several latencies reaches its limit" with these refusals to extrapolate.
+
+Rules (the format guide repeats them):
+
+- A point meets the SLO when every limited metric is <= its limit (exactly at the limit meets).
+- Points are taken in load order. The first load that breaks any limit ends the search, even if a
+  higher load meets again (non-monotone data, usually noise): capacity is on the segment from the
+  load before it, which meets, to it. Higher loads that meet again are listed in `meets_again`
+  so a page can say the sweep is not monotone.
+- On that segment each broken metric reaches its limit at fraction t = (limit - v0) / (v1 - v0)
+  of the way; the smallest t wins (the first latency to reach its limit), and the load and
+  throughput there are interpolated linearly. `throughput` is the highest throughput within the
+  SLO: the interpolated one, or a measured load before the segment when throughput fell with load.
+- Kinds: `interpolated`; `meets-all` (no number: the highest measured throughput is only a lower
+  bound, in `lower_bound`); `breaks-all`; `breaks-lowest` (the lowest load breaks but a higher one
+  meets: nothing below the lowest load was measured, so no number); `insufficient` (fewer than
+  two loads, two points at one load, no SLO, or a limited metric missing at some load).
+- Repetitions: when every point has the same number n >= 2 of repetitions, the capacity is also
+  computed for each repetition index i from the i-th repetition at every load, giving n samples
+  for a statistical comparison. Repetition i at different loads comes from different runs, so
+  the pairing is by index only; that is what the samples assume.
+- Frontier: interactivity is 1000 / TPOT (tokens per second per user), from `tpot_median`, else
+  `tpot_mean`. Not ITL: with speculative decoding a chunk carries several tokens and ITL measures
+  the gap between chunks, so 1000 / ITL understates a user's token rate.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+Kind = Literal["interpolated", "meets-all", "breaks-all", "breaks-lowest", "insufficient"]
+TPOT_STATS: tuple[str, ...] = ("tpot_median", "tpot_mean")
+
+
+@dataclass(frozen=True)
+class Repetition:
+    throughput: float
+    latencies: Mapping[str, float] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One load of a sweep: the caller's summary values (say which: mean, median) and repetitions."""
+
+    load: float  # concurrency or request rate
+    throughput: float  # output tok/s
+    latencies: Mapping[str, float] = field(default_factory=dict)  # metric -> ms
+    repetitions: tuple[Repetition, ...] = ()
+
+
+@dataclass(frozen=True)
+class Capacity:
+    kind: Kind
+    reason: str  # in words, for pages and problems
+    # interpolated: the highest throughput within the SLO, and its load.
+    throughput: float | None = None
+    load: float | None = None
+    # interpolated: where the first latency reaches its limit.
+    limit_throughput: float | None = None
+    limit_load: float | None = None
+    limiting: tuple[str, ...] = ()  # the metric(s) reaching their limit first
+    segment: tuple[float, float] | None = None  # the last meeting load and the first breaking one
+    lower_bound: float | None = None  # meets-all only: a lower bound, never a capacity
+    missing: tuple[tuple[float, str], ...] = ()  # insufficient: (load, metric) without a value
+    meets_again: tuple[float, ...] = ()  # loads after the first break that meet again
+    per_repetition: tuple[Capacity, ...] = ()
+    repetitions_note: str | None = None  # why there are no per-repetition capacities
+
+    def samples(self) -> tuple[float, ...] | None:
+        """Per-repetition capacities when every one is a number, for a statistical comparison."""
+        values = tuple(c.throughput for c in self.per_repetition if c.throughput is not None)
+        if not self.per_repetition or len(values) != len(self.per_repetition):
+            return None
+        return values
+
+
+def capacity(points: Sequence[Point], slo: Mapping[str, float]) -> Capacity:
+    """The highest throughput at which every SLO limit holds, with per-repetition capacities."""
+    main = _capacity(points, slo)
+    counts = {len(p.repetitions) for p in points}
+    if counts <= {0}:
+        return main
+    if len(counts) > 1:
+        note = "loads have different numbers of repetitions: " + ", ".join(
+            f"{len(p.repetitions)} at {p.load:g}" for p in sorted(points, key=lambda p: p.load)
+        )
+        return replace(main, repetitions_note=note)
+    n = counts.pop()
+    if n < 2:
+        return replace(main, repetitions_note="one repetition per load")
+    per = tuple(
+        _capacity([Point(p.load, p.repetitions[i].throughput, p.repetitions[i].latencies) for p in points], slo)
+        for i in range(n)
+    )
+    return replace(main, per_repetition=per)
+
+
+def _capacity(points: Sequence[Point], slo: Mapping[str, float]) -> Capacity:
+    ordered = sorted(points, key=lambda p: p.load)
+    problem = _insufficient(ordered, slo)
+    if problem is not None:
+        return problem
+    meets = [all(p.latencies[m] <= limit for m, limit in slo.items()) for p in ordered]
+    if all(meets):
+        best = max(ordered, key=lambda p: p.throughput)
+        return Capacity(
+            "meets-all",
+            f"meets the SLO at every measured load, up to {ordered[-1].load:g}; "
+            f"capacity is at least {best.throughput:g} (not measured beyond)",
+            lower_bound=best.throughput,
+        )
+    first = meets.index(False)
+    again = tuple(p.load for p, ok in zip(ordered[first:], meets[first:], strict=True) if ok)
+    if first == 0:
+        if not again:
+            return Capacity("breaks-all", "breaks the SLO at every measured load")
+        return Capacity(
+            "breaks-lowest",
+            f"breaks the SLO at the lowest measured load ({ordered[0].load:g}) "
+            f"but meets it at {', '.join(f'{x:g}' for x in again)}",
+            meets_again=again,
+        )
+    return _interpolate(ordered[: first + 1], slo, again)
+
+
+def _insufficient(ordered: Sequence[Point], slo: Mapping[str, float]) -> Capacity | None:
+    if not slo:
+        return Capacity("insufficient", "the campaign sets no SLO")
+    if len(ordered) < 2:
+        return Capacity("insufficient", f"{len(ordered)} measured load(s); a sweep needs at least 2")
+    loads = [p.load for p in ordered]
+    dupes = sorted({x for x in loads if loads.count(x) > 1})
+    if dupes:
+        return Capacity("insufficient", "more than one point at load " + ", ".join(f"{x:g}" for x in dupes))
+    missing = tuple((p.load, m) for p in ordered for m in sorted(slo) if m not in p.latencies)
+    if missing:
+        said = "; ".join(f"{m} at {load:g}" for load, m in missing)
+        return Capacity("insufficient", f"no value for {said}", missing=missing)
+    return None
+
+
+def _interpolate(ordered: Sequence[Point], slo: Mapping[str, float], again: tuple[float, ...]) -> Capacity:
+    """Capacity on the last segment of `ordered`, whose last point is the first to break."""
+    a, b = ordered[-2], ordered[-1]
+    reach: dict[str, float] = {}
+    for m, limit in slo.items():
+        v0, v1 = a.latencies[m], b.latencies[m]
+        if v1 > limit:
+            # v0 <= limit < v1, so the denominator is positive and 0 <= t < 1.
+            reach[m] = (limit - v0) / (v1 - v0)
+    t = min(reach.values())
+    limiting = tuple(sorted(m for m, x in reach.items() if x == t))
+    at_limit = a.throughput + t * (b.throughput - a.throughput)
+    load = a.load + t * (b.load - a.load)
+    best = max(ordered[:-1], key=lambda p: p.throughput)
+    throughput, best_load = (at_limit, load) if at_limit >= best.throughput else (best.throughput, best.load)
+    reason = (
+        f"{throughput:g} at load {best_load:g}; {' and '.join(limiting)} reaches its limit "
+        f"between loads {a.load:g} and {b.load:g}"
+    )
+    return Capacity(
+        "interpolated",
+        reason,
+        throughput=throughput,
+        load=best_load,
+        limit_throughput=at_limit,
+        limit_load=load,
+        limiting=limiting,
+        segment=(a.load, b.load),
+        meets_again=again,
+    )
+
+
+@dataclass(frozen=True)
+class CapacityChange:
+    percent: float | None  # (record - baseline) / baseline * 100, when both are numbers or bounds
+    bound: Literal["at least", "at most"] | None  # set when one side is a meets-all lower bound
+    words: str
+
+
+def capacity_change(record: Capacity, baseline: Capacity) -> CapacityChange:
+    """The record's capacity against its baseline's: a percent where numbers allow, else words."""
+    r, b = record, baseline
+    pct = _pct(r.throughput, b.throughput)
+    if pct is not None:
+        return CapacityChange(pct, None, f"{pct:+.1f}% capacity under the SLO")
+    # A lower bound on one side bounds the change, in one direction only.
+    pct = _pct(r.lower_bound, b.throughput)
+    if pct is not None:
+        return CapacityChange(pct, "at least", f"at least {pct:+.1f}% (the record meets the SLO at every load)")
+    pct = _pct(r.throughput, b.lower_bound)
+    if pct is not None:
+        return CapacityChange(pct, "at most", f"at most {pct:+.1f}% (the baseline meets the SLO at every load)")
+    return CapacityChange(None, None, f"record: {r.reason}; baseline: {b.reason}")
+
+
+def _pct(new: float | None, old: float | None) -> float | None:
+    # `throughput` is set only for interpolated capacities and `lower_bound` only for meets-all.
+    if new is None or old is None or old <= 0:
+        return None
+    return (new - old) / old * 100
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    load: float
+    throughput: float
+    interactivity: float | None  # tokens/s per user; None without a usable TPOT
+    tpot_metric: str | None  # which statistic it came from
+    throughput_per_gpu: float | None  # None when the GPU count is not known
+
+
+def frontier(points: Sequence[Point], gpus: int | None) -> tuple[FrontierPoint, ...]:
+    """Throughput per GPU against tokens/s per user, one point per load, in load order."""
+    out = []
+    for p in sorted(points, key=lambda p: p.load):
+        stat = next((s for s in TPOT_STATS if p.latencies.get(s, 0) > 0), None)
+        out.append(
+            FrontierPoint(
+                load=p.load,
+                throughput=p.throughput,
+                interactivity=None if stat is None else 1000 / p.latencies[stat],
+                tpot_metric=stat,
+                throughput_per_gpu=None if not gpus else p.throughput / gpus,
+            )
+        )
+    return tuple(out)
