@@ -99,10 +99,12 @@ def _text_holds_secret(name: str, value: str) -> bool:
 _URL_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^\s/@'\"<>]+)@")
 # ?token=...&api_key=...: a query parameter ends at & or #.
 _QUERY = re.compile(r"(?<=[?&;])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^&#\s'\"<>]*)")
-# --flag value, --flag=value, and the value on the next line (after a `\` continuation or not).
+# --flag value, --flag=value, and the value on the next line (after a `\` continuation or not;
+# in a JSON file's text the line break is the two characters `\n`), and the next item of a
+# list written out as text (`"--api-key", "sk-..."`).
 _FLAG = re.compile(
     r"(?<![^\s'\"=(\[,])(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)"
-    r"(?P<sep>=|(?:[ \t]|\\?\r?\n)+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)"
+    r"(?P<sep>=|\"\s*,\s*\"|'\s*,\s*'|(?:[ \t]|\\?\r?\n|(?:\\\\)?\\n)+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)"
 )
 # A quoted value, or an unquoted one with the scheme word of an Authorization header before it.
 _VALUE = (
@@ -137,7 +139,7 @@ def redact_text(text: str) -> tuple[str, int]:
     def flag(m: re.Match[str]) -> str:
         nonlocal count
         value = m["value"]
-        if not is_secret_name(m["name"]) or value.startswith("-") or not _text_holds_secret(m["name"], value):
+        if not is_secret_name(m["name"]) or value.startswith(("-", "\\")) or not _text_holds_secret(m["name"], value):
             return m.group(0)
         count += 1
         return f"{m['name']}{m['sep']}{REDACTED}"
