@@ -22,6 +22,7 @@ shell text by name; the known scanners look for token shapes, which misses `--ap
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
@@ -55,6 +56,7 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
     """Whether a key, flag, header or variable name holds a secret (`api_key`, `--hf-token`, `X-API-Key`)."""
     words = _words(name)
@@ -115,6 +117,7 @@ _VALUE = (
 _KEY_VALUE = re.compile(
     r"(?<![\w.-])(?P<q>['\"]?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)(?P<sep>[ \t]*(?::|=)\s*)(?P<value>" + _VALUE + ")"
 )
+_BEARER_WORD = re.compile("[Bb][Ee][Aa][Rr][Ee][Rr]")
 _BEARER = re.compile(r"(?i)\b(bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]+")
 
 
@@ -158,11 +161,17 @@ def redact_text(text: str) -> tuple[str, int]:
         count += 1
         return f"{m.group(1)} {REDACTED}"
 
-    text = _URL_USERINFO.sub(userinfo, text)
-    text = _QUERY.sub(query, text)
-    text = _FLAG.sub(flag, text)
-    text = _KEY_VALUE.sub(key_value, text)
-    text = _BEARER.sub(bearer, text)
+    # Each rule runs only on text that holds its marker: a kept copy may be hundreds of megabytes.
+    if "://" in text:
+        text = _URL_USERINFO.sub(userinfo, text)
+    if "=" in text:
+        text = _QUERY.sub(query, text)
+    if "-" in text:
+        text = _FLAG.sub(flag, text)
+    if ":" in text or "=" in text:
+        text = _KEY_VALUE.sub(key_value, text)
+    if _BEARER_WORD.search(text):
+        text = _BEARER.sub(bearer, text)
     return text, count
 
 
