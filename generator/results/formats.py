@@ -353,21 +353,6 @@ def usable(run: Run) -> bool:
     return any(name not in BOOKKEEPING for name in run.metrics)
 
 
-# Settings that count something: a length may be 0 (a prefill-only run), the others start at 1.
-# A file that says otherwise describes no run that happened, and the records cannot hold it.
-_LENGTHS = ("input_len", "output_len")
-_COUNTS = ("max_concurrency", "batch_size", "num_prompts", "tp_size", "dp_size", "pp_size", "ep_size", "gpu_count")
-
-
-def impossible_setting(run: Run) -> tuple[str, int] | None:
-    """The first count setting out of its range (`input_len: -5`, `num_prompts: 0`), or None."""
-    for key in (*_LENGTHS, *_COUNTS):
-        value = run.settings.get(key)
-        if isinstance(value, int) and value < (0 if key in _LENGTHS else 1):
-            return key, value
-    return None
-
-
 # --- the console block ------------------------------------------------------------------------
 
 CONSOLE_HEADER = re.compile(r"=+\s*Serving Benchmark Result\s*=+")

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from generator.load import byte_position, text_position
 from generator.problems import Problem
-from generator.results import formats
+from generator.results import formats, intake
 from generator.results.redact import redact, redact_text
 from generator.results.run import Run, rate_slug, run_id
 
@@ -66,53 +64,9 @@ def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
     )
 
 
-def _read(path: Path, shown: str) -> tuple[bytes | None, list[Problem]]:
-    """At most MAX_BYTES + 1 bytes of a regular file; a device, FIFO or socket is refused unread.
-
-    `/dev/zero` never ends and a FIFO blocks an open until a writer comes, so the type is
-    checked before opening, the open does not wait (O_NONBLOCK), the type is checked again on
-    what was opened, and the read stops just past the limit.
-    """
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
-            return None, [_not_regular(shown, os.stat(path).st_mode)]
-        with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
-            info = os.fstat(f.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                return None, [_not_regular(shown, info.st_mode)]
-            size = info.st_size
-            data = f.read(MAX_BYTES + 1) if size <= MAX_BYTES else b""
-    except OSError as exc:
-        return None, [Problem(shown, 1, 1, "import-unrecognised", f"cannot read file: {exc.strerror or exc}")]
-    if size > MAX_BYTES or len(data) > MAX_BYTES:
-        size = max(size, len(data))
-        return None, [Problem(shown, 1, 1, "import-unrecognised", f"file is {size:,} bytes, over {MAX_BYTES:,}")]
-    return data, []
-
-
-def _not_regular(shown: str, mode: int) -> Problem:
-    kind = (
-        "a FIFO (named pipe)"
-        if stat.S_ISFIFO(mode)
-        else "a device"
-        if stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
-        else "a socket"
-        if stat.S_ISSOCK(mode)
-        else "not a regular file"
-    )
-    return Problem(
-        shown,
-        1,
-        1,
-        "import-unrecognised",
-        f"{kind} is not a benchmark file; only regular files are read",
-        "save the benchmark output to a file first, then import that file",
-    )
-
-
 def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
     """The runs in one benchmark file, or the problems that stop it from being imported."""
-    data, problems = _read(path, shown)
+    data, problems = intake.read_limited(path, shown, MAX_BYTES)
     if data is None:
         return None, problems
     original_sha = hashlib.sha256(data).hexdigest()
@@ -177,19 +131,9 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         except ValueError:
             # Not a syntax error: an integer with more digits than Python converts (over 4,300).
             return None, [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
-        lone = _lone_surrogate(text, pos, end, obj)
+        lone = intake.lone_surrogate(shown, text, pos, end, obj)
         if lone is not None:
-            line, col = text_position(text, lone)
-            return None, [
-                Problem(
-                    shown,
-                    line,
-                    col,
-                    "import-unrecognised",
-                    "the JSON holds a lone surrogate escape (such as \\ud800): JSON allows it, Unicode text cannot",
-                    "remove or replace the escape; it names half of a character, so it cannot be kept",
-                )
-            ]
+            return None, [lone]
         spans.append((pos, end, obj))
         pos = end
     if not spans:
@@ -219,8 +163,9 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             if not formats.usable(run):
                 problems.append(_no_metric(shown, line, col, run))
                 continue
-            if formats.impossible_setting(run) is not None:
-                problems.append(_impossible(shown, line, col, run))
+            impossible = intake.impossible_count(shown, line, col, run)
+            if impossible is not None:
+                problems.append(impossible)
                 continue
             _identify(run, item, line)
             parsed.runs.append(run)
@@ -261,50 +206,6 @@ def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
         f"the {formats.FORMATS[run.format]} run on line {line} has no usable metric (all missing, null or not finite)",
         "a run that failed before measuring anything has nothing to import; drop its line",
     )
-
-
-def _impossible(shown: str, line: int, col: int, run: Run) -> Problem:
-    key, value = formats.impossible_setting(run) or ("", 0)
-    least = 0 if key in ("input_len", "output_len") else 1
-    return Problem(
-        shown,
-        line,
-        col,
-        "invalid-value",
-        f"the {formats.FORMATS[run.format]} run on line {line} has {key} {value}; a count is {least} or more",
-        "the file does not describe a run that happened; fix or drop its line",
-    )
-
-
-# A lone surrogate (JSON allows the escape `\ud800`) is not a character and cannot be written as UTF-8.
-_SURROGATE = re.compile("[\ud800-\udfff]")
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-
-
-def _lone_surrogate(text: str, start: int, end: int, obj: Any) -> int | None:
-    """Where the first lone surrogate escape of the object at text[start:end] is, or None if it has none."""
-    if not _has_surrogate(obj):
-        return None
-    escapes = list(_SURROGATE_ESCAPE.finditer(text, start, end))
-    i = 0
-    while i < len(escapes):
-        first = escapes[i]
-        low_follows = i + 1 < len(escapes) and escapes[i + 1].start() == first.end()
-        if first.group(0)[3] in "89abAB" and low_follows and escapes[i + 1].group(0)[3] in "cdefCDEF":
-            i += 2  # a high and a low surrogate: one character outside the BMP
-            continue
-        return first.start()
-    return start
-
-
-def _has_surrogate(obj: Any) -> bool:
-    if isinstance(obj, str):
-        return _SURROGATE.search(obj) is not None
-    if isinstance(obj, dict):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in obj.items())
-    if isinstance(obj, list):
-        return any(_has_surrogate(v) for v in obj)
-    return False
 
 
 # A part of a run id longer than this (a 400-digit concurrency) would make a file name the
@@ -364,8 +265,11 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
             i = j
             continue
         run, pairs = formats.console_block(lines[start + 1 : j])
+        impossible = intake.impossible_count(shown, start + 1, 1, run)
         if not formats.usable(run):
             problems.append(_no_metric(shown, start + 1, 1, run))
+        elif impossible is not None:
+            problems.append(impossible)
         else:
             _identify(run, pairs, start + 1)
             parsed.runs.append(run)
