@@ -108,6 +108,11 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
             lambda v: "" if v is None else str(v).lower()
         )
+        from generator.csvsafe import formula_safe
+
+        # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
+        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles"):
+            frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 
     from tabulate import tabulate
@@ -125,8 +130,11 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     )
     tablefmt = "github" if fmt == "markdown" else "simple"
     if fmt == "markdown":
-        # A pipe in a title would end the cell; a backslash keeps it text in every markdown flavour.
-        shown = shown.apply(lambda col: col.map(lambda v: v.replace("|", "\\|") if isinstance(v, str) else v))
+        from generator.markdown import cell
+
+        # The site's table-cell escaping: no raw HTML, links or attributes, one line, and a pipe
+        # that cannot end the cell.
+        shown = shown.apply(lambda col: col.map(lambda v: str(cell(v)) if isinstance(v, str) else v))
     if shown.empty and fmt == "table":
         return "no records match\n"
     # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.

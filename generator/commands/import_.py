@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -77,25 +78,60 @@ def command(
         )
         raise ProblemsFound(Report(problems))
 
-    from generator.edit import atomic_write
-    from generator.results import store
-
-    writes = store.planned_writes(repo, parsed)
-    for write in writes:
-        store.write_bytes(write.path, write.data)
-    if added:
-        atomic_write(target, text)
+    _write_all(repo, target, text if added else None, parsed)
 
     shown = rel(target, repo)
     for p in parsed:
         if p.redacted:
+            # Where, never what: the key path or line names the place, the value stays unsaid.
             sys.stderr.write(f"{p.shown}: redacted {len(p.redacted)} secret value(s) before writing\n")
+            for where in p.redacted:
+                sys.stderr.write(f"  {where}\n")
     if not added:
         sys.stdout.write(f"{len(runs)} run(s) already imported and linked from {shown}; nothing changed\n")
         return
     sys.stdout.write(f"imported {len(added)} run(s) from {len(parsed)} file(s), linked from {shown}:\n")
     for run, result_label in added:
         sys.stdout.write(f"  {run.id}  {result_label}\n")
+
+
+def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
+    """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
+    from generator.edit import atomic_write
+    from generator.problems import rel
+    from generator.results import store
+
+    folders = [f for f in (store.raw_dir(repo), store.runs_dir(repo), store.raw_dir(repo).parent) if not f.exists()]
+    done: list[tuple[Path, bytes | None]] = []
+    path = target
+    try:
+        for write in store.planned_writes(repo, parsed):
+            path = write.path
+            done.append((path, _old_bytes(path)))
+            store.write_bytes(path, write.data)
+        path = target
+        if text is not None:
+            atomic_write(target, text)
+    except OSError as exc:
+        for old_path, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    old_path.unlink(missing_ok=True)
+                else:
+                    store.write_bytes(old_path, old)
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise click.ClickException(
+            f"cannot write {rel(path, repo)}: {exc.strerror or exc}; nothing was imported"
+        ) from None
+
+
+def _old_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
 
 
 def _record_path(project: Project, ref: str) -> Path:

@@ -8,14 +8,19 @@ shift silently renames records the user did not name, and `--compact` exists for
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from generator.cli import resolve_root, root_option
+
+if TYPE_CHECKING:
+    from generator.render import BuildResult
 
 
 @dataclass(frozen=True)
@@ -116,22 +121,87 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
         old_page = docs / f"{series}-{m.old_number:02d}-{m.slug}.md"
         new_page = docs / f"{series}-{m.new_number:02d}-{m.slug}.md"
         lines.append(f"  page {rel(old_page, repo)} -> {rel(new_page, repo)}")
-    for m in moves:
-        if m.new.exists():
-            raise click.UsageError(f"{rel(m.new, repo)} exists already; nothing was renamed")
+    _validate(moves, repo, docs, series)
     if dry_run:
         sys.stdout.write("\n".join(lines) + "\n")
         return
-    for m in moves:
-        os.rename(m.old, m.new)
+    _rename_all(moves, repo)
+    result = _rebuild_or_undo(moves, repo)
     sys.stdout.write("\n".join(lines) + "\n")
+    if result is None:
+        sys.stderr.write("the series was not rebuilt; fix these, then run `improvements build`:\n")
+        after = Report()
+        load_project(repo, after)
+        raise ProblemsFound(after)
+    sys.stdout.write(f"series rebuilt: {len(result.written)} written, {len(result.removed)} removed\n")
+
+
+def _name_max(folder: Path) -> int:
+    try:
+        return os.pathconf(folder, "PC_NAME_MAX")
+    except (OSError, ValueError):
+        return 255
+
+
+def _validate(moves: list[Move], repo: Path, docs: Path, series: str) -> None:
+    """Every new name fits the file system and is free, before anything is renamed."""
+    from generator.problems import rel
+
+    for m in moves:
+        names = ((m.new.parent, m.new.name), (docs, f"{series}-{m.new_number:02d}-{m.slug}.md"))
+        for folder, name in names:
+            limit = _name_max(folder if folder.is_dir() else repo)
+            if len(name.encode("utf-8")) > limit:
+                raise click.UsageError(
+                    f"the new number makes {name[:40]}... {len(name.encode('utf-8'))} bytes long, over the "
+                    f"file system's {limit}; pick a smaller number; nothing was renamed"
+                )
+        if os.path.lexists(m.new):
+            raise click.UsageError(f"{rel(m.new, repo)} exists already; nothing was renamed") from None
+
+
+def _rename_all(moves: list[Move], repo: Path) -> None:
+    """Rename every record file, or none: a failed rename puts back the ones already done."""
+    from generator.problems import rel
+
+    done: list[Move] = []
+    try:
+        for m in moves:
+            os.rename(m.old, m.new)
+            done.append(m)
+    except OSError as exc:
+        _undo(done)
+        why = exc.strerror or exc
+        raise click.ClickException(f"cannot rename {rel(m.old, repo)}: {why}; nothing was renamed") from None
+
+
+def _undo(done: list[Move]) -> None:
+    for m in reversed(done):
+        with contextlib.suppress(OSError):
+            os.rename(m.new, m.old)
+
+
+def _rebuild_or_undo(moves: list[Move], repo: Path) -> BuildResult | None:
+    """The rebuilt series; None when only duplicate numbers remain (the renames stay: they are
+    steps toward ending them). Any other problem, or a failed write, puts the names back.
+    """
+    from generator.validate import load_project
+    from generator.problems import ProblemsFound, Report
+    from generator.render import build
 
     after = Report()
     load_project(repo, after)
-    if not after.ok:
-        sys.stderr.write("the series was not rebuilt; fix these, then run `improvements build`:\n")
-        raise ProblemsFound(after)
-    from generator.render import build
-
-    result = build(repo)
-    sys.stdout.write(f"series rebuilt: {len(result.written)} written, {len(result.removed)} removed\n")
+    blocking = [p for p in after.errors if p.code != "duplicate-number"]
+    if not after.ok and not blocking:
+        return None
+    try:
+        if blocking:
+            raise ProblemsFound(Report(blocking))
+        return build(repo)
+    except ProblemsFound as exc:
+        _undo(moves)
+        sys.stderr.write("nothing was renamed: the renumbered series would have these problems:\n")
+        raise ProblemsFound(exc.report) from None
+    except OSError as exc:
+        _undo(moves)
+        raise click.ClickException(f"cannot write the outputs: {exc}; nothing was renamed") from None

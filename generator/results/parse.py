@@ -16,7 +16,7 @@ from typing import Any
 
 from generator.problems import Problem
 from generator.read import byte_position, text_position
-from generator.results import formats
+from generator.results import formats, intake
 from generator.results.redact import redact, redact_text
 from generator.results.run import Run, rate_slug, run_id
 
@@ -66,12 +66,9 @@ def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
 
 def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
     """The runs in one benchmark file, or the problems that stop it from being imported."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        return None, [Problem(shown, 1, 1, "import-unrecognised", f"cannot read file: {exc.strerror or exc}")]
-    if len(data) > MAX_BYTES:
-        return None, [Problem(shown, 1, 1, "import-unrecognised", f"file is {len(data):,} bytes, over {MAX_BYTES:,}")]
+    data, problems = intake.read_limited(path, shown, MAX_BYTES)
+    if data is None:
+        return None, problems
     original_sha = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8-sig")
@@ -135,6 +132,9 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
         except ValueError:
             # Not a syntax error: an integer with more digits than Python converts (over 4,300).
             return [], [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
+        lone = intake.lone_surrogate(shown, text, pos, end, obj)
+        if lone is not None:
+            return [], [lone]
         spans.append((pos, end, obj))
         pos = end
     if not spans:
@@ -170,6 +170,10 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             if not formats.usable(run):
                 problems.append(_no_metric(shown, line, col, run))
                 continue
+            impossible = intake.impossible_count(shown, line, col, run)
+            if impossible is not None:
+                problems.append(impossible)
+                continue
             _identify(run, item, line)
             parsed.runs.append(run)
     unrecognised = [p for p in problems if p.code == "import-unrecognised"]
@@ -181,7 +185,11 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
     if problems:
         return None, problems
-    parsed.stored_text = _apply(text, replacements)
+    # The kept copy is read once more as text, so what the object walk cannot see (a key given
+    # twice, where JSON keeps only the last) is caught by the same rules.
+    parsed.stored_text, n = redact_text(_apply(text, replacements))
+    if n:
+        parsed.redacted.append(f"{n} more secret value(s) in the text")
     return parsed, []
 
 
@@ -207,6 +215,11 @@ def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
     )
 
 
+# A part of a run id longer than this (a 400-digit concurrency) would make a file name the
+# file system refuses; the id's hash tells runs apart without it.
+_MAX_ID_PART = 24
+
+
 def _identify(run: Run, content: Any, line: int) -> None:
     parts = [_PREFIX[run.format]]
     if run.settings.get("batch_size") is not None:
@@ -215,7 +228,7 @@ def _identify(run: Run, content: Any, line: int) -> None:
         parts.append(f"c{run.settings['max_concurrency']}")
     else:
         parts.append(rate_slug(run.request_rate))
-    run.id = run_id("-".join(p for p in parts if p), run.format, content)
+    run.id = run_id("-".join(p for p in parts if p and len(p) <= _MAX_ID_PART), run.format, content)
     run.source["line"] = line
 
 
@@ -226,7 +239,12 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
     stored, n = redact_text(text)
     parsed = ParsedFile(path, shown, original_sha, stored)
     if n:
-        parsed.redacted.append(f"{n} secret value(s) in the text")
+        old, new = text.splitlines(), stored.splitlines()
+        changed = [i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b]
+        if len(old) == len(new) and changed:
+            parsed.redacted += [f"line {i}: secret value(s) in the text" for i in changed]
+        else:
+            parsed.redacted.append(f"{n} secret value(s) in the text")
     lines = stored.splitlines()
     problems: list[Problem] = []
     i = 0
@@ -254,8 +272,11 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
             i = j
             continue
         run, pairs = formats.console_block(lines[start + 1 : j])
+        impossible = intake.impossible_count(shown, start + 1, 1, run)
         if not formats.usable(run):
             problems.append(_no_metric(shown, start + 1, 1, run))
+        elif impossible is not None:
+            problems.append(impossible)
         else:
             _identify(run, pairs, start + 1)
             parsed.runs.append(run)

@@ -2,25 +2,52 @@
 
 SGLang's `server_info` dumps the server's arguments, `api_key` and `admin_api_key` among them,
 in clear text; captured launch commands carry `--api-key X`; a URL may carry `user:password@`.
-Values under secret-looking keys, values of secret-looking flags and URL credentials are
-replaced, in the parsed data and in the raw copy kept as evidence.
+One set of rules walks every string of a parsed file (keys, values, list items, text nested
+in text) and the raw copy kept as evidence; the guide (docs/guide/results.md) lists them:
 
-The key test works on the words of a name, not on substrings: `hf_token` and `api_key` are
+- a value under a secret name (`api_key`, `*_key`, `*_token`, `authorization`, `password`...);
+- a name/value entry whose name is secret (`{"name": "HF_TOKEN", "value": ...}`);
+- in an argument list, the item after a secret flag (`["--api-key", "sk-..."]`);
+- in text: `--flag value`, `--flag=value` and a value on the next line after its flag;
+  `name: value`, `name=value`, `"name": "value"` and `'name': 'value'` (headers such as
+  `Authorization: Basic ...`, environment entries, a dict's repr); `Bearer <token>`; the
+  `user:password@` of a URL and secret query parameters (`?token=...`).
+
+The name test works on the words of a name, not on substrings: `hf_token` and `api_key` are
 secrets, `total_output_tokens` (a count) and `tokenizer_path` are not. A blunt substring match
-on "token" would wipe out the token counts that are the benchmark's results.
+on "token" would wipe out the token counts that are the benchmark's results. Regular
+expressions are hand-written here because no maintained library redacts arbitrary JSON and
+shell text by name; the known scanners look for token shapes, which misses `--api-key hunter2`.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Any
 
 REDACTED = "<redacted>"
 
 _SECRET_WORDS = frozenset(
-    {"token", "secret", "secrets", "password", "passwd", "pwd", "apikey", "credential", "credentials"}
+    {
+        "token",
+        "secret",
+        "secrets",
+        "password",
+        "passwd",
+        "pwd",
+        "passphrase",
+        "apikey",
+        "credential",
+        "credentials",
+        "authorization",
+        "cookie",
+    }
 )
 _KEY_OWNERS = frozenset({"api", "admin", "access", "private", "secret", "auth"})
+# Fields of a name/value entry (Kubernetes env lists, header lists): the name says whether the value is secret.
+_ENTRY_NAMES = ("name", "key", "env", "variable", "header")
+_ENTRY_VALUES = ("value", "val", "secret")
 
 
 def _words(name: str) -> list[str]:
@@ -29,89 +56,16 @@ def _words(name: str) -> list[str]:
     return [w for w in re.split(r"[^a-z0-9]+", spaced.lower()) if w]
 
 
+@functools.lru_cache(maxsize=4096)
 def is_secret_name(name: str) -> bool:
-    """Whether a key, flag or variable name holds a secret (`api_key`, `--hf-token`, `OPENAI_API_KEY`)."""
+    """Whether a key, flag, header or variable name holds a secret (`api_key`, `--hf-token`, `X-API-Key`)."""
     words = _words(name)
     if any(w in _SECRET_WORDS for w in words):
         return True
-    # "key" only counts when something says whose key it is: api_key, admin_api_key, access_key.
+    if len(words) > 1 and words[-1] in ("key", "keys", "auth"):
+        return True  # *_key, X-API-Key, api_keys, proxy_auth
+    # "key" inside a name only counts when something says whose key it is: api_key_file.
     return any(w == "key" and i > 0 and words[i - 1] in _KEY_OWNERS for i, w in enumerate(words))
-
-
-# --flag value, --flag=value, NAME=value (environment), Bearer <token>
-_FLAG = re.compile(
-    r"(?<![^\s'\"=(])(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)(?P<sep>=|[ \t]+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)"
-)
-_ENV = re.compile(r"\b(?P<name>[A-Za-z_][A-Za-z0-9_]*)=(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)")
-_BEARER = re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]+")
-# scheme://user:password@host: the userinfo part of any URL, wherever it appears in a value.
-_URL_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^\s/@'\"<>]+)@")
-
-
-def redact_text(text: str) -> tuple[str, int]:
-    """`text` with secret flag, variable and bearer values replaced; and how many were."""
-    count = 0
-
-    def flag(m: re.Match[str]) -> str:
-        nonlocal count
-        if not is_secret_name(m["name"]) or m["value"].startswith("-"):
-            return m.group(0)
-        count += 1
-        return f"{m['name']}{m['sep']}{REDACTED}"
-
-    def env(m: re.Match[str]) -> str:
-        nonlocal count
-        if not is_secret_name(m["name"]) or m["value"] == REDACTED:
-            return m.group(0)
-        count += 1
-        return f"{m['name']}={REDACTED}"
-
-    def bearer(m: re.Match[str]) -> str:
-        nonlocal count
-        count += 1
-        return f"{m.group(1)} {REDACTED}"
-
-    def userinfo(m: re.Match[str]) -> str:
-        nonlocal count
-        if m["userinfo"] == REDACTED:
-            return m.group(0)
-        count += 1
-        return f"{m['scheme']}{REDACTED}@"
-
-    text = _URL_USERINFO.sub(userinfo, text)
-    text = _FLAG.sub(flag, text)
-    text = _ENV.sub(env, text)
-    text = _BEARER.sub(bearer, text)
-    return text, count
-
-
-def redact(data: Any, path: str = "") -> tuple[Any, list[str]]:
-    """A copy of `data` with secrets replaced, and the dotted paths of what was replaced."""
-    found: list[str] = []
-    if isinstance(data, dict):
-        out: dict[Any, Any] = {}
-        for key, value in data.items():
-            where = f"{path}.{key}" if path else str(key)
-            if isinstance(key, str) and is_secret_name(key) and _holds_secret(key, value):
-                out[key] = REDACTED
-                found.append(where)
-                continue
-            out[key], inner = redact(value, where)
-            found += inner
-        return out, found
-    if isinstance(data, list):
-        items: list[Any] = []
-        for i, value in enumerate(data):
-            item, inner = redact(value, f"{path}[{i}]")
-            items.append(item)
-            found += inner
-        return items, found
-    if isinstance(data, str):
-        text, n = redact_text(data)
-        if n:
-            found.append(path or "(text)")
-        return text, found
-    return data, found
 
 
 def _holds_secret(key: str, value: Any) -> bool:
@@ -124,5 +78,167 @@ def _holds_secret(key: str, value: Any) -> bool:
     if isinstance(value, str):
         return value != "" and value != REDACTED
     if isinstance(value, int | float):
-        return any(w in _SECRET_WORDS - {"token"} or w == "key" for w in _words(key))
+        return any(w in _SECRET_WORDS - {"token"} or w in ("key", "keys") for w in _words(key))
     return bool(value)
+
+
+_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def _text_holds_secret(name: str, value: str) -> bool:
+    """The same test as `_holds_secret`, for a value written as text (quoted or not)."""
+    inner = value[1:-1] if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"" else value
+    if inner in ("", REDACTED) or inner.startswith(REDACTED):
+        return False
+    if value == inner and inner.lower() in ("true", "false", "null", "none"):
+        return False
+    if value == inner and _NUMBER.fullmatch(inner):
+        return _holds_secret(name, 0)
+    return True
+
+
+# scheme://user:password@host: the userinfo part of any URL, wherever it appears in a value.
+_URL_USERINFO = re.compile(r"(?i)\b(?P<scheme>[a-z][a-z0-9+.-]*://)(?P<userinfo>[^\s/@'\"<>]+)@")
+# ?token=...&api_key=...: a query parameter ends at & or #.
+_QUERY = re.compile(r"(?<=[?&;])(?P<name>[A-Za-z_][\w.-]*)=(?P<value>[^&#\s'\"<>]*)")
+# --flag value, --flag=value, and the value on the next line (after a `\` continuation or not;
+# in a JSON file's text the line break is the two characters `\n`), and the next item of a
+# list written out as text (`"--api-key", "sk-..."`).
+_FLAG = re.compile(
+    r"(?<![^\s'\"=(\[,])(?P<name>--?[A-Za-z][A-Za-z0-9_-]*)"
+    r"(?P<sep>=|\"\s*,\s*\"|'\s*,\s*'|(?:[ \t]|\\?\r?\n|(?:\\\\)?\\n)+)(?P<value>'[^']*'|\"[^\"]*\"|[^\s'\"]+)"
+)
+# A quoted value, or an unquoted one with the scheme word of an Authorization header before it.
+_VALUE = (
+    r"\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'"
+    r"|(?i:(?:basic|bearer|token|digest|negotiate|apikey)[ \t]+)?[^\s,;'\"{}\[\]()]+"
+)
+# name: value, name=value, "name": "value", 'name': 'value' (headers, environment, YAML, a dict's repr)
+_KEY_VALUE = re.compile(
+    r"(?<![\w.-])(?P<q>['\"]?)(?P<name>[A-Za-z_][\w.-]*)(?P=q)(?P<sep>[ \t]*(?::|=)\s*)(?P<value>" + _VALUE + ")"
+)
+_BEARER_WORD = re.compile("[Bb][Ee][Aa][Rr][Ee][Rr]")
+_BEARER = re.compile(r"(?i)\b(bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]+")
+
+
+def redact_text(text: str) -> tuple[str, int]:
+    """`text` with secret flag, header, variable, URL and bearer values replaced; and how many were."""
+    count = 0
+
+    def userinfo(m: re.Match[str]) -> str:
+        nonlocal count
+        if m["userinfo"] == REDACTED:
+            return m.group(0)
+        count += 1
+        return f"{m['scheme']}{REDACTED}@"
+
+    def query(m: re.Match[str]) -> str:
+        nonlocal count
+        if not is_secret_name(m["name"]) or not _text_holds_secret(m["name"], m["value"]):
+            return m.group(0)
+        count += 1
+        return f"{m['name']}={REDACTED}"
+
+    def flag(m: re.Match[str]) -> str:
+        nonlocal count
+        value = m["value"]
+        if not is_secret_name(m["name"]) or value.startswith(("-", "\\")) or not _text_holds_secret(m["name"], value):
+            return m.group(0)
+        count += 1
+        return f"{m['name']}{m['sep']}{REDACTED}"
+
+    def key_value(m: re.Match[str]) -> str:
+        nonlocal count
+        name, value = m["name"], m["value"]
+        if not is_secret_name(name) or not _text_holds_secret(name, value):
+            return m.group(0)
+        count += 1
+        quote = value[0] if value[0] in "'\"" else ""
+        return f"{m['q']}{name}{m['q']}{m['sep']}{quote}{REDACTED}{quote}"
+
+    def bearer(m: re.Match[str]) -> str:
+        nonlocal count
+        count += 1
+        return f"{m.group(1)} {REDACTED}"
+
+    # Each rule runs only on text that holds its marker: a kept copy may be hundreds of megabytes.
+    if "://" in text:
+        text = _URL_USERINFO.sub(userinfo, text)
+    if "=" in text:
+        text = _QUERY.sub(query, text)
+    if "-" in text:
+        text = _FLAG.sub(flag, text)
+    if ":" in text or "=" in text:
+        text = _KEY_VALUE.sub(key_value, text)
+    if _BEARER_WORD.search(text):
+        text = _BEARER.sub(bearer, text)
+    return text, count
+
+
+def redact(data: Any, path: str = "", secret_name: str | None = None) -> tuple[Any, list[str]]:
+    """A copy of `data` with secrets replaced, and the paths of what was replaced (`server_info.api_key`).
+
+    `secret_name` is set inside a value held under a secret name (`api_keys: [...]`): there
+    every string is a secret, and numbers follow the same rule as at the top.
+    """
+    if isinstance(data, dict):
+        return _redact_dict(data, path, secret_name)
+    if isinstance(data, list):
+        return _redact_list(data, path, secret_name)
+    if secret_name is not None and _holds_secret(secret_name, data):
+        return REDACTED, [path or "(value)"]
+    if isinstance(data, str):
+        text, n = redact_text(data)
+        return text, [path or "(text)"] if n else []
+    return data, []
+
+
+def _redact_dict(data: dict[Any, Any], path: str, secret_name: str | None) -> tuple[Any, list[str]]:
+    found: list[str] = []
+    out: dict[Any, Any] = {}
+    entry = next((data[k] for k in _ENTRY_NAMES if isinstance(data.get(k), str) and is_secret_name(data[k])), None)
+    for key, value in data.items():
+        shown = key
+        if isinstance(key, str):
+            shown, n = redact_text(key)
+            if n:
+                found.append(f"{path}.{shown}" if path else shown)
+        where = f"{path}.{shown}" if path else str(shown)
+        inner_secret = secret_name
+        if isinstance(key, str) and is_secret_name(key):
+            inner_secret = key
+        elif entry is not None and key in _ENTRY_VALUES:
+            inner_secret = entry
+        out[shown], inner = redact(value, where, inner_secret)
+        found += inner
+    return out, found
+
+
+def _redact_list(data: list[Any], path: str, secret_name: str | None) -> tuple[Any, list[str]]:
+    found: list[str] = []
+    items: list[Any] = []
+    after_flag: str | None = None
+    for i, value in enumerate(data):
+        where = f"{path}[{i}]"
+        if after_flag is not None and isinstance(value, str) and not value.startswith("-"):
+            # ["--api-key", "sk-..."]: an argument list keeps a flag's value in the next item.
+            item, inner = redact(value, where, after_flag)
+        else:
+            item, inner = redact(value, where, secret_name)
+        items.append(item)
+        found += inner
+        after_flag = _bare_flag(value, pair=len(data) == 2)
+    return items, found
+
+
+def _bare_flag(value: Any, *, pair: bool) -> str | None:
+    """The name when `value` is a secret flag or header name on its own (`--api-key`, `Authorization:`).
+
+    A bare name (`"HF_TOKEN"`) counts only as the first of a pair: `["HF_TOKEN", "hf_..."]`.
+    """
+    if not isinstance(value, str):
+        return None
+    m = re.fullmatch(r"(--?)?([A-Za-z][\w.-]*)(:?)", value.strip())
+    if m is None or not (m.group(1) or m.group(3) or pair) or not is_secret_name(m.group(2)):
+        return None
+    return m.group(2)
