@@ -1,10 +1,15 @@
 """The site: a thin mkdocs plugin, and the `build --site` and `serve` entry points.
 
-The plugin does three things only: it renders the records into docs/ through the same
-`render.build` the CLI uses, it groups the series by tier in the navigation, and it makes
-`mkdocs serve` watch the records, results and templates. Everything else is plain markdown
-on disk, so a builder without this plugin (Zensical, or mkdocs with the plugin removed)
-builds the same pages from the committed files.
+The plugin renders the records into docs/ through the same `render.build` the CLI uses,
+groups the series by tier in the navigation, makes `mkdocs serve` watch the records, results
+and templates, and supplies what a campaign's site needs beyond its own pages: the Material
+theme with its palettes and features, search and tags, the markdown extensions the pages use,
+the stylesheet and the tags page (both from package data), strict link checks and a default
+navigation. Each default applies only where mkdocs.yml does not say otherwise, so a campaign's
+mkdocs.yml can be two lines (`site_name`, `plugins: [improvements]`) and needs no file from
+this repository. The generated pages are plain markdown on disk, so a builder without this
+plugin (Zensical, or mkdocs with the plugin removed) builds the same pages from the committed
+files, with whatever theme settings its mkdocs.yml spells out.
 
 This is the only module that imports mkdocs; the CLI imports it inside `build --site` and
 `serve`, never at start-up.
@@ -13,6 +18,7 @@ This is the only module that imports mkdocs; the CLI imports it inside `build --
 from __future__ import annotations
 
 import contextlib
+import copy
 import html
 import logging
 import sys
@@ -27,7 +33,8 @@ from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 from mkdocs.livereload import LiveReloadServer
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File, Files
 
 from generator.load import Project, RecordFile
 from generator.problems import ProblemsFound, format_report
@@ -44,13 +51,48 @@ class ImprovementsConfig(Config):
 
 
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
-    """Render the records before each build; group the series by tier; watch the inputs."""
+    """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
     project: Project | None = None
+    # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
+    default_nav = False
+    # How mkdocs was started, for the on_startup of the plugins this one adds (their own came and went).
+    startup: dict[str, Any] = {"command": "build", "dirty": False}  # noqa: RUF012
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.startup = {"command": command, "dirty": dirty}
+
+    # First among the config handlers, so that the search and tags plugins added here have
+    # their own on_config run after it (mkdocs runs handlers in priority order, and a handler
+    # registered during the event runs only if it sorts after the current one).
+    @event_priority(150)
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        user = user_settings(config)
+        self.default_nav = "nav" not in user
+        apply_defaults(config, user, self.startup)
+        return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         self.project = render_for_site(repo_root(config))
+        if self.default_nav:
+            config.nav = base_nav(self.project, config)
         config.nav = tier_nav(self.project, config, self.config.nav_after, self.config.section_size)
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
+        from importlib.resources import files as package_files
+
+        site = package_files("generator").joinpath("templates", "site")
+        # A campaign's own docs/stylesheets/improvements.css or docs/tags.md wins over the shipped one.
+        if STYLESHEET in config.extra_css and files.get_file_from_path(STYLESHEET) is None:
+            files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
+        if _has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
+            files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if self.default_nav and config.nav is not None:
+            # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
+            listed = set(_paths(config.nav))
+            extra = sorted(f.src_uri for f in files.documentation_pages() if f.src_uri not in listed)
+            config.nav = [*config.nav, *extra]
+        return files
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
         for path in watched_paths(repo_root(config)):
@@ -70,6 +112,148 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):
         # records.json at the site root: every record with its computed summary, for scripts.
         if self.project is not None:
             write_site_export(self.project, Path(config.site_dir))
+
+
+# --- defaults for what mkdocs.yml leaves out ------------------------------------------------
+
+STYLESHEET = "stylesheets/improvements.css"
+TAGS_PAGE = "tags.md"
+
+THEME_DEFAULTS: dict[str, Any] = {
+    # System fonts: the default loads Roboto from Google Fonts, which a site read offline (or
+    # behind a strict proxy) cannot reach.
+    "font": False,
+    "icon": {"logo": "material/speedometer"},
+    "palette": [
+        {
+            "media": "(prefers-color-scheme: light)",
+            "scheme": "default",
+            "primary": "indigo",
+            "accent": "indigo",
+            "toggle": {"icon": "material/weather-night", "name": "Switch to dark mode"},
+        },
+        {
+            "media": "(prefers-color-scheme: dark)",
+            "scheme": "slate",
+            "primary": "indigo",
+            "accent": "light blue",
+            "toggle": {"icon": "material/weather-sunny", "name": "Switch to light mode"},
+        },
+    ],
+    "features": [
+        # Only the open branch of the navigation goes into each page: with hundreds of records
+        # a full sidebar on every page makes the site grow with the square of the record count.
+        "navigation.prune",
+        "navigation.top",
+        "navigation.footer",
+        "navigation.tracking",
+        "search.suggest",
+        "search.highlight",
+        "content.code.copy",
+        "toc.follow",
+    ],
+}
+# Split on punctuation too, so "fullgraph" finds torch.compile(fullgraph=True).
+SEARCH_DEFAULTS: dict[str, Any] = {"separator": r'[\s\-_,:!=\[\]()"`/.]+|(?!\b)(?=[A-Z][a-z])|&[lg]t;'}
+# The extensions the generated pages are written for (admonitions, attribute lists, tables, ...).
+MARKDOWN_DEFAULTS: list[tuple[str, dict[str, Any]]] = [
+    ("abbr", {}),
+    ("admonition", {}),
+    ("attr_list", {}),
+    ("def_list", {}),
+    ("footnotes", {}),
+    ("md_in_html", {}),
+    ("tables", {}),
+    ("toc", {"permalink": True}),
+    ("pymdownx.details", {}),
+    ("pymdownx.highlight", {"anchor_linenums": True}),
+    ("pymdownx.inlinehilite", {}),
+    ("pymdownx.superfences", {}),
+    ("pymdownx.tasklist", {"custom_checkbox": True}),
+]
+
+
+def user_settings(config: MkDocsConfig) -> dict[str, Any]:
+    """The top-level settings mkdocs.yml (and any file it inherits) spells out, before mkdocs' defaults.
+
+    Read again from the file: the validated config no longer tells a default from a setting
+    (and `user_configs`, which does, is deprecated).
+    """
+    from mkdocs.utils.yaml import get_yaml_loader, yaml_load
+
+    if not config.config_file_path:
+        return {}
+    with open(config.config_file_path, "rb") as fd:
+        return yaml_load(fd, get_yaml_loader(config=config))
+
+
+def apply_defaults(config: MkDocsConfig, user: dict[str, Any], startup: dict[str, Any] | None = None) -> None:
+    """Fill in what mkdocs.yml leaves out; anything it does say is kept as it is."""
+    from mkdocs.theme import Theme
+
+    raw_theme = user.get("theme")
+    if raw_theme is None:
+        config.theme = Theme(name="material", **copy.deepcopy(THEME_DEFAULTS))
+        # Plugins were loaded for mkdocs' own theme: its search cannot feed Material's search box.
+        _drop_plugin(config, "search")
+    elif config.theme.name == "material":
+        given = raw_theme if isinstance(raw_theme, dict) else {}
+        for key, value in THEME_DEFAULTS.items():
+            if key not in given:
+                config.theme[key] = copy.deepcopy(value)
+    if config.theme.name == "material":
+        if not _has_plugin(config, "search"):
+            _add_plugin(config, "search", SEARCH_DEFAULTS, startup)
+        if not _has_plugin(config, "tags"):
+            _add_plugin(config, "tags", {}, startup)
+    if "markdown_extensions" not in user:
+        for name, options in MARKDOWN_DEFAULTS:
+            if name not in config.markdown_extensions:
+                config.markdown_extensions.append(name)
+            if options:
+                config.mdx_configs.setdefault(name, copy.deepcopy(options))
+    if "use_directory_urls" not in user:
+        # summary.html rather than summary/: the built site then also reads straight from disk.
+        config.use_directory_urls = False
+    if "validation" not in user:
+        # Strict builds then fail on a link to a missing page or #heading, or an absolute link.
+        links = config.validation.links
+        links.not_found = links.anchors = links.absolute_links = links.unrecognized_links = logging.WARNING
+    if STYLESHEET not in config.extra_css:
+        config.extra_css.append(STYLESHEET)
+
+
+def _plugin_names(config: MkDocsConfig) -> set[str]:
+    # "material/search" and "search #2" are both the search plugin.
+    return {name.split(" #")[0].rsplit("/", 1)[-1] for name in config.plugins}
+
+
+def _has_plugin(config: MkDocsConfig, name: str) -> bool:
+    return name in _plugin_names(config)
+
+
+def _add_plugin(
+    config: MkDocsConfig, name: str, options: dict[str, Any], startup: dict[str, Any] | None = None
+) -> None:
+    """Load a plugin the way mkdocs.yml's `plugins:` would (the theme's own first: material/NAME)."""
+    from mkdocs.config.config_options import Plugins
+
+    option = dict(config._schema)["plugins"]
+    assert isinstance(option, Plugins)
+    full, plugin = option.load_plugin_with_namespace(name, copy.deepcopy(options))
+    if config.plugins.get(full) is not plugin:
+        config.plugins[full] = plugin
+    if hasattr(plugin, "on_startup"):
+        plugin.on_startup(**(startup or {"command": "build", "dirty": False}))
+
+
+def _drop_plugin(config: MkDocsConfig, name: str) -> None:
+    for key in [k for k in config.plugins if k.split(" #")[0] == name]:
+        plugin = config.plugins.pop(key)
+        # Unhook its handlers in place: the `config` event is being run over one of these lists,
+        # and this handler runs first, so removing later entries skips none of the others.
+        for methods in config.plugins.events.values():
+            methods[:] = [m for m in methods if getattr(m, "__self__", None) is not plugin]
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -97,6 +281,23 @@ def render_for_site(root: Path) -> Project:
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
     return result.project
+
+
+def base_nav(project: Project, config: MkDocsConfig) -> list[NavItem]:
+    """The navigation when mkdocs.yml has none: home, summary, blockers and tags (the tier sections follow)."""
+    from generator.render import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        folder = "."
+    prefix = "" if folder == "." else folder + "/"
+    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md")]
+    nav: list[NavItem] = [{title: prefix + page} for title, page in pages]
+    if _has_plugin(config, "tags"):
+        nav.append({"Tags": TAGS_PAGE})
+    return nav
 
 
 def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_size: int) -> list[NavItem] | None:
@@ -197,7 +398,8 @@ def _config_file(root: Path) -> Path:
     path = root / "mkdocs.yml"
     if not path.is_file():
         raise click.ClickException(
-            f"{root} has no mkdocs.yml; copy the one from the improvements repository to build a site"
+            f"{root} has no mkdocs.yml; write one with these two lines (the improvements plugin "
+            "supplies the rest):\n  site_name: My campaign\n  plugins: [improvements]"
         )
     return path
 
