@@ -404,6 +404,24 @@ def _config_file(root: Path) -> Path:
     return path
 
 
+def _ensure_docs_dir(config_file: Path) -> None:
+    """Create the docs folder when it does not exist yet, inside the repository only.
+
+    mkdocs refuses a docs_dir that does not exist, and a campaign has none until the first
+    render: just after `improvements init`, or in a clone whose generated pages are not committed.
+    """
+    from mkdocs.utils.yaml import yaml_load
+
+    try:
+        with config_file.open("rb") as fd:
+            docs = yaml_load(fd).get("docs_dir", "docs")
+    except Exception:  # mkdocs' own load reports a broken mkdocs.yml, with its position
+        return
+    root = config_file.parent.resolve()
+    if isinstance(docs, str) and not (root / docs).exists() and (root / docs).resolve().is_relative_to(root):
+        (root / docs).mkdir(parents=True)
+
+
 def build_site(root: Path, site_dir: Path | None = None) -> Path:
     """Build the site from <root>/mkdocs.yml in strict mode (any warning fails it); return its folder.
 
@@ -413,6 +431,7 @@ def build_site(root: Path, site_dir: Path | None = None) -> Path:
     from mkdocs.config import load_config
 
     config_file = _config_file(root)
+    _ensure_docs_dir(config_file)
     if site_dir is not None:
         refuse_foreign_site_dir(root, site_dir)
     # Without --site-dir, mkdocs.yml's site_dir (relative to mkdocs.yml) decides.
@@ -454,6 +473,7 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
     from generator import render
 
     config_file = _config_file(root)
+    _ensure_docs_dir(config_file)
     # Render once up front so invalid records stop here with the usual report and exit 1;
     # the plugin renders again on each rebuild (writing nothing when nothing changed).
     render.build(root)

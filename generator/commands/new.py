@@ -175,7 +175,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     epilog="""\b
 Examples:
   improvements new "MSCCL++ all-reduce" --tier 1
-  improvements new "Disable NCCL peer-to-peer (NCCL_P2P_DISABLE=1)" --tier 1 --date 2026-03-02
+  improvements new "Disable NCCL peer-to-peer" --tier 1 --date 2026-03-02
   improvements new "NCCL Simple protocol" --tier 1 --tags nccl,all-reduce \\
       --hypothesis "Forcing NCCL_PROTO=Simple may speed up the all-reduces over PCIe."
   $EDITOR $(improvements new "TP4 + PP2" --tier 2)
