@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -246,3 +247,68 @@ def _browse(browser: object, site: Path) -> None:
     finally:
         context.close()
     assert errors == []
+
+
+# --- the plugin's defaults ----------------------------------------------------------------------
+
+
+def _campaign_with(tmp_path: Path, mkdocs_yml: str) -> Path:
+    root = tmp_path / "repo"
+    assert run_cli("init", str(root), "--gpu", "H100", cwd=tmp_path, input="").returncode == 0
+    (root / "mkdocs.yml").unlink()
+    (root / "mkdocs.yml").write_text(mkdocs_yml)
+    new = run_cli("new", "An idea", "--tier", "2", "--tags", "nccl", "--hypothesis", "h", cwd=root)
+    assert new.returncode == 0, new.stderr
+    return root
+
+
+def test_two_lines_of_mkdocs_yml_give_the_whole_site(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path, "site_name: Two lines\nplugins: [improvements]\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "notes.md").write_text("# Notes\n\nA page of the campaign's own.\n")
+    proc = run_cli("build", "--site", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    site = root / "site"
+    # Flat .html pages (no folder per page), the theme with both palettes, no web fonts.
+    index = (site / "index.html").read_text()
+    assert (site / "summary.html").is_file() and (site / "tags.html").is_file()
+    assert 'data-md-color-scheme="default"' in index and 'data-md-color-scheme="slate"' in index
+    assert "Switch to dark mode" in index and "Switch to light mode" in index
+    assert "fonts.googleapis.com" not in index
+    assert 'href="stylesheets/improvements.css"' in index
+    assert (site / "stylesheets" / "improvements.css").read_bytes() == (
+        REPO / "generator" / "templates" / "site" / "improvements.css"
+    ).read_bytes()
+    assert (site / "search" / "search_index.json").is_file()
+    # The navigation: home, summary, the tier sections, blockers, tags, then the campaign's own page.
+    nav = index[index.index('class="md-nav md-nav--primary"') :]
+    order = [
+        nav.index(s)
+        for s in ('href="summary.html"', "Tier 2", 'href="blockers.html"', 'href="tags.html"', 'href="notes.html"')
+    ]
+    assert order == sorted(order)
+    assert "nccl" in (site / "tags.html").read_text()
+
+
+def test_what_mkdocs_yml_says_wins(tmp_path: Path) -> None:
+    root = _campaign_with(
+        tmp_path,
+        "site_name: Mine\n"
+        "use_directory_urls: true\n"
+        "theme:\n  name: material\n  palette: {scheme: slate, primary: red}\n"
+        "nav:\n  - Home: index.md\n  - Summary: summary.md\n"
+        "plugins:\n  - improvements\n  - search\n",
+    )
+    (root / "docs" / "stylesheets").mkdir(parents=True)
+    (root / "docs" / "stylesheets" / "improvements.css").write_text("/* the campaign's own */\n")
+    proc = run_cli("build", "--site", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    site = root / "site"
+    assert (site / "summary" / "index.html").is_file()  # directory URLs, as asked
+    index = (site / "index.html").read_text()
+    assert 'data-md-color-primary="red"' in index and "Switch to dark mode" not in index
+    # Its own nav, with the tier sections added, and nothing else.
+    links = re.findall(r'href="([^"#]*)" class="md-nav__link', index)
+    assert "summary/" in links and "blockers/" not in links and "tags/" not in links
+    assert "Tier 2" in index[index.index('class="md-nav md-nav--primary"') :]
+    assert (site / "stylesheets" / "improvements.css").read_text() == "/* the campaign's own */\n"
