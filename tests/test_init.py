@@ -15,6 +15,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from generator.cli import main
 from generator.commands import init
 from generator.load import parse
 
@@ -83,7 +84,9 @@ def test_a_terminal_is_asked_for_what_the_options_leave_out(tmp_path: Path, monk
     monkeypatch.setattr(init, "stdin_is_terminal", lambda: True)
     monkeypatch.chdir(tmp_path)
     answers = "\n".join(["My campaign", "GLM-5", "RTX PRO 6000", "", "vLLM", "", "", "bogus:1", "itl_mean:30@8", ""])
-    result = CliRunner().invoke(init.command, [], input=answers + "\n")
+    # Through the group, as the CLI runs it: invoked alone, click would cache a help option
+    # without the group's `-h` on the shared command object, and the command reference would differ.
+    result = CliRunner().invoke(main, ["init"], input=answers + "\n")
     assert result.exit_code == 0, result.output
     campaign, _ = parse((tmp_path / "improvements" / "campaign.yaml").read_text())
     assert campaign["model"] == {"name": "GLM-5"}
@@ -102,6 +105,17 @@ def test_nothing_is_overwritten_and_nothing_half_written(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "mkdocs.yml"]
     assert (tmp_path / ".gitignore").read_text() == "mine\n"
     assert not (tmp_path / "elsewhere.yml").exists()
+
+
+def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "improvements").symlink_to(elsewhere)
+    run = run_cli("init", str(root), cwd=tmp_path, input="")
+    assert run.returncode == 2 and "improvements in" in run.stderr and "is a link" in run.stderr
+    assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in root.iterdir()) == ["improvements"]
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import sys
 from dataclasses import dataclass, field
@@ -187,7 +188,11 @@ def render_files(answers: Answers, package: str) -> dict[str, str]:
 
 
 def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
-    """Create every file, or none: each exclusively, and the ones made removed again if one fails."""
+    """Create every file, or none: each exclusively, and what was made removed again if one fails.
+
+    A folder on the way that is a link is refused too: writing through it would put a file
+    somewhere init was not pointed at.
+    """
     from generator.edit import create_exclusive
 
     taken = [p for p in texts if (root / p).exists() or (root / p).is_symlink()]
@@ -196,6 +201,11 @@ def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
             f"{root} already has {', '.join(taken)}; init writes nothing over an existing file. "
             "Choose an empty folder, or move these away"
         )
+    folders = sorted({parent for p in texts for parent in Path(p).parents if parent != Path(".")}, key=str)
+    linked = [str(f) for f in folders if (root / f).is_symlink()]
+    if linked:
+        raise click.UsageError(f"{', '.join(linked)} in {root} is a link; init writes only into folders of its own")
+    new_folders = [root / f for f in folders if not (root / f).exists()]
     made: list[Path] = []
     try:
         for rel_path, text in texts.items():
@@ -207,6 +217,9 @@ def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
     except BaseException:
         for path in made:
             path.unlink(missing_ok=True)
+        for folder in reversed(new_folders):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
         raise
     return made
 
