@@ -292,7 +292,8 @@ def test_leaving_blocked_with_open_blockers_points_at_resolve_blocker(minimal: P
     assert path.read_text() == BLOCKED
     run = run_cli("status", "blocked-idea", "rejected", "--verdict", "Slower.", cwd=minimal)
     assert run.returncode == 0
-    assert "blocker `graph-breaks` is still open" in run.stderr and "--resolve-blocker" in run.stderr
+    assert "blocker `graph-breaks` is still open; `--resolve-blocker graph-breaks`" in run.stderr
+    assert "blocker #2 is still open; `--resolve-blocker 2`" in run.stderr
 
 
 @pytest.mark.parametrize(

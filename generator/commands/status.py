@@ -159,14 +159,15 @@ def command(
 
     problems = check_edited(project, path, text)
     errors = [p for p in problems if p.severity == "error"]
+    still_open = _open_blockers(doc.data) if old_status == "blocked" and status != "blocked" else []
     if errors:
-        refused = Report([_with_cli_hint(p, status, verdict, doc.data) for p in errors])
+        refused = Report([_with_cli_hint(p, status, verdict) for p in errors])
         sys.stderr.write(f"{shown}: not changed to `{status}`; the record would have these problems:\n")
-        still_open = _open_blockers(doc.data) if old_status == "blocked" and status != "blocked" else []
         if still_open:
+            names = ", ".join(name for name, _arg in still_open)
             sys.stderr.write(
-                f"(blocker {', '.join(still_open)} is still open; if it has been resolved, "
-                f"`--resolve-blocker {still_open[0].strip('`')}` marks it so in the same edit)\n"
+                f"(blocker {names} is still open; if it has been resolved, "
+                f"`--resolve-blocker {still_open[0][1]}` marks it so in the same edit)\n"
             )
         raise ProblemsFound(refused)
     atomic_write(path, text)
@@ -174,11 +175,8 @@ def command(
         sys.stdout.write(f"{shown}: status {old_status} -> {status}\n")
     for name, before in resolved:
         sys.stdout.write(f"{shown}: blocker {name} {before} -> resolved\n")
-    if old_status == "blocked" and status != "blocked":
-        for name in _open_blockers(doc.data):
-            sys.stderr.write(
-                f"{shown}: blocker {name} is still open; `--resolve-blocker` marks it resolved in the same edit\n"
-            )
+    for name, arg in still_open:
+        sys.stderr.write(f"{shown}: blocker {name} is still open; `--resolve-blocker {arg}` marks it resolved\n")
     for p in problems:
         sys.stderr.write(p.text() + "\n")
     sys.stdout.write("Run `improvements build` to update the series and the summary.\n")
@@ -235,16 +233,17 @@ def _blocker_names(blockers: list[Any]) -> str:
     return "no blocker has that id; its blockers are " + ", ".join(names)
 
 
-def _open_blockers(data: Any) -> list[str]:
-    blockers = data.get("blockers") or []
-    return [
-        f"`{_get(b, 'id')}`" if _get(b, "id") else f"#{i}"
-        for i, b in enumerate(blockers, 1)
-        if _get(b, "status") == "open"
-    ]
+def _open_blockers(data: Any) -> list[tuple[str, str]]:
+    """The record's own open blockers: (name as shown, value for --resolve-blocker)."""
+    out = []
+    for i, b in enumerate(data.get("blockers") or [], 1):
+        if _get(b, "status") == "open":
+            ident = _get(b, "id")
+            out.append((f"`{ident}`", str(ident)) if ident else (f"#{i}", str(i)))
+    return out
 
 
-def _with_cli_hint(problem: Problem, status: str, verdict: str | None, data: Any = None) -> Problem:
+def _with_cli_hint(problem: Problem, status: str, verdict: str | None) -> Problem:
     """A status-rule problem with a hint saying how to meet the rule from here."""
     from dataclasses import replace
 
