@@ -21,6 +21,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("serve", "Preview the site, re-rendering when a record or result changes."),
     "summary": ("summary", "Print the tier-ranked summary table."),
     "import": ("import_", "Import benchmark output files as runs and link them from a record."),
+    "init": ("init", "Start a campaign: campaign.yaml, mkdocs.yml, pre-commit and CI, nothing overwritten."),
     "new": ("new", "Start a new record with the next free number."),
     "status": ("status", "Change a record's status in place, keeping its comments."),
     "renumber": ("renumber", "Move a record to another number, or close the gaps."),
@@ -83,7 +84,7 @@ def resolve_root(root: Path | None) -> Path:
     if found is None:
         raise click.UsageError(
             "no improvements/campaign.yaml here or in any folder above; "
-            "run from a campaign repository or pass --root DIR"
+            "run from a campaign repository, pass --root DIR, or start one with `improvements init`"
         )
     return found
 

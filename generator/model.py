@@ -238,7 +238,8 @@ class ModelInfo(Strict):
 
 class Hardware(Strict):
     gpu: NonEmpty
-    count: int = Field(ge=1)
+    # Leave out when the source does not say how many GPUs: pages then say "not recorded".
+    count: int | None = Field(default=None, ge=1)
     architecture: str | None = None
     interconnect: str | None = None
     details: dict[str, Detail] = Field(default_factory=dict)

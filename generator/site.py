@@ -1,13 +1,18 @@
 """The site: a thin mkdocs plugin, and the `build --site` and `serve` entry points.
 
-The plugin does three things only: it renders the records into docs/ through the same
-`render.build` the CLI uses, it groups the series by tier in the navigation, and it makes
-`mkdocs serve` watch the records, results and templates. Everything else is plain markdown
-on disk, so a builder without this plugin (Zensical, or mkdocs with the plugin removed)
-builds the same pages from the committed files.
+The plugin renders the records into docs/ through the same `render.build` the CLI uses,
+groups the series by tier in the navigation, makes `mkdocs serve` watch the records, results
+and templates, and supplies what a campaign's site needs beyond its own pages: the Material
+theme with its palettes and features, search and tags, the markdown extensions the pages use,
+the stylesheet and the tags page (both from package data), strict link checks and a default
+navigation. Each default applies only where mkdocs.yml does not say otherwise, so a campaign's
+mkdocs.yml can be two lines (`site_name`, `plugins: [improvements]`) and needs no file from
+this repository. The generated pages are plain markdown on disk, so a builder without this
+plugin (Zensical, or mkdocs with the plugin removed) builds the same pages from the committed
+files, with whatever theme settings its mkdocs.yml spells out.
 
-This is the only module that imports mkdocs; the CLI imports it inside `build --site` and
-`serve`, never at start-up.
+This module and `site_defaults` (what the plugin supplies) are the only ones that import
+mkdocs; the CLI imports them inside `build --site` and `serve`, never at start-up.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ from mkdocs.config.base import Config
 from mkdocs.config.defaults import MkDocsConfig
 from mkdocs.exceptions import Abort, ConfigurationError, PluginError
 from mkdocs.livereload import LiveReloadServer
-from mkdocs.plugins import BasePlugin
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File, Files
 from mkdocs.utils.templates import TemplateContext
 
 from generator.analysis import Analysis
 from generator.problems import ProblemsFound, format_report
 from generator.project import Project, RecordFile
+from generator.site_defaults import STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
 
 NavItem = str | dict[str, Any]
 
@@ -47,13 +54,48 @@ class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
 
 
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-untyped-call]
-    """Render the records before each build; group the series by tier; watch the inputs."""
+    """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
     analysis: Analysis | None = None
+    # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
+    default_nav = False
+    # How mkdocs was started, for the on_startup of the plugins this one adds (their own came and went).
+    startup: dict[str, Any] = {"command": "build", "dirty": False}  # noqa: RUF012
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.startup = {"command": command, "dirty": dirty}
+
+    # First among the config handlers, so that the search and tags plugins added here have
+    # their own on_config run after it (mkdocs runs handlers in priority order, and a handler
+    # registered during the event runs only if it sorts after the current one).
+    @event_priority(150)
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        user = user_settings(config)
+        self.default_nav = "nav" not in user
+        apply_defaults(config, user, self.startup)
+        return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         self.analysis = render_for_site(repo_root(config))
+        if self.default_nav:
+            config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
+        from importlib.resources import files as package_files
+
+        site = package_files("generator").joinpath("templates", "site")
+        # A campaign's own docs/stylesheets/improvements.css or docs/tags.md wins over the shipped one.
+        if STYLESHEET in config.extra_css and files.get_file_from_path(STYLESHEET) is None:
+            files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
+        if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
+            files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if self.default_nav and config.nav is not None:
+            # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
+            listed = set(_paths(config.nav))
+            extra = sorted(f.src_uri for f in files.documentation_pages() if f.src_uri not in listed)
+            config.nav = [*config.nav, *extra]
+        return files
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
         for path in watched_paths(repo_root(config)):
@@ -100,6 +142,23 @@ def render_for_site(root: Path) -> Analysis:
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
     return result.analysis
+
+
+def base_nav(project: Project, config: MkDocsConfig) -> list[NavItem]:
+    """The navigation when mkdocs.yml has none: home, summary, blockers and tags (the tier sections follow)."""
+    from generator.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        folder = "."
+    prefix = "" if folder == "." else folder + "/"
+    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md")]
+    nav: list[NavItem] = [{title: prefix + page} for title, page in pages]
+    if has_plugin(config, "tags"):
+        nav.append({"Tags": TAGS_PAGE})
+    return nav
 
 
 def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_size: int) -> list[NavItem] | None:
@@ -200,9 +259,28 @@ def _config_file(root: Path) -> Path:
     path = root / "mkdocs.yml"
     if not path.is_file():
         raise click.ClickException(
-            f"{root} has no mkdocs.yml; copy the one from the improvements repository to build a site"
+            f"{root} has no mkdocs.yml; write one with these two lines (the improvements plugin "
+            "supplies the rest):\n  site_name: My campaign\n  plugins: [improvements]"
         )
     return path
+
+
+def _ensure_docs_dir(config_file: Path) -> None:
+    """Create the docs folder when it does not exist yet, inside the repository only.
+
+    mkdocs refuses a docs_dir that does not exist, and a campaign has none until the first
+    render: just after `improvements init`, or in a clone whose generated pages are not committed.
+    """
+    from mkdocs.utils.yaml import yaml_load
+
+    try:
+        with config_file.open("rb") as fd:
+            docs = yaml_load(fd).get("docs_dir", "docs")
+    except Exception:  # mkdocs' own load reports a broken mkdocs.yml, with its position
+        return
+    root = config_file.parent.resolve()
+    if isinstance(docs, str) and not (root / docs).exists() and (root / docs).resolve().is_relative_to(root):
+        (root / docs).mkdir(parents=True)
 
 
 def build_site(root: Path, site_dir: Path | None = None) -> Path:
@@ -214,6 +292,7 @@ def build_site(root: Path, site_dir: Path | None = None) -> Path:
     from mkdocs.config import load_config
 
     config_file = _config_file(root)
+    _ensure_docs_dir(config_file)
     if site_dir is not None:
         refuse_foreign_site_dir(root, site_dir)
     # Without --site-dir, mkdocs.yml's site_dir (relative to mkdocs.yml) decides.
@@ -255,6 +334,7 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
     from generator import render
 
     config_file = _config_file(root)
+    _ensure_docs_dir(config_file)
     # Render once up front so invalid records stop here with the usual report and exit 1;
     # the plugin renders again on each rebuild (writing nothing when nothing changed).
     render.build(root)

@@ -23,8 +23,12 @@ from conftest import REPO, run_cli
         ("TP4 + PP2", "tp4-p-pp2"),
         ("  Piecewise CUDA graphs!  ", "piecewise-cuda-graphs"),
         ("Überschall: naïve café", "uberschall-naive-cafe"),
-        ("EP8 (expert parallelism)", "ep8-expert-parallelism"),
+        ("EP8 (expert parallelism)", "ep8"),
         ("--num-continuous-decode-steps 4", "num-continuous-decode-steps-4"),
+        ("Disable NCCL peer-to-peer (NCCL_P2P_DISABLE=1)", "disable-nccl-peer-to-peer"),
+        ("Single-batch overlap [SBO] for the decode step", "single-batch-overlap-for-the"),
+        ("(NCCL_P2P_DISABLE=1)", "nccl-p2p-disable-1"),
+        ("Persistent grouped GEMM kernels rewritten for SM120", "persistent-grouped-gemm-kernels"),
     ],
 )
 def test_slug_from_title(title: str, slug: str) -> None:
@@ -33,7 +37,19 @@ def test_slug_from_title(title: str, slug: str) -> None:
 
 def test_long_title_slug_stops_at_a_word() -> None:
     slug = slugify("word " * 40)
-    assert len(slug) <= 60 and slug.endswith("word")
+    assert slug == "word-word-word-word-word"
+    slug = slugify("Extraordinarily-long-hyphenated-compounds identifiers everywhere")
+    assert len(slug) <= 40 and slug == "extraordinarily-long-hyphenated"
+    assert len(slugify("x" * 100)) == 40
+
+
+def test_date_sets_the_records_date(minimal: Path) -> None:
+    run = run_cli("new", "Dated idea", "--tier", "1", "--hypothesis", "h", "--date", "2025-11-03", cwd=minimal)
+    assert run.returncode == 0, run.stderr
+    assert str(parse((minimal / "improvements" / "01-dated-idea.yaml").read_text())[0]["date"]) == "2025-11-03"
+    run = run_cli("new", "Badly dated", "--tier", "1", "--date", "03/11/2025", cwd=minimal)
+    assert run.returncode == 2 and "--date" in run.stderr and "Traceback" not in run.stderr
+    assert not list((minimal / "improvements").glob("*-badly-dated.yaml"))
 
 
 def test_new_takes_the_next_number_and_checks_clean_with_a_hypothesis(campaign: Path) -> None:

@@ -221,3 +221,106 @@ def test_status_edit_changes_only_the_status_line(case: tuple[str, str], new_sta
     assert removed == [status_line]
     assert len(added) == 1 and added[0].startswith("status: ") and new_status in added[0]
     assert parse(doc.text())[0]["status"] == new_status
+
+
+BLOCKED = """\
+title: Blocked idea
+tier: 1
+status: blocked   # waiting on upstream
+hypothesis: It would be faster.
+blockers:
+  - id: graph-breaks
+    title: FP4 JIT graph breaks
+    status: open   # upstream issue, still open
+  - title: A second one
+    status: open
+results:
+  - label: c1
+    metrics: {output_throughput: 10}
+"""
+
+
+def write_blocked(root: Path, text: str = BLOCKED) -> Path:
+    path = root / "improvements" / "04-blocked-idea.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_resolve_blockers_and_reject_in_one_edit(minimal: Path) -> None:
+    path = write_blocked(minimal)
+    assert run_cli("check", cwd=minimal).returncode == 0
+    run = run_cli(
+        "status", "blocked-idea", "rejected", "--verdict", "Slower.", "--resolve-blocker", "graph-breaks",
+        "--resolve-blocker", "2", cwd=minimal,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "status blocked -> rejected" in run.stdout
+    assert "blocker `graph-breaks` open -> resolved" in run.stdout and "blocker #2 open -> resolved" in run.stdout
+    removed, added = changed(BLOCKED, path.read_text())
+    assert removed == [
+        "status: blocked   # waiting on upstream\n",
+        "    status: open   # upstream issue, still open\n",
+        "    status: open\n",
+    ]
+    assert added == [
+        "status: rejected  # waiting on upstream\n",
+        "    status: resolved # upstream issue, still open\n",
+        "    status: resolved\n",
+        "verdict: Slower.\n",
+    ]
+    assert run_cli("check", cwd=minimal).returncode == 0
+
+
+def test_a_blocker_resolved_by_hand_no_longer_stops_the_next_status(minimal: Path) -> None:
+    # The record breaks the `blocked` rule now; the new status is the fix, so it is not refused.
+    text = BLOCKED.replace("status: open   # upstream", "status: resolved   # upstream").replace(
+        "  - title: A second one\n    status: open\n", ""
+    )
+    path = write_blocked(minimal, text)
+    assert run_cli("check", cwd=minimal).returncode == 1
+    run = run_cli("status", "blocked-idea", "rejected", "--verdict", "Slower.", cwd=minimal)
+    assert run.returncode == 0, run.stderr
+    assert parse(path.read_text())[0]["status"] == "rejected"
+
+
+def test_leaving_blocked_with_open_blockers_points_at_resolve_blocker(minimal: Path) -> None:
+    path = write_blocked(minimal)
+    run = run_cli("status", "blocked-idea", "adopted", cwd=minimal)  # no verdict: refused
+    assert run.returncode == 1
+    assert "needs a `verdict`" in run.stderr
+    assert "--resolve-blocker graph-breaks" in run.stderr
+    assert path.read_text() == BLOCKED
+    run = run_cli("status", "blocked-idea", "rejected", "--verdict", "Slower.", cwd=minimal)
+    assert run.returncode == 0
+    assert "blocker `graph-breaks` is still open; `--resolve-blocker graph-breaks`" in run.stderr
+    assert "blocker #2 is still open; `--resolve-blocker 2`" in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("ref", "message"),
+    [
+        ("nope", "its blockers are 1 (`graph-breaks`), 2"),
+        ("3", "the record has 2 blocker(s)"),
+        ("0", "the record has 2 blocker(s)"),
+    ],
+)
+def test_resolve_blocker_names_one_that_exists(minimal: Path, ref: str, message: str) -> None:
+    path = write_blocked(minimal)
+    run = run_cli("status", "blocked-idea", "rejected", "--verdict", "v", "--resolve-blocker", ref, cwd=minimal)
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+    assert path.read_text() == BLOCKED
+
+
+def test_a_shared_blocker_is_resolved_where_it_is_defined(minimal: Path) -> None:
+    write_blocked(minimal)
+    sharing = BLOCKED.replace("title: Blocked idea", "title: Sharing idea").replace(
+        "  - id: graph-breaks\n    title: FP4 JIT graph breaks\n    status: open   # upstream issue, still open\n",
+        "  - ref: graph-breaks\n",
+    )
+    path = minimal / "improvements" / "05-sharing-idea.yaml"
+    path.write_text(sharing)
+    assert run_cli("check", cwd=minimal).returncode == 0
+    run = run_cli("status", "05", "rejected", "--verdict", "v", "--resolve-blocker", "graph-breaks", cwd=minimal)
+    assert run.returncode == 2
+    assert "defined in improvements/04-blocked-idea.yaml" in run.stderr
+    assert path.read_text() == sharing

@@ -16,18 +16,36 @@ from generator.cli import resolve_root, root_option
 if TYPE_CHECKING:
     from generator.project import Project
 
-SLUG_MAX = 60
+# Slugs name files and appear in links and commands: a few words say which idea it is, the
+# title says the rest.
+SLUG_MAX = 40
+SLUG_WORDS = 5
 _SLUG_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+# A parenthesised or bracketed aside ("(NCCL_P2P_DISABLE=1)") is detail, not the idea's name.
+_ASIDE_RE = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
 
 
 def slugify(title: str) -> str:
-    """The file-name slug of a title: lowercase ASCII words joined by hyphens ("MSCCL++ x" -> "mscclpp-x")."""
+    """The file-name slug of a title: its first few lowercase ASCII words joined by hyphens.
+
+    "MSCCL++ all-reduce" -> "mscclpp-all-reduce"; asides in parentheses are dropped
+    ("Disable NCCL peer-to-peer (NCCL_P2P_DISABLE=1)" -> "disable-nccl-peer-to-peer"), unless
+    nothing else is left; at most SLUG_WORDS words and SLUG_MAX characters, cut at a word.
+    """
+    slug = _short_slug(_words(_ASIDE_RE.sub(" ", title)))
+    return slug or _short_slug(_words(title))
+
+
+def _words(text: str) -> list[str]:
     # "++" reads as "plus plus" (C++, MSCCL++); "pp" keeps the name recognisable.
-    text = title.replace("+", "p")
+    text = text.replace("+", "p")
     text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
-    words = re.findall(r"[a-z0-9]+", text)
+    return re.findall(r"[a-z0-9]+", text)
+
+
+def _short_slug(words: list[str]) -> str:
     slug = ""
-    for word in words:
+    for word in words[:SLUG_WORDS]:
         candidate = f"{slug}-{word}" if slug else word
         if len(candidate) > SLUG_MAX and slug:
             break
@@ -63,7 +81,9 @@ def yaml_scalar(value: str, key: str, *, indent: int = 2, width: int = 92) -> st
     raise click.UsageError(f"cannot write this {key} as YAML; use `--edit` and type it in the file")
 
 
-def starter_text(project: Project, *, title: str, tier: int, slug: str, tags: list[str], hypothesis: str) -> str:
+def starter_text(
+    project: Project, *, title: str, tier: int, slug: str, tags: list[str], hypothesis: str, date: dt.date | None = None
+) -> str:
     """The commented starter record: every field explained, the optional ones commented out."""
     import os
     from importlib.resources import files
@@ -80,7 +100,7 @@ def starter_text(project: Project, *, title: str, tier: int, slug: str, tags: li
         tiers=[(n, _comment_wrap(text)) for n, text in sorted(project.campaign.tiers.items())],
         slug=slug,
         tags="[" + ", ".join(tags) + "]",
-        date=dt.date.today().isoformat(),
+        date=(date or dt.date.today()).isoformat(),
         hypothesis=yaml_scalar(hypothesis, "hypothesis") if hypothesis else "",
     )
 
@@ -155,6 +175,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     epilog="""\b
 Examples:
   improvements new "MSCCL++ all-reduce" --tier 1
+  improvements new "Disable NCCL peer-to-peer" --tier 1 --date 2026-03-02
   improvements new "NCCL Simple protocol" --tier 1 --tags nccl,all-reduce \\
       --hypothesis "Forcing NCCL_PROTO=Simple may speed up the all-reduces over PCIe."
   $EDITOR $(improvements new "TP4 + PP2" --tier 2)
@@ -171,14 +192,29 @@ Examples:
 )
 @click.option("--tags", "tags", multiple=True, callback=_split_tags, metavar="TAG[,TAG...]", help="Tags (repeatable).")
 @click.option("--hypothesis", default="", help="Fill in the hypothesis, so the record checks clean at once.")
-@click.option("--slug", "slug_opt", metavar="SLUG", help="File-name slug (default: made from the title).")
+@click.option("--slug", "slug_opt", metavar="SLUG", help="File-name slug (default: a few words of the title).")
+@click.option(
+    "--date",
+    "date_opt",
+    type=click.DateTime(formats=["%Y-%m-%d"]),
+    metavar="YYYY-MM-DD",
+    help="The experiment's date (default: today).",
+)
 @click.option("--edit", is_flag=True, help="Open the new record in $EDITOR (or $VISUAL).")
 def command(
-    root: Path | None, title: str, tier: int, tags: list[str], hypothesis: str, slug_opt: str | None, edit: bool
+    root: Path | None,
+    title: str,
+    tier: int,
+    tags: list[str],
+    hypothesis: str,
+    slug_opt: str | None,
+    date_opt: dt.datetime | None,
+    edit: bool,
 ) -> None:
     """Start a new record with the next free number.
 
-    The slug comes from the title (lowercase ASCII words joined by hyphens). The file is
+    The slug comes from the title: its first few words, lowercase ASCII joined by hyphens,
+    without asides in parentheses. The file is
     written from a commented starter that explains every field, and its path is printed.
     It never overwrites a file: two `new` runs at once get two different numbers, and a slug
     that is already taken is refused.
@@ -200,7 +236,8 @@ def command(
     project = load_project(repo, report)
     if project is None:
         raise ProblemsFound(report)
-    text = starter_text(project, title=title, tier=tier, slug=slug, tags=tags, hypothesis=hypothesis.strip())
+    date = date_opt.date() if date_opt is not None else None
+    text = starter_text(project, title=title, tier=tier, slug=slug, tags=tags, hypothesis=hypothesis.strip(), date=date)
     path = allocate(project, slug, text)
     schema = ensure_schema(project)
     sys.stdout.write(rel(path, Path.cwd()) + "\n")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import difflib
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -81,6 +81,7 @@ Examples:
   improvements status mscclpp-all-reduce in-progress
   improvements status 12 adopted --verdict "Faster at every concurrency measured."
   improvements status 07 superseded --superseded-by mscclpp-all-reduce
+  improvements status 01 rejected --resolve-blocker fp4-jit-graph-breaks --verdict "..."
 """,
 )
 @root_option
@@ -88,7 +89,22 @@ Examples:
 @click.argument("status", type=click.Choice(STATUSES), metavar="STATUS")
 @click.option("--verdict", help="Set the verdict (adopted and rejected need one).")
 @click.option("--superseded-by", "superseded_by", metavar="SLUG", help="The record that replaces this one.")
-def command(root: Path | None, record: str, status: str, verdict: str | None, superseded_by: str | None) -> None:
+@click.option(
+    "--resolve-blocker",
+    "resolve",
+    multiple=True,
+    metavar="ID|N",
+    help="Set this blocker's status to resolved in the same edit: its `id`, or its place in "
+    "`blockers:` counting from 1 (repeatable).",
+)
+def command(
+    root: Path | None,
+    record: str,
+    status: str,
+    verdict: str | None,
+    superseded_by: str | None,
+    resolve: tuple[str, ...],
+) -> None:
     """Change a record's status in place.
 
     STATUS is one of: proposed, in-progress, blocked, adopted, rejected, superseded.
@@ -96,6 +112,9 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     Only the changed lines of the file differ afterwards: comments, key order, quoting and
     blank lines stay as written. The result is checked first (the status rules, for example
     that `adopted` needs a result and a verdict), and nothing is written when it fails.
+
+    A blocked record whose blocker has just been resolved moves on in one step:
+    `--resolve-blocker ID` sets that blocker's `status: resolved` in the same edit.
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
@@ -114,9 +133,11 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     if project is None:
         raise ProblemsFound(report)
     path = find_record(project, report, record)
-    own = [p for p in problems_of(project, report, path) if p.severity == "error"]
+    # Edit only a record that loads: a broken file first needs the user's own fix. A status
+    # rule it breaks is another matter: the new status (or a resolved blocker) may be the fix,
+    # and the edited text is checked in full before anything is written.
+    own = [p for p in problems_of(project, report, path) if p.severity == "error" and p.code != "status-rule"]
     if own:
-        # Edit only a record that loads: a broken file first needs the user's own fix.
         raise ProblemsFound(Report(own))
     if superseded_by is not None and superseded_by not in project.by_slug():
         near = difflib.get_close_matches(superseded_by, list(project.by_slug()), n=1)
@@ -129,6 +150,7 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
     set_key(doc.data, "status", status, order)
     if verdict is not None:
         set_key(doc.data, "verdict", verdict.strip(), order)
+    resolved = resolve_blockers(doc.data, resolve, project, path)
     if superseded_by is not None:
         set_key(doc.data, "superseded_by", superseded_by, order)
     elif status != "superseded" and "superseded_by" in doc.data:
@@ -142,15 +164,88 @@ def command(root: Path | None, record: str, status: str, verdict: str | None, su
 
     problems = check_edited(project, path, text)
     errors = [p for p in problems if p.severity == "error"]
+    still_open = _open_blockers(doc.data) if old_status == "blocked" and status != "blocked" else []
     if errors:
         refused = Report([_with_cli_hint(p, status, verdict) for p in errors])
         sys.stderr.write(f"{shown}: not changed to `{status}`; the record would have these problems:\n")
+        if still_open:
+            names = ", ".join(name for name, _arg in still_open)
+            sys.stderr.write(
+                f"(blocker {names} is still open; if it has been resolved, "
+                f"`--resolve-blocker {still_open[0][1]}` marks it so in the same edit)\n"
+            )
         raise ProblemsFound(refused)
     atomic_write(path, text)
-    sys.stdout.write(f"{shown}: status {old_status} -> {status}\n")
+    if old_status != status:
+        sys.stdout.write(f"{shown}: status {old_status} -> {status}\n")
+    for name, before in resolved:
+        sys.stdout.write(f"{shown}: blocker {name} {before} -> resolved\n")
+    for name, arg in still_open:
+        sys.stderr.write(f"{shown}: blocker {name} is still open; `--resolve-blocker {arg}` marks it resolved\n")
     for p in problems:
         sys.stderr.write(p.text() + "\n")
     sys.stdout.write("Run `improvements build` to update the series and the summary.\n")
+
+
+def resolve_blockers(data: Any, refs: tuple[str, ...], project: Project, path: Path) -> list[tuple[str, str]]:
+    """Set `status: resolved` on the record's blockers that `refs` name; (name, old status) of each.
+
+    A blocker is named by its `id` or by its place in `blockers:` (1 is the first). One shared
+    from another record (`ref:`) is resolved where it is defined, not here.
+    """
+    from generator.edit import set_key
+    from generator.model import Blocker
+
+    blockers = data.get("blockers") or []
+    out: list[tuple[str, str]] = []
+    for ref in refs:
+        if ref.isdigit():
+            index = int(ref) - 1
+            if not 0 <= index < len(blockers):
+                raise click.UsageError(f"--resolve-blocker {ref}: the record has {len(blockers)} blocker(s)")
+        else:
+            index = next((i for i, b in enumerate(blockers) if _get(b, "id") == ref or _get(b, "ref") == ref), -1)
+            if index < 0:
+                raise click.UsageError(f"--resolve-blocker {ref}: {_blocker_names(blockers)}")
+        blocker = blockers[index]
+        if _get(blocker, "ref") is not None:
+            shared = str(_get(blocker, "ref"))
+            owner = next((r for r in project.records if any(b.id == shared for b in r.record.blockers)), None)
+            where = f" in improvements/{owner.path.name}" if owner is not None and owner.path != path else ""
+            raise click.UsageError(
+                f"--resolve-blocker {ref}: blocker `{shared}` is shared and defined{where}; "
+                "set its `status: resolved` there"
+            )
+        name = f"`{_get(blocker, 'id')}`" if _get(blocker, "id") else f"#{index + 1}"
+        before = str(_get(blocker, "status"))
+        if before != "resolved":
+            set_key(blocker, "status", "resolved", list(Blocker.model_fields))
+            out.append((name, before))
+    return out
+
+
+def _get(blocker: Any, key: str) -> Any:
+    return blocker.get(key) if isinstance(blocker, dict) else None
+
+
+def _blocker_names(blockers: list[Any]) -> str:
+    if not blockers:
+        return "the record has no blockers"
+    names = [
+        f"{i} (`{_get(b, 'id') or _get(b, 'ref')}`)" if _get(b, "id") or _get(b, "ref") else str(i)
+        for i, b in enumerate(blockers, 1)
+    ]
+    return "no blocker has that id; its blockers are " + ", ".join(names)
+
+
+def _open_blockers(data: Any) -> list[tuple[str, str]]:
+    """The record's own open blockers: (name as shown, value for --resolve-blocker)."""
+    out = []
+    for i, b in enumerate(data.get("blockers") or [], 1):
+        if _get(b, "status") == "open":
+            ident = _get(b, "id")
+            out.append((f"`{ident}`", str(ident)) if ident else (f"#{i}", str(i)))
+    return out
 
 
 def _with_cli_hint(problem: Problem, status: str, verdict: str | None) -> Problem:

@@ -1,0 +1,328 @@
+"""`improvements init`, and a campaign started from nothing but the built wheel, as a new user would."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from generator.cli import main
+from generator.commands import init
+from generator.read import parse
+
+from conftest import BENCH, REPO, run_cli, serve_folder
+
+WRITTEN = [
+    "improvements/campaign.yaml",
+    "mkdocs.yml",
+    ".gitignore",
+    ".pre-commit-config.yaml",
+    ".github/workflows/improvements.yml",
+    "schema/campaign.schema.json",
+]
+
+
+def test_without_a_terminal_it_takes_defaults_and_leaves_unknowns_out(tmp_path: Path) -> None:
+    root = tmp_path / "fresh"
+    run = run_cli("init", str(root), cwd=tmp_path, input="")
+    assert run.returncode == 0, run.stderr
+    assert sorted(run.stdout.split()) == sorted(f"fresh/{p}" for p in WRITTEN)
+    campaign, _ = parse((root / "improvements" / "campaign.yaml").read_text())
+    assert campaign["name"] == "fresh"
+    # Nothing invented: no GPU count, no version, no goal, no result; unknown names say so.
+    assert campaign["hardware"] == {"gpu": "not recorded"}
+    assert campaign["engine"] == {"name": "not recorded"}
+    assert campaign["model"] == {"name": "not recorded"}
+    assert "goals" not in campaign and "results" not in campaign["baseline"]
+    assert campaign["baseline"]["command"] == "$BASELINE_COMMAND"
+    assert "model, gpu, engine, baseline command" in run.stderr
+    # The site is two lines of settings; the plugin supplies the rest.
+    settings = yaml.safe_load((root / "mkdocs.yml").read_text())
+    assert settings == {"site_name": "fresh", "plugins": ["improvements"]}
+    assert run_cli("check", cwd=root).returncode == 0
+    build = run_cli("build", cwd=root)
+    assert build.returncode == 0, build.stderr
+    home = (root / "docs" / "index.md").read_text()
+    assert "- GPU: not recorded (GPU count not recorded)" in home and "1 ×" not in home
+
+
+def test_options_fill_the_campaign(tmp_path: Path) -> None:
+    run = run_cli(
+        "init", "--name", "Qwen3 on 8x H100", "--model", "Qwen/Qwen3-235B-A22B", "--gpu", "H100 80GB",
+        "--gpu-count", "8", "--engine", "SGLang", "--engine-version", "0.5.4",
+        "--goal", "output_throughput:100@1", "--goal", "ttft_p99:200", cwd=tmp_path, input="",
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    campaign, _ = parse((tmp_path / "improvements" / "campaign.yaml").read_text())
+    assert campaign["name"] == "Qwen3 on 8x H100"
+    assert campaign["series"] == "qwen3-on-8x-h100"
+    assert campaign["hardware"] == {"gpu": "H100 80GB", "count": 8}
+    assert campaign["engine"] == {"name": "SGLang", "version": "0.5.4"}
+    # The engine's plain serve command for the model: derived from what was given, no flag added.
+    assert campaign["baseline"]["command"] == "python -m sglang.launch_server --model-path Qwen/Qwen3-235B-A22B"
+    assert campaign["goals"] == [
+        {"metric": "output_throughput", "target": 100, "concurrency": 1},
+        {"metric": "ttft_p99", "target": 200},
+    ]
+    assert "not given" not in run.stderr
+    assert run_cli("check", cwd=tmp_path).returncode == 0
+    home_build = run_cli("build", cwd=tmp_path)
+    assert home_build.returncode == 0, home_build.stderr
+    assert "- GPU: 8 × H100 80GB" in (tmp_path / "docs" / "index.md").read_text()
+
+
+def test_a_terminal_is_asked_for_what_the_options_leave_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(init, "stdin_is_terminal", lambda: True)
+    monkeypatch.chdir(tmp_path)
+    answers = "\n".join(["My campaign", "GLM-5", "RTX PRO 6000", "", "vLLM", "", "", "bogus:1", "itl_mean:30@8", ""])
+    # Through the group, as the CLI runs it: invoked alone, click would cache a help option
+    # without the group's `-h` on the shared command object, and the command reference would differ.
+    result = CliRunner().invoke(main, ["init"], input=answers + "\n")
+    assert result.exit_code == 0, result.output
+    campaign, _ = parse((tmp_path / "improvements" / "campaign.yaml").read_text())
+    assert campaign["model"] == {"name": "GLM-5"}
+    assert campaign["hardware"] == {"gpu": "RTX PRO 6000"}  # a blank count stays unknown
+    assert campaign["baseline"]["command"] == "vllm serve GLM-5"  # the default, taken with Enter
+    assert campaign["goals"] == [{"metric": "itl_mean", "target": 30, "concurrency": 8}]
+    assert "unknown metric `bogus`" in result.output
+
+
+def test_nothing_is_overwritten_and_nothing_half_written(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("mine\n")
+    (tmp_path / "mkdocs.yml").symlink_to(tmp_path / "elsewhere.yml")  # a dangling link is taken too
+    run = run_cli("init", cwd=tmp_path, input="")
+    assert run.returncode == 2
+    assert "mkdocs.yml, .gitignore" in run.stderr and "Traceback" not in run.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "mkdocs.yml"]
+    assert (tmp_path / ".gitignore").read_text() == "mine\n"
+    assert not (tmp_path / "elsewhere.yml").exists()
+
+
+def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    root = tmp_path / "repo"
+    root.mkdir()
+    (root / "improvements").symlink_to(elsewhere)
+    run = run_cli("init", str(root), cwd=tmp_path, input="")
+    assert run.returncode == 2 and "improvements in" in run.stderr and "is a link" in run.stderr
+    assert list(elsewhere.iterdir()) == [] and sorted(p.name for p in root.iterdir()) == ["improvements"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("--gpu-count", "eight"), "not a number of GPUs"),
+        (("--gpu-count", "0"), "not a number of GPUs"),
+        (("--goal", "throughput>100"), "METRIC:TARGET"),
+        (("--goal", "output_thruput:100"), "did you mean `output_throughput`?"),
+    ],
+)
+def test_bad_options_are_usage_errors(tmp_path: Path, args: tuple[str, ...], message: str) -> None:
+    run = run_cli("init", *args, cwd=tmp_path, input="")
+    assert run.returncode == 2 and message in run.stderr and "Traceback" not in run.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_the_pre_commit_hook_is_the_one_the_package_offers(tmp_path: Path) -> None:
+    assert run_cli("init", cwd=tmp_path, input="").returncode == 0
+    config = yaml.safe_load((tmp_path / ".pre-commit-config.yaml").read_text())
+    (hook,) = config["repos"][0]["hooks"]
+    (offered,) = yaml.safe_load((REPO / ".pre-commit-hooks.yaml").read_text())
+    for key in ("id", "name", "entry", "pass_filenames", "files"):
+        assert hook[key] == offered[key], key
+
+
+def test_the_ci_workflow_is_a_valid_github_workflow(tmp_path: Path) -> None:
+    assert run_cli("init", "--package", "improvements==9.9", cwd=tmp_path, input="").returncode == 0
+    workflow = tmp_path / ".github" / "workflows" / "improvements.yml"
+    checker = Path(sys.executable).parent / "check-jsonschema"
+    proc = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows", str(workflow)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    steps = yaml.safe_load(workflow.read_text())["jobs"]["check"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    assert "pip install improvements==9.9" in runs
+    assert "improvements check --format github" in runs and "improvements build --site" in runs
+    assert "${{ github.ref }}" in workflow.read_text()
+
+
+# --- the wheel, in a fresh environment, in an empty folder ------------------------------------
+
+
+def _fresh_venv(tmp_path: Path) -> Path:
+    """A virtual environment holding only the wheel built from this checkout; returns its bin/.
+
+    Offline and fast: the wheel is built without build isolation (with this environment's
+    setuptools) and installed with --no-deps; its dependencies (mkdocs, pandas, ...) come from
+    this environment through a .pth file that appends its site-packages to the new one's path.
+    A .pth line adds the folder only, without running the .pth files inside it, so this
+    checkout's editable install is not active there: `generator` can only come from the wheel
+    (the test asserts it), and nothing from the repository's folders is on the path.
+    """
+    # Built from a copy of what the wheel is made of, so no build/ or egg-info lands in the checkout.
+    source = tmp_path / "source"
+    shutil.copytree(REPO / "generator", source / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy(REPO / name, source / name)
+    wheels = tmp_path / "wheels"
+    build = [sys.executable, "-m", "pip", "wheel", str(source), "--no-deps", "--no-build-isolation", "-q"]
+    proc = subprocess.run([*build, "-w", str(wheels)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (wheel,) = wheels.glob("improvements-*.whl")
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    bindir = venv / "bin"
+    subprocess.run(
+        [sys.executable, "-m", "pip", "--python", str(bindir / "python"), "install", "-q", "--no-deps", str(wheel)],
+        check=True,
+        capture_output=True,
+    )
+    site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    (site / "zz_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    return bindir
+
+
+@pytest.mark.browser
+def test_a_new_user_from_the_wheel(tmp_path: Path, browser: object) -> None:
+    start = time.monotonic()
+    bindir = _fresh_venv(tmp_path)
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
+    env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", PYTHONDONTWRITEBYTECODE="1")
+    env["NO_MKDOCS_2_WARNING"] = "1"
+
+    def user(*args: str) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            [str(bindir / args[0]), *args[1:]],
+            cwd=work,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert proc.returncode == 0, f"{' '.join(args)}\n{proc.stdout}\n{proc.stderr}"
+        return proc
+
+    where = user("python", "-c", "import generator; print(generator.__file__)").stdout.strip()
+    assert Path(where).is_relative_to(tmp_path / "venv"), where
+    user("improvements", "init")
+    new = user("improvements", "new", "Disable NCCL peer-to-peer (NCCL_P2P_DISABLE=1)", "--tier", "1",
+               "--hypothesis", "Peer-to-peer over PCIe may be slower than through host memory.")  # fmt: skip
+    assert new.stdout == "improvements/01-disable-nccl-peer-to-peer.yaml\n"
+    bench = BENCH / "sglang-bench-serving-2024-sweep.jsonl"
+    user("improvements", "import", str(bench), "--record", "disable-nccl-peer-to-peer")
+    user("improvements", "check")
+    user("improvements", "build", "--site")
+    site = work / "site"
+    assert (site / "stylesheets" / "improvements.css").is_file() and (site / "tags.html").is_file()
+    _browse(browser, site)
+    print(f"wheel to browsed site: {time.monotonic() - start:.1f} s")
+
+
+def _browse(browser: object, site: Path) -> None:
+    from playwright.sync_api import Browser, expect
+
+    assert isinstance(browser, Browser)
+    context = browser.new_context(viewport={"width": 1280, "height": 860})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda msg: errors.append(msg.text) if msg.type == "error" else None)
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    try:
+        with serve_folder(site) as url:
+            page.goto(url + "index.html")
+            expect(page.locator("article")).to_contain_text("GPU count not recorded")
+            # The navigation the plugin lays out: the fixed pages, then the tier with the record.
+            nav = page.locator("nav.md-nav--primary")
+            for label in ("Summary", "Blockers", "Tags", "Tier 1"):
+                expect(nav).to_contain_text(label)
+            page.goto(url + "summary.html")
+            page.get_by_role("link", name="Disable NCCL peer-to-peer (NCCL_P2P_DISABLE=1)").first.click()
+            expect(page.locator("h1")).to_contain_text("Disable NCCL peer-to-peer")
+            # The packaged stylesheet is in force: badges are filled, not plain text.
+            badge = page.locator(".badge.tier-1").first
+            expect(badge).to_have_css("background-color", "rgb(30, 111, 192)")
+            # Material's palette toggle and search are there without a line of theme settings.
+            expect(page.locator("[data-md-component=palette]")).to_have_count(1)
+            page.locator("label.md-search__icon, .md-search__input").first.click()
+    finally:
+        context.close()
+    assert errors == []
+
+
+# --- the plugin's defaults ----------------------------------------------------------------------
+
+
+def _campaign_with(tmp_path: Path, mkdocs_yml: str) -> Path:
+    root = tmp_path / "repo"
+    assert run_cli("init", str(root), "--gpu", "H100", cwd=tmp_path, input="").returncode == 0
+    (root / "mkdocs.yml").unlink()
+    (root / "mkdocs.yml").write_text(mkdocs_yml)
+    new = run_cli("new", "An idea", "--tier", "2", "--tags", "nccl", "--hypothesis", "h", cwd=root)
+    assert new.returncode == 0, new.stderr
+    return root
+
+
+def test_two_lines_of_mkdocs_yml_give_the_whole_site(tmp_path: Path) -> None:
+    root = _campaign_with(tmp_path, "site_name: Two lines\nplugins: [improvements]\n")
+    (root / "docs").mkdir()
+    (root / "docs" / "notes.md").write_text("# Notes\n\nA page of the campaign's own.\n")
+    proc = run_cli("build", "--site", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    site = root / "site"
+    # Flat .html pages (no folder per page), the theme with both palettes, no web fonts.
+    index = (site / "index.html").read_text()
+    assert (site / "summary.html").is_file() and (site / "tags.html").is_file()
+    assert 'data-md-color-scheme="default"' in index and 'data-md-color-scheme="slate"' in index
+    assert "Switch to dark mode" in index and "Switch to light mode" in index
+    assert "fonts.googleapis.com" not in index
+    assert 'href="stylesheets/improvements.css"' in index
+    assert (site / "stylesheets" / "improvements.css").read_bytes() == (
+        REPO / "generator" / "templates" / "site" / "improvements.css"
+    ).read_bytes()
+    assert (site / "search" / "search_index.json").is_file()
+    # The navigation: home, summary, the tier sections, blockers, tags, then the campaign's own page.
+    nav = index[index.index('class="md-nav md-nav--primary"') :]
+    order = [
+        nav.index(s)
+        for s in ('href="summary.html"', "Tier 2", 'href="blockers.html"', 'href="tags.html"', 'href="notes.html"')
+    ]
+    assert order == sorted(order)
+    assert "nccl" in (site / "tags.html").read_text()
+
+
+def test_what_mkdocs_yml_says_wins(tmp_path: Path) -> None:
+    root = _campaign_with(
+        tmp_path,
+        "site_name: Mine\n"
+        "use_directory_urls: true\n"
+        "theme:\n  name: material\n  palette: {scheme: slate, primary: red}\n"
+        "nav:\n  - Home: index.md\n  - Summary: summary.md\n"
+        "plugins:\n  - improvements\n  - search\n",
+    )
+    (root / "docs" / "stylesheets").mkdir(parents=True)
+    (root / "docs" / "stylesheets" / "improvements.css").write_text("/* the campaign's own */\n")
+    proc = run_cli("build", "--site", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    site = root / "site"
+    assert (site / "summary" / "index.html").is_file()  # directory URLs, as asked
+    index = (site / "index.html").read_text()
+    assert 'data-md-color-primary="red"' in index and "Switch to dark mode" not in index
+    # Its own nav, with the tier sections added, and nothing else.
+    links = re.findall(r'href="([^"#]*)" class="md-nav__link', index)
+    assert "summary/" in links and "blockers/" not in links and "tags/" not in links
+    assert "Tier 2" in index[index.index('class="md-nav md-nav--primary"') :]
+    assert (site / "stylesheets" / "improvements.css").read_text() == "/* the campaign's own */\n"
