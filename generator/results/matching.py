@@ -428,7 +428,13 @@ def problems(project: Project) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            elif rec is not None and resolvable and result_numbers(project, result).no_baseline:
+            # Evidence given only as reported (no metrics, no run) has nothing to compare: no warning.
+            elif (
+                rec is not None
+                and resolvable
+                and (result.metrics or result.run)
+                and result_numbers(project, result).no_baseline
+            ):
                 line, col = pos.of(loc)
                 out.append(
                     Problem(
