@@ -121,7 +121,7 @@ class Result(Strict):
                 "(`reported`, `reported_change`, `finding`)"
             )
         if self.baseline and not self.metrics and self.run is None:
-            raise ValueError("`baseline` is compared with `metrics`; without `metrics` put the numbers under `reported`")
+            raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
         return self
 
 
