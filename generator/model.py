@@ -44,6 +44,8 @@ class Range(Strict):
 
     min: Finite
     max: Finite
+    # The source gives the range as approximate ("~8-11 tok/s"); pages keep the "~".
+    about: bool = False
 
     @model_validator(mode="after")
     def _ordered(self) -> Range:
@@ -75,6 +77,21 @@ class Workload(Strict):
     note: str | None = None
 
 
+class Reported(Strict):
+    """Numbers given as the source reported them, when it does not say which run each comes from.
+
+    They are shown as written, in the source's order, and never compared with each other: no
+    change, sign or rank is computed from them, and they never count as a measured gain.
+    """
+
+    metric: MetricName
+    values: Annotated[list[Finite | Range], Field(min_length=1)]
+    # The source's own words for the numbers, verbatim.
+    quote: str | None = None
+    # What is known (and not) about each number: which run, which setting.
+    note: str | None = None
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -88,12 +105,23 @@ class Result(Strict):
     run: Slug | None = None
     baseline_run: Slug | None = None
     source: str | None = None
+    # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
+    # change in percent (signed as the source signs it), and a plain qualitative finding.
+    reported: list[Reported] = Field(default_factory=list)
+    reported_change: dict[MetricName, Finite | Range] = Field(default_factory=dict)
+    finding: str | None = None
     note: str | None = None
 
     @model_validator(mode="after")
     def _has_numbers(self) -> Result:
-        if not self.metrics and self.run is None:
-            raise ValueError("a result needs `metrics` or an imported `run`")
+        reported = bool(self.reported or self.reported_change or self.finding)
+        if not self.metrics and self.run is None and not reported:
+            raise ValueError(
+                "a result needs `metrics`, an imported `run`, or evidence as reported "
+                "(`reported`, `reported_change`, `finding`)"
+            )
+        if self.baseline and not self.metrics and self.run is None:
+            raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
         return self
 
 
@@ -145,7 +173,22 @@ class Change(Strict):
     patches: list[Patch] = Field(default_factory=list)
     # Set when the idea cannot be expressed as flags on the campaign's baseline command.
     base_command: str | None = None
+    # "not-recorded" when the flags, removed flags and environment above do not fully express
+    # the change on the baseline (a different base configuration, a patch, a kernel): pages
+    # then print no generated launch command and say what is `missing` instead.
+    command: Literal["not-recorded"] | None = None
+    missing: str | None = None
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _missing_says_why(self) -> Change:
+        if self.command == "not-recorded" and not self.missing:
+            raise ValueError("`command: not-recorded` needs `missing`: what the launch command would need")
+        if self.missing and self.command != "not-recorded":
+            raise ValueError("`missing` goes with `command: not-recorded`")
+        if self.command == "not-recorded" and self.base_command:
+            raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
+        return self
 
 
 class Attempt(Strict):
@@ -208,6 +251,10 @@ class Reference(Strict):
 class Record(Strict):
     title: NonEmpty
     tier: Literal[1, 2, 3]
+    # Where the tier comes from, when that matters: "sources" when the record's sources place
+    # it there, "own" when they do not and the placement is the record's own (pages mark it).
+    # Left out, nothing is said.
+    tier_source: Literal["sources", "own"] | None = None
     status: Status
     hypothesis: NonEmpty
     summary: str | None = None
@@ -255,6 +302,10 @@ class Engine(Strict):
 class Baseline(Strict):
     label: NonEmpty
     command: NonEmpty
+    # True when the command was not recorded as run but written out from what the sources say
+    # (pages label it a reconstruction); `command_note` says what it rests on.
+    command_reconstructed: bool = False
+    command_note: str | None = None
     env: dict[str, str] = Field(default_factory=dict)
     results: list[Result] = Field(default_factory=list)
     note: str | None = None

@@ -21,21 +21,28 @@ from generator.validate import load_project
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = Path(__file__).resolve().parent / "fixtures" / "campaign-sources"
-SHARED = REPO.parent / "shared"
+# The workspace keeps the originals next to the main checkout; a worktree sits one level deeper.
+_SHARED_PLACES = (REPO.parent / "shared", REPO.parent.parent / "shared")
+SHARED = next((p for p in _SHARED_PLACES if p.is_dir()), _SHARED_PLACES[0])
 
-# Number, slug, tier and status of every record. The seeds name nine approaches and plan two
-# more without naming them; a tenth record would be an invented approach.
+# Number, slug, tier and status of every record. The seeds name ten approaches (seven of the
+# plan, two tried before it and profiling per-layer timing, which the plan deprioritised) and
+# plan two more without naming them; an eleventh record would be an invented approach.
 EXPECTED = {
     1: ("piecewise-cuda-graphs", 1, "blocked"),
     2: ("mscclpp-allreduce", 1, "proposed"),
     3: ("single-batch-overlap", 1, "proposed"),
     4: ("tp4-pp2", 2, "proposed"),
     5: ("ep8", 2, "proposed"),
-    6: ("all-reduce-fusion-sm120", 3, "rejected"),
+    6: ("all-reduce-fusion-sm120", 3, "blocked"),
     7: ("persistent-grouped-gemm", 3, "proposed"),
     8: ("flashinfer-trtllm-moe-runner", 1, "blocked"),
     9: ("num-continuous-decode-steps", 1, "rejected"),
+    10: ("profiling-per-layer-timing", 2, "proposed"),
 }
+# The only tier placements the seeds give: "Tier 1 includes Piecewise CUDA Graphs, MSCCLPP, and
+# Single Batch Overlap." Every other tier is the records' own.
+TIER_FROM_SOURCES = {"piecewise-cuda-graphs", "mscclpp-allreduce", "single-batch-overlap"}
 
 
 def _load(root: Path) -> tuple[Project, Report]:
@@ -54,6 +61,11 @@ def project() -> Project:
 
 def _record(project: Project, slug: str) -> Record:
     return project.by_slug()[slug].record
+
+
+def _flat(text: str) -> str:
+    """Text with its line breaks and runs of spaces as single spaces, to compare wording."""
+    return " ".join(text.split())
 
 
 def _source_text() -> str:
@@ -76,7 +88,7 @@ def test_source_copies_match_the_shared_originals() -> None:
 # --- the records that exist ---------------------------------------------------------------
 
 
-def test_exactly_the_nine_named_approaches(project: Project) -> None:
+def test_exactly_the_ten_named_approaches(project: Project) -> None:
     got = {rec.number: (rec.slug, rec.record.tier, rec.record.status) for rec in project.records}
     assert got == EXPECTED
     files = sorted(p.name for p in (REPO / "improvements").glob("*.yaml"))
@@ -124,38 +136,99 @@ def test_baseline_figures(project: Project) -> None:
     by_conc = {r.concurrency: r for r in base.results}
     assert set(by_conc) == {1024, 1}
     assert by_conc[1024].metrics == {"total_throughput": 3740, "output_throughput": 1240}
-    assert by_conc[1].metrics == {"output_throughput": Range(min=8, max=11)}
+    # "~8-11 tok/s": the "~" is kept as `about`.
+    assert by_conc[1].metrics == {"output_throughput": Range(min=8, max=11, about=True)}
     assert not by_conc[1024].baseline and not by_conc[1].baseline
 
 
 def test_single_stream_goal(project: Project) -> None:
     (goal,) = project.campaign.goals
     assert (goal.metric, goal.concurrency, goal.target, goal.direction) == ("output_throughput", 1, 100, "above")
-    assert goal.current == Range(min=8, max=11)
+    assert goal.current == Range(min=8, max=11, about=True)
 
 
 # --- the measured records -----------------------------------------------------------------
 
 
-def test_decode_steps_result(project: Project) -> None:
+def test_decode_steps_figures_are_reported_not_assigned(project: Project) -> None:
+    # Issue 16: the seed never says which of 901 and 927 had the flag, and seed 000 reuses 901 as
+    # a reference point for the same configuration. Both stay as reported, with no computed sign.
     r = _record(project, "num-continuous-decode-steps")
     (result,) = r.results
     assert result.concurrency == 512
-    assert result.metrics == {"output_throughput": 901}
-    assert result.baseline == {"output_throughput": 927}
+    assert not result.metrics and not result.baseline and result.run is None
+    (rep,) = result.reported
+    assert (rep.metric, rep.values) == ("output_throughput", [901, 927])
+    assert rep.quote == "no meaningful improvement (901 vs 927 output tok/s at 512 concurrency)"
+    assert result.finding == "no meaningful improvement"
     assert [(f.flag, f.value) for f in r.change.flags] == [("--num-continuous-decode-steps", "4")]
+    text = (REPO / "improvements" / "09-num-continuous-decode-steps.yaml").read_text(encoding="utf-8")
+    for claim in ("927 without", "against 927", "901 output tok/s with", "with the flag against"):
+        assert claim not in text, claim
 
 
-def test_all_reduce_fusion_result(project: Project) -> None:
+def test_fusion_figures_are_the_degradation_as_reported(project: Project) -> None:
+    # Issue 16: the seed gives "236 tok/s vs 1,867 tok/s" as the degradation; "without the
+    # patch" was the old digest's reading. The concurrency and the throughput kind stay unknown.
     r = _record(project, "all-reduce-fusion-sm120")
     (result,) = r.results
-    # The seeds give no concurrency and do not say output or total: both stay unknown.
     assert result.concurrency is None
-    assert result.metrics == {"throughput": 236}
-    assert result.baseline == {"throughput": 1867}
+    assert not result.metrics and not result.baseline
+    (rep,) = result.reported
+    assert (rep.metric, rep.values) == ("throughput", [236, 1867])
     assert "not recorded" in metrics.lookup("throughput").label
+    text = (REPO / "improvements" / "06-all-reduce-fusion-sm120.yaml").read_text(encoding="utf-8")
+    assert "without the patch" not in text
     slowdown = [b for b in r.blockers if b.title and "cudaGridDependencySynchronize()" in b.title]
     assert len(slowdown) == 1 and slowdown[0].status == "open" and slowdown[0].error is None
+
+
+def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
+    """Neither pair sits in `metrics`/`baseline` anywhere, so nothing computes a change, sign or rank."""
+    from generator import compare
+    from generator.summary import summary_rows
+
+    pairs = {901, 927, 236, 1867}
+    for rec in project.records:
+        for res in rec.record.results:
+            typed = [*res.metrics.values(), *res.baseline.values()]
+            assert not pairs & {v for v in typed if isinstance(v, (int, float))}, rec.slug
+    for slug in ("num-continuous-decode-steps", "all-reduce-fusion-sm120"):
+        assert compare.best_gain(project, project.by_slug()[slug]) is None
+    rows = {row["slug"]: row for row in summary_rows(project)}
+    assert rows["num-continuous-decode-steps"]["best_gain_percent"] is None
+    assert rows["all-reduce-fusion-sm120"]["best_gain_percent"] is None
+
+
+def test_reported_words_are_the_sources_words(project: Project) -> None:
+    sources = _flat(_source_text())
+    for rec in project.records:
+        for res in rec.record.results:
+            for rep in res.reported:
+                assert rep.quote and _flat(rep.quote) in sources, (rec.slug, rep.quote)
+            if res.finding:
+                assert _flat(res.finding) in sources, (rec.slug, res.finding)
+
+
+def _strings(node: object) -> list[str]:
+    if isinstance(node, str):
+        return [node]
+    if isinstance(node, dict):
+        return [t for v in node.values() for t in _strings(v)]
+    if isinstance(node, list):
+        return [t for v in node for t in _strings(v)]
+    return []
+
+
+def test_quotations_are_the_sources_words(project: Project) -> None:
+    """Every quotation of four words or more in the records' prose occurs in the sources."""
+    sources = _flat(_source_text())
+    texts = _strings(project.campaign.model_dump(mode="json"))
+    for rec in project.records:
+        texts += _strings(rec.record.model_dump(mode="json", exclude={"references"}))
+    quoted = [q for t in texts for q in re.findall(r'"([^"]+)"', t) if len(q.split()) >= 4]
+    assert len(quoted) > 10
+    assert [q for q in quoted if _flat(q) not in sources] == []
 
 
 def test_piecewise_cuda_graphs(project: Project) -> None:
@@ -201,7 +274,149 @@ def test_sm120_blocker_is_defined_once_and_shared(project: Project) -> None:
         rec.slug for rec in project.records for b in rec.record.blockers if b.ref == "sm100-only-kernels"
     )
     assert defined == ["persistent-grouped-gemm"]
-    assert referenced == ["all-reduce-fusion-sm120", "flashinfer-trtllm-moe-runner"]
+    # Record 06's patch got past the SM90/SM100-only restriction, so 06 holds its own,
+    # worked-around blocker instead of pointing at the shared open one.
+    assert referenced == ["flashinfer-trtllm-moe-runner"]
+
+
+def test_fusion_status_follows_the_sources(project: Project) -> None:
+    # Seed 000: the plan "may be prematurely abandoning" the approach, and the slowdown's cause
+    # was never explored. Blocked on that open slowdown, not rejected.
+    r = _record(project, "all-reduce-fusion-sm120")
+    assert r.status == "blocked"
+    assert "may be prematurely abandoning the allreduce fusion approach" in _flat(r.verdict)
+    assert "may be prematurely abandoning the allreduce fusion approach" in _flat(_source_text())
+
+
+def test_fusion_counts_only_its_open_slowdown(project: Project) -> None:
+    from generator.render import open_blockers
+
+    rec = project.by_slug()["all-reduce-fusion-sm120"]
+    titles = [b.title for b in open_blockers(project, rec)]
+    assert titles == ["cudaGridDependencySynchronize() makes the patched fusion kernels catastrophically slow"]
+    (own,) = [b for b in rec.record.blockers if b.status == "worked-around"]
+    assert [a.outcome for a in own.attempts] == ["worked"]
+
+
+def test_no_flag_the_sources_do_not_give(project: Project) -> None:
+    text = (REPO / "improvements" / "06-all-reduce-fusion-sm120.yaml").read_text(encoding="utf-8")
+    assert "--enable-flashinfer-allreduce-fusion" not in text
+    assert "allreduce-fusion" not in _source_text()
+    assert not _record(project, "all-reduce-fusion-sm120").change.flags
+
+
+# --- launch commands ----------------------------------------------------------------------
+
+
+NOT_EXPRESSED = {"ep8", "all-reduce-fusion-sm120", "persistent-grouped-gemm", "profiling-per-layer-timing"}
+
+
+def test_commands_not_expressed_on_the_baseline_say_what_is_missing(project: Project, pages: dict[str, str]) -> None:
+    for rec in project.records:
+        change = rec.record.change
+        page = pages[f"docs/improvements/{project.output_name(rec)}"]
+        launch = page.split("### Launch command", 1)[1].split("\n## ", 1)[0]
+        if rec.slug in NOT_EXPRESSED:
+            assert change is not None and change.command == "not-recorded" and change.missing, rec.slug
+            assert "```bash" not in launch and "Missing: " in launch, rec.slug
+        else:
+            assert change is None or change.command is None, rec.slug
+            assert "```bash" in launch and "(a reconstruction, not a recorded command" in launch, rec.slug
+    assert "different base configuration" in _record(project, "ep8").change.missing
+
+
+def test_baseline_command_is_labelled_a_reconstruction(project: Project, pages: dict[str, str]) -> None:
+    base = project.campaign.baseline
+    assert base.command_reconstructed and "reconstruction" not in (base.note or "")
+    assert "TP8" in base.command_note and "no full launch command" in base.command_note
+    assert "A reconstruction, not a recorded command." in pages["docs/index.md"]
+    text = (REPO / "improvements" / "campaign.yaml").read_text(encoding="utf-8")
+    assert "Only the flags the seeds record" not in text
+    assert "must be labelled as one" in _source_text()
+
+
+# --- tiers --------------------------------------------------------------------------------
+
+
+def test_tiers_the_sources_do_not_give_are_marked_own(project: Project, pages: dict[str, str]) -> None:
+    assert "Tier 1 includes Piecewise CUDA Graphs, MSCCLPP, and Single Batch Overlap." in _source_text()
+    for rec in project.records:
+        r = rec.record
+        page = pages[f"docs/improvements/{project.output_name(rec)}"]
+        if rec.slug in TIER_FROM_SOURCES:
+            assert (r.tier, r.tier_source) == (1, "sources"), rec.slug
+            assert "(own placement)" not in page
+        else:
+            assert r.tier_source == "own", rec.slug
+            assert f"Tier {r.tier} (own placement)</span>" in page and "record's own placement" in page
+    for tier, meaning in project.campaign.tiers.items():
+        assert "own placement" in meaning, tier
+
+
+def test_description_names_what_the_seeds_say_of_the_plan(project: Project) -> None:
+    description = _flat(project.campaign.description)
+    assert "do not say which are among" not in description
+    assert "doc 01" in description and "docs 02-11" in description
+    assert "piecewise CUDA graphs, MSCCL++ and single batch overlap" in description
+
+
+# --- pages --------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def pages(project: Project) -> dict[str, str]:
+    from generator.render import render_files
+
+    return render_files(project)
+
+
+def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
+    home = pages["docs/index.md"]
+    assert "| ~8–11 |" in home and "| ~8–11 tok/s |" in home
+    assert "| 8–11" not in home
+
+
+def test_reported_figures_are_not_under_a_baseline_column(project: Project, pages: dict[str, str]) -> None:
+    for slug, figures in (("num-continuous-decode-steps", "901, 927"), ("all-reduce-fusion-sm120", "236, 1867")):
+        page = pages[f"docs/improvements/{project.output_name(project.by_slug()[slug])}"]
+        assert "| Metric | Baseline | Value | Change |" not in page, slug
+        assert f"| {figures} |" in page, slug
+        assert "%" not in page.split("## Results", 1)[1].split("## Verdict", 1)[0], slug
+    assert "-2.8%" not in pages["docs/summary.md"]
+
+
+def test_blockers_page_says_each_thing_once(pages: dict[str, str]) -> None:
+    sections = pages["docs/blockers.md"].split("\n## ")[1:]
+    assert sections
+    for section in sections:
+        assert section.count("error text was not recorded") <= 1, section.splitlines()[0]
+    # Record 08's caveat: its blocker rests on public upstream facts, not on what the campaign saw.
+    trtllm = next(s for s in sections if s.startswith("SM100-only kernels"))
+    assert "not on a failure the campaign saw" in _flat(trtllm)
+
+
+# --- what the first version left out ------------------------------------------------------
+
+
+def test_profiling_per_layer_timing_is_recorded_as_named(project: Project) -> None:
+    r = _record(project, "profiling-per-layer-timing")
+    assert (r.status, r.tier_source) == ("proposed", "own")
+    assert not r.results and r.verdict is None and not (r.change and r.change.flags)
+    assert "profiling per-layer timing" in _source_text()
+
+
+def test_message_829_sequence_and_its_critique(project: Project) -> None:
+    context = _flat(" ".join(project.campaign.context))
+    steps = [
+        "Check if server is running on LXC container (flashinfer_trtllm test)",
+        "If not running, restart with working config and test flashinfer_trtllm",
+        "Benchmark current config to establish baseline",
+        "Try TP4+PP2 configuration to reduce allreduce pressure",
+    ]
+    where = [context.index(step) for step in steps]
+    assert where == sorted(where)
+    assert "Running another benchmark with the same config may simply reproduce these numbers" in context
+    assert "only doc 01 exists" in context
 
 
 # --- links --------------------------------------------------------------------------------
@@ -321,8 +536,35 @@ def test_an_invented_number_is_caught(tmp_path: Path) -> None:
     assert unbacked_numbers(root, allowed) == []
     path = root / "improvements" / "09-num-continuous-decode-steps.yaml"
     text = path.read_text(encoding="utf-8")
-    path.write_text(text.replace("output_throughput: 901", "output_throughput: 902"), encoding="utf-8")
+    assert "values: [901, 927]" in text
+    path.write_text(text.replace("values: [901, 927]", "values: [902, 927]"), encoding="utf-8")
     path2 = root / "improvements" / "04-tp4-pp2.yaml"
     path2.write_text(path2.read_text(encoding="utf-8") + "# measured at concurrency 48\n", encoding="utf-8")
     bad = unbacked_numbers(root, allowed)
     assert [b.split(": ", 1)[1] for b in bad] == ["48", "902"]
+
+
+# --- the format the campaign needs --------------------------------------------------------
+
+
+def test_reported_only_results_and_their_limits() -> None:
+    from pydantic import ValidationError
+
+    from generator.model import Change, Result
+
+    assert Result(label="a", finding="no measurable change").finding == "no measurable change"
+    assert Result(label="a", reported_change={"output_throughput": 7.31}).reported_change
+    rep = Result(label="a", reported=[{"metric": "throughput", "values": [236, {"min": 8, "max": 11}]}]).reported
+    assert rep[0].values == [236, Range(min=8, max=11)]
+    with pytest.raises(ValidationError, match="needs `metrics`"):
+        Result(label="a")
+    with pytest.raises(ValidationError, match="`baseline` is compared with `metrics`"):
+        Result(label="a", finding="x", baseline={"output_throughput": 927})
+    with pytest.raises(ValidationError, match="unknown metric"):
+        Result(label="a", reported=[{"metric": "output_thruput", "values": [1]}])
+    with pytest.raises(ValidationError, match="needs `missing`"):
+        Change(command="not-recorded")
+    with pytest.raises(ValidationError, match="goes with `command: not-recorded`"):
+        Change(missing="a kernel")
+    with pytest.raises(ValidationError, match="contradict"):
+        Change(command="not-recorded", missing="x", base_command="python -m x")

@@ -13,24 +13,24 @@ CASES = FIXTURES / "check"
 
 # fixture file -> (code, line, col, a fragment of the message or hint)
 EXPECTED: dict[str, tuple[str, int, int, str]] = {
-    "10-unknown-key.yaml": ("unknown-key", 5, 1, "did you mean `hypothesis`?"),
-    "10-missing-field.yaml": ("missing-field", 1, 1, "required field `hypothesis` is missing"),
-    "10-invalid-tier.yaml": ("invalid-value", 2, 7, "expected 1, 2 or 3"),
-    "10-invalid-status.yaml": ("invalid-value", 3, 9, "did you mean `adopted`?"),
-    "10-duplicate-key.yaml": ("duplicate-key", 5, 1, "key `tier` is already set at line 2"),
-    "10-list-root.yaml": ("wrong-type", 1, 1, "the document must be a mapping, not a list"),
-    "10-empty.yaml": ("empty-file", 1, 1, "holds no YAML document"),
-    "10-tab.yaml": ("yaml-tab", 5, 1, "tab"),
-    "10-malformed.yaml": ("yaml-syntax", 4, 11, "expected ',' or ']'"),
-    "10-wrong-type.yaml": ("wrong-type", 5, 7, "`tags` must be a list, not text"),
-    "10-not-utf8.yaml": ("not-utf8", 1, 11, "byte 0xe9 is not valid UTF-8"),
-    "10-unknown-metric.yaml": ("unknown-metric", 9, 7, "did you mean `output_throughput`?"),
-    "10-status-rule.yaml": ("status-rule", 3, 9, "needs a `verdict` and at least one result"),
-    "10-unknown-slug.yaml": ("unknown-slug", 7, 5, "no record has slug `no-such-record`"),
-    "10-path-outside.yaml": ("path-outside", 8, 13, "leaves results/"),
-    "10-missing-source.yaml": ("missing-source", 8, 13, "does not exist"),
-    "10-duplicate-label.yaml": ("duplicate-label", 8, 12, "label `c1` is already used"),
-    "10-alias-bomb.yaml": ("yaml-alias-limit", 5, 4, "more than 100,000 nodes"),
+    "90-unknown-key.yaml": ("unknown-key", 5, 1, "did you mean `hypothesis`?"),
+    "90-missing-field.yaml": ("missing-field", 1, 1, "required field `hypothesis` is missing"),
+    "90-invalid-tier.yaml": ("invalid-value", 2, 7, "expected 1, 2 or 3"),
+    "90-invalid-status.yaml": ("invalid-value", 3, 9, "did you mean `adopted`?"),
+    "90-duplicate-key.yaml": ("duplicate-key", 5, 1, "key `tier` is already set at line 2"),
+    "90-list-root.yaml": ("wrong-type", 1, 1, "the document must be a mapping, not a list"),
+    "90-empty.yaml": ("empty-file", 1, 1, "holds no YAML document"),
+    "90-tab.yaml": ("yaml-tab", 5, 1, "tab"),
+    "90-malformed.yaml": ("yaml-syntax", 4, 11, "expected ',' or ']'"),
+    "90-wrong-type.yaml": ("wrong-type", 5, 7, "`tags` must be a list, not text"),
+    "90-not-utf8.yaml": ("not-utf8", 1, 11, "byte 0xe9 is not valid UTF-8"),
+    "90-unknown-metric.yaml": ("unknown-metric", 9, 7, "did you mean `output_throughput`?"),
+    "90-status-rule.yaml": ("status-rule", 3, 9, "needs a `verdict` and at least one result"),
+    "90-unknown-slug.yaml": ("unknown-slug", 7, 5, "no record has slug `no-such-record`"),
+    "90-path-outside.yaml": ("path-outside", 8, 13, "leaves results/"),
+    "90-missing-source.yaml": ("missing-source", 8, 13, "does not exist"),
+    "90-duplicate-label.yaml": ("duplicate-label", 8, 12, "label `c1` is already used"),
+    "90-alias-bomb.yaml": ("yaml-alias-limit", 5, 4, "more than 100,000 nodes"),
 }
 
 
@@ -80,11 +80,11 @@ def test_all_problems_in_all_files_in_one_run(tmp_path: Path) -> None:
 
 def test_huge_file_is_refused(tmp_path: Path) -> None:
     root = _campaign_with(tmp_path / "c")
-    big = root / "improvements" / "10-huge.yaml"
+    big = root / "improvements" / "90-huge.yaml"
     big.write_text("title: huge\nhypothesis: |\n" + ("  " + "x" * 99 + "\n") * 11_000)
     res = run_cli("check", cwd=root)
     assert res.returncode == 1
-    assert "improvements/10-huge.yaml:1:1: error[file-too-large]" in res.stderr
+    assert "improvements/90-huge.yaml:1:1: error[file-too-large]" in res.stderr
 
 
 def test_cross_file_rules(tmp_path: Path) -> None:
@@ -105,13 +105,13 @@ def test_cross_file_rules(tmp_path: Path) -> None:
 
 
 def test_formats_json_and_github(tmp_path: Path) -> None:
-    root = _campaign_with(tmp_path / "c", CASES / "10-unknown-key.yaml")
+    root = _campaign_with(tmp_path / "c", CASES / "90-unknown-key.yaml")
     res = run_cli("check", "--format", "json", cwd=root)
     assert res.returncode == 1
     problems = res.json()
     assert problems == [
         {
-            "path": "improvements/10-unknown-key.yaml",
+            "path": "improvements/90-unknown-key.yaml",
             "line": 5,
             "col": 1,
             "code": "unknown-key",
@@ -123,7 +123,7 @@ def test_formats_json_and_github(tmp_path: Path) -> None:
     res = run_cli("check", "--format", "github", cwd=root)
     assert res.returncode == 1
     assert res.stdout.startswith(
-        "::error file=improvements/10-unknown-key.yaml,line=5,col=1,title=unknown-key::unknown key `hypothessis`"
+        "::error file=improvements/90-unknown-key.yaml,line=5,col=1,title=unknown-key::unknown key `hypothessis`"
     )
 
 

@@ -381,7 +381,7 @@ def test_credentials_in_urls_are_redacted_everywhere_written(campaign: Path, tmp
 
 
 def test_import_into_results_that_open_with_a_comment_only_adds_lines(campaign: Path) -> None:
-    record = campaign / "improvements" / "10-typed.yaml"
+    record = campaign / "improvements" / "90-typed.yaml"
     record.write_text(
         "title: Typed result\n"
         "tier: 2\n"
@@ -396,7 +396,7 @@ def test_import_into_results_that_open_with_a_comment_only_adds_lines(campaign: 
         "# trailing comment\n"
     )
     before = record.read_text()
-    r = import_(campaign, str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "10")
+    r = import_(campaign, str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "90")
     assert r.returncode == 0, r.stderr
     after = record.read_text()
     assert added_lines(before, after) == ["  - label: concurrency 16", "    run: vllm-serving-c16-15734dbeac"]
