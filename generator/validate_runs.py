@@ -95,7 +95,9 @@ def _result_problems(
             )
         )
     # Evidence given only as reported (no metrics, no run) has nothing to compare: no warning.
-    elif rec is not None and resolvable and (result.metrics or result.run) and numbers(project, result, rec).no_baseline:
+    elif (
+        rec is not None and resolvable and (result.metrics or result.run) and numbers(project, result, rec).no_baseline
+    ):
         line, col = pos.of(loc)
         out.append(
             Problem(

@@ -185,9 +185,9 @@ def _rebuild_or_undo(moves: list[Move], repo: Path) -> BuildResult | None:
     """The rebuilt series; None when only duplicate numbers remain (the renames stay: they are
     steps toward ending them). Any other problem, or a failed write, puts the names back.
     """
-    from generator.validate import load_project
     from generator.problems import ProblemsFound, Report
     from generator.render import build
+    from generator.validate import load_project
 
     after = Report()
     load_project(repo, after)

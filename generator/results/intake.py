@@ -13,8 +13,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from generator.read import text_position
 from generator.problems import Problem
+from generator.read import text_position
 from generator.results.formats import FORMATS
 from generator.results.run import Run
 
