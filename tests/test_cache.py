@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from generator import render
 from generator.cache import cache_folder
 from generator.load import require_project
@@ -69,4 +71,13 @@ def test_a_damaged_cache_is_ignored(campaign: Path) -> None:
     assert folder is not None
     (folder / "entries.pickle").write_bytes(b"not a pickle")
     build(campaign)
+    assert docs(campaign) == fresh(campaign)
+
+
+def test_a_cache_home_inside_the_repository_is_not_used(campaign: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pickle in the checkout would be loaded if the cache could sit there: it is never used.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(campaign / ".cache"))
+    assert cache_folder(campaign) is None
+    build(campaign)
+    assert not (campaign / ".cache").exists()
     assert docs(campaign) == fresh(campaign)
