@@ -6,8 +6,15 @@ records again. Each entry here is keyed by a hash of everything its value is com
 entry is either exactly what a fresh build would compute or never looked up: nothing is
 invalidated by time or by guesswork, and deleting the folder is always safe.
 
-The cache lives in `<root>/.improvements-cache/` (gitignored). Only `build` (and the site
-and `serve`, which call it) use it; `check` always reads every file afresh.
+Only `build` (and the site and `serve`, which call it) use it; `check` always reads every
+file afresh.
+
+Where it lives, and why loading it is safe: entries are pickles, and unpickling runs code, so
+the cache must never be a file a checkout can carry. It lives in the user's own cache folder
+(platformdirs: $XDG_CACHE_HOME or ~/.cache on Linux, the platform's place elsewhere), in a
+folder named by a hash of the repository's resolved path. Nothing in a repository is ever
+read as a cache, whatever it contains, and a cache folder that would fall inside the
+repository (a cache home pointed into a checkout) is not used at all.
 """
 
 from __future__ import annotations
@@ -15,13 +22,11 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import functools
-import os
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
-CACHE_DIR = ".improvements-cache"
 # Bump when the layout of the cache files changes.
 FORMAT = 1
 T = TypeVar("T")
@@ -77,52 +82,23 @@ def _templates_digest(root: Path) -> str:
     return digest(*parts)
 
 
-def _key() -> bytes | None:
-    """This user's cache key, kept outside every repository (created on first use), or None."""
-    import secrets
+def cache_folder(root: Path) -> Path | None:
+    """Where the cache of the repository at `root` lives, or None when it cannot be kept safely."""
+    from platformdirs import user_cache_dir
 
     try:
-        base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "improvements"
-        path = base / "cache-key"
-        if not path.exists():
-            base.mkdir(parents=True, exist_ok=True, mode=0o700)
-            with contextlib.suppress(FileExistsError):  # another build made it first
-                fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(secrets.token_bytes(32))
-        key = path.read_bytes()
-    except (OSError, RuntimeError):  # no home folder, or not writable: no cache
+        repo = root.resolve()
+        folder = Path(user_cache_dir("improvements", appauthor=False)).resolve() / "builds" / digest(str(repo))
+    except (OSError, RuntimeError):  # no home folder: no cache
         return None
-    return key if len(key) == 32 else None
-
-
-def _signed(payload: bytes) -> bytes:
-    import hashlib
-    import hmac
-
-    key = _key()
-    if key is None:
-        raise OSError("no cache key")
-    return hmac.new(key, payload, hashlib.sha256).digest() + payload
-
-
-def _verified(data: bytes) -> bytes:
-    """The payload of `_signed` bytes; ValueError unless this user's key signed them."""
-    import hashlib
-    import hmac
-
-    key = _key()
-    mac, payload = data[:32], data[32:]
-    if key is None or not hmac.compare_digest(mac, hmac.new(key, payload, hashlib.sha256).digest()):
-        raise ValueError("cache file not signed by this user's key")
-    return payload
+    return None if folder.is_relative_to(repo) else folder
 
 
 class BuildCache:
     """The cache of one campaign repository. `save()` writes what this build added."""
 
     def __init__(self, root: Path) -> None:
-        self.folder = root / CACHE_DIR
+        self.folder = cache_folder(root)
         self.salt = digest(code_digest(), _templates_digest(root))
         self._entries: dict[str, Any] | None = None
         self._used: set[str] = set()
@@ -135,10 +111,12 @@ class BuildCache:
             import pickle
 
             self._entries = {}
+            if self.folder is None:
+                return self._entries
             try:
-                # Unpickling runs code, and the folder is in the repository where anyone's
-                # commit can put a file: only bytes signed with this user's key are loaded.
-                stored = pickle.loads(_verified((self.folder / "entries.pickle").read_bytes()))
+                # Safe to unpickle: the folder is the user's own, outside every repository
+                # (see the module's docstring).
+                stored = pickle.loads((self.folder / "entries.pickle").read_bytes())
                 if isinstance(stored, dict) and stored.get("salt") == self.salt:
                     self._entries = stored["entries"]
             except Exception:  # a missing, old or damaged cache is an empty one
@@ -171,26 +149,16 @@ class BuildCache:
         if not self._dirty and len(entries) == len(self._used):
             return
         import pickle
-        import tempfile
+
+        from generator.fsio import atomic_write
 
         kept = {k: v for k, v in entries.items() if k in self._used}
-        if self.folder.is_symlink():  # a cache folder linked out of the repository is not written
+        if self.folder is None:
             return
         try:
-            self.folder.mkdir(exist_ok=True)
-            ignore = self.folder / ".gitignore"
-            if not ignore.exists():
-                ignore.write_text("# Written by improvements build; safe to delete.\n*\n", encoding="utf-8")
-            fd, tmp = tempfile.mkstemp(dir=self.folder, prefix=".entries.", suffix=".tmp")
-            try:
-                payload = pickle.dumps({"salt": self.salt, "entries": kept}, protocol=pickle.HIGHEST_PROTOCOL)
-                with os.fdopen(fd, "wb") as f:
-                    f.write(_signed(payload))
-                os.replace(tmp, self.folder / "entries.pickle")
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            payload = pickle.dumps({"salt": self.salt, "entries": kept}, protocol=pickle.HIGHEST_PROTOCOL)
+            atomic_write(self.folder / "entries.pickle", payload)
         except OSError:
             return
         self._entries, self._dirty = kept, False

@@ -6,19 +6,16 @@ So an edit is made on the round-trip tree, and only the lines that the edit chan
 ruamel's rendering are spliced into the original text: every other line stays byte for byte
 what the user wrote.
 
-Writes are atomic (a temp file in the same folder, then `os.replace`), and `create_exclusive`
-never overwrites a file that exists.
+Writing goes through generator.fsio (atomic writes, exclusive creates, the lock); the names
+are kept here for the commands that import them.
 """
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import io
 import itertools
-import os
-import tempfile
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +27,10 @@ from ruamel.yaml.scalarstring import (
     LiteralScalarString,
     SingleQuotedScalarString,
 )
+
+from generator.fsio import atomic_write, create_exclusive
+
+__all__ = ["Document", "atomic_write", "create_exclusive", "delete_key", "set_key", "splice", "styled_like"]
 
 # Wide enough that ruamel never re-folds a long line the user kept on one line.
 _WIDTH = 4096
@@ -212,81 +213,3 @@ def set_key(mapping: CommentedMap, key: str, value: Any, order: Sequence[str] = 
 def delete_key(mapping: CommentedMap, key: str) -> None:
     if key in mapping:
         del mapping[key]
-
-
-def atomic_write(path: Path, text: str) -> None:
-    """Write `text` to `path` so that readers see the old file or the new one, never a part."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-            f.flush()
-            os.fsync(f.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, _mode_of(path))
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _mode_of(path: Path) -> int:
-    try:
-        return path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        umask = os.umask(0)
-        os.umask(umask)
-        return 0o666 & ~umask
-
-
-def create_exclusive(path: Path, text: str) -> bool:
-    """Create `path` holding `text`; False (and nothing written) when it already exists."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        return False
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
-            f.write(text)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(path)
-        raise
-    return True
-
-
-@contextlib.contextmanager
-def folder_lock(folder: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `folder` (an advisory flock on the folder itself; no lock file left)."""
-    try:
-        import fcntl
-    except ImportError:  # Windows: a lock file made with O_EXCL, removed on release
-        yield from _lockfile(folder)
-        return
-    fd = os.open(folder, os.O_RDONLY)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)
-
-
-def _lockfile(folder: Path) -> Iterator[None]:
-    import time
-
-    lock = folder / ".improvements.lock"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            os.close(os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL))
-            break
-        except FileExistsError:
-            if time.monotonic() > deadline:
-                raise TimeoutError(f"{lock} is held; remove it if no other `improvements` is running") from None
-            time.sleep(0.05)
-    try:
-        yield
-    finally:
-        with contextlib.suppress(OSError):
-            os.unlink(lock)

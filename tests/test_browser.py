@@ -23,6 +23,9 @@ from generator.validate import require_project
 
 from conftest import REPO, copy_campaign, run_cli, serve_folder
 
+# A real site built with mkdocs and driven in Chromium: left out of the fast set.
+pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
+
 SCREENSHOT = REPO / "docs" / "assets" / "screenshot.png"
 # Generous waits: CI runs the suite on 2 busy cores, and a wait only costs time when it fails.
 TIMEOUT_MS = 30_000

@@ -6,9 +6,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from generator import render
 from generator.analysis import analyse
-from generator.cache import CACHE_DIR
+from generator.cache import cache_folder
 from generator.validate import require_project
 
 from conftest import run_cli
@@ -42,7 +44,10 @@ def edit(path: Path, old: str, new: str) -> None:
 def test_rebuilds_after_edits_match_an_uncached_build(campaign: Path) -> None:
     records = campaign / "improvements"
     build(campaign)
-    assert (campaign / CACHE_DIR / "entries.pickle").is_file()
+    folder = cache_folder(campaign)
+    assert folder is not None and (folder / "entries.pickle").is_file()
+    # Never inside the checkout, where a commit could plant a pickle.
+    assert not folder.is_relative_to(campaign.resolve())
     # A second build with nothing changed comes from the cache and writes nothing.
     assert re.search(r"\b0 written\b", build(campaign))
     steps = [
@@ -63,6 +68,17 @@ def test_rebuilds_after_edits_match_an_uncached_build(campaign: Path) -> None:
 
 def test_a_damaged_cache_is_ignored(campaign: Path) -> None:
     build(campaign)
-    (campaign / CACHE_DIR / "entries.pickle").write_bytes(b"not a pickle")
+    folder = cache_folder(campaign)
+    assert folder is not None
+    (folder / "entries.pickle").write_bytes(b"not a pickle")
     build(campaign)
+    assert docs(campaign) == fresh(campaign)
+
+
+def test_a_cache_home_inside_the_repository_is_not_used(campaign: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A pickle in the checkout would be loaded if the cache could sit there: it is never used.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(campaign / ".cache"))
+    assert cache_folder(campaign) is None
+    build(campaign)
+    assert not (campaign / ".cache").exists()
     assert docs(campaign) == fresh(campaign)

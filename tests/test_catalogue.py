@@ -5,7 +5,8 @@ Each entry is a `### \\`code\\`` heading followed by:
 - `Fixture: \\`tests/fixtures/errors/<code>/...\\``: the file the example is about. The whole
   folder tests/fixtures/errors/<code>/ is laid over a minimal campaign (the campaign.yaml in
   tests/fixtures/errors/ and an empty results/).
-- `Command: \\`improvements ...\\``: run in that campaign as a user would (a subprocess).
+- `Command: \\`improvements ...\\``: run in that campaign as a user would (in-process, through the
+  console script's entry point).
 - `Exit status: N`.
 - optionally `Padded to: N bytes` (the fixture is padded with comment lines, so the repository
   does not carry a megabyte file) or `Without: \\`PATH\\`` (that file of the minimal campaign
@@ -22,12 +23,10 @@ in generator/ uses it, so the day something does, the entry needs a real example
 from __future__ import annotations
 
 import ast
-import os
+import functools
 import re
 import shlex
 import shutil
-import subprocess
-import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,7 +34,7 @@ import pytest
 
 from generator.problems import CODES
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, run_cli
 
 CATALOGUE = REPO / "docs" / "guide" / "errors.md"
 ERRORS = FIXTURES / "errors"
@@ -152,15 +151,7 @@ def test_entry_is_real(tmp_path: Path, entry: Entry) -> None:
     root = _campaign(tmp_path, entry)
     words = shlex.split(entry.command)
     assert words[0] == "improvements", entry.command
-    cmd = [sys.executable, "-m", "generator", *words[1:]]
-    proc = subprocess.run(
-        cmd,
-        cwd=root,
-        capture_output=True,
-        text=True,
-        timeout=120,
-        env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "COLUMNS": "200"},
-    )
+    proc = run_cli(*words[1:], cwd=root, env={"COLUMNS": "200"})
     printed = (proc.stderr + proc.stdout).splitlines()
     assert "Traceback" not in proc.stderr
     assert proc.returncode == entry.exit_status, (entry.code, proc.returncode, printed)
@@ -172,16 +163,23 @@ def test_entry_is_real(tmp_path: Path, entry: Entry) -> None:
     assert any(f"[{entry.code}]" in line for line in entry.output) or entry.code == "usage"
 
 
-def _uses_code(code: str) -> list[str]:
-    """Files under generator/ (other than the list of codes) that mention `code` as a string literal."""
-    found = []
+@functools.cache
+def _string_literals() -> dict[str, frozenset[object]]:
+    """The constants of every file under generator/ (other than the list of codes), parsed once."""
+    found: dict[str, frozenset[object]] = {}
     for path in sorted((REPO / "generator").rglob("*.py")):
         if path.name == "problems.py" and path.parent.name == "generator":
             continue
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        if any(isinstance(n, ast.Constant) and n.value == code for n in ast.walk(tree)):
-            found.append(path.relative_to(REPO).as_posix())
+        found[path.relative_to(REPO).as_posix()] = frozenset(
+            n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)
+        )
     return found
+
+
+def _uses_code(code: str) -> list[str]:
+    """Files under generator/ (other than the list of codes) that mention `code` as a string literal."""
+    return [path for path, constants in _string_literals().items() if code in constants]
 
 
 def test_no_code_is_left_without_a_real_example() -> None:

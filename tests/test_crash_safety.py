@@ -99,22 +99,17 @@ INJECT = textwrap.dedent(
 
         os.replace = replace
     else:
-        _fsync, _open = os.fsync, open
-        _last = {}
-
-        import builtins
-
-        def open_(file, *a, **k):
-            f = _open(file, *a, **k)
-            if isinstance(file, (str, os.PathLike)):
-                _last[f.fileno()] = file
-            return f
+        _fsync = os.fsync
 
         def fsync(fd):
-            _hit(_last.get(fd, ""))
+            # The file behind the descriptor, however it was opened (open, mkstemp, os.open).
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd}")
+            except OSError:
+                target = ""
+            _hit(target)
             return _fsync(fd)
 
-        builtins.open = open_
         os.fsync = fsync
     """
 )

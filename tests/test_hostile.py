@@ -596,8 +596,8 @@ with open(sys.argv[1], "wb") as f:
 
 
 def test_a_cache_file_planted_in_the_repository_is_not_unpickled(tmp_path: Path) -> None:
-    # .improvements-cache/ sits in the repository, where a commit can put any file; a pickle
-    # runs code when loaded, so only a cache this user's own builds signed may be loaded.
+    # .improvements-cache/ is where the cache lived once, in the repository, where a commit can
+    # put any file; a pickle runs code when loaded, so nothing in a checkout is read as a cache.
     root = tmp_path / "c"
     shutil.copytree(REPO / "improvements", root / "improvements")
     (root / "results").mkdir()
@@ -608,7 +608,7 @@ def test_a_cache_file_planted_in_the_repository_is_not_unpickled(tmp_path: Path)
     res = run_cli("build", "--quiet", cwd=root)
     assert res.returncode == 0, res.stderr
     assert not pwned.exists(), "a pickle from the repository was loaded"
-    # The build's own cache is still used: a second build reads what the first signed.
+    # The build's own cache (in the user's cache folder) is still used by a second build.
     again = run_cli("build", cwd=root)
     assert again.returncode == 0 and "0 written" in again.stdout, again.stdout
     assert not pwned.exists()

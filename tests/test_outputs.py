@@ -15,7 +15,7 @@ import pytest
 
 from generator import outputs, render
 from generator.analysis import analyse
-from generator.outputs import LOCK_NAME, header, is_generated, write_outputs
+from generator.outputs import LOCK_NAME, header, is_generated, svg_header, write_outputs
 from generator.problems import ProblemsFound
 
 from conftest import FIXTURES, REPO, run_cli
@@ -208,7 +208,17 @@ def test_binary_outputs_are_owned_by_the_manifest(tmp_path: Path) -> None:
     (tmp_path / "docs" / "chart.png").unlink()
     assert write_outputs(tmp_path, {"docs/chart.png": b"\x89PNG ours"}, ["docs"]).written == ["docs/chart.png"]
     assert write_outputs(tmp_path, {"docs/chart.png": b"\x89PNG new"}, ["docs"]).written == ["docs/chart.png"]
-    assert write_outputs(tmp_path, {}, ["docs"]).removed == ["docs/chart.png"]
+    # Deleting needs the marker as well as the manifest: a file without it is released, kept.
+    result = write_outputs(tmp_path, {}, ["docs"])
+    assert (result.removed, result.released) == ([], ["docs/chart.png"])
+    assert (tmp_path / "docs" / "chart.png").read_bytes() == b"\x89PNG new"
+
+
+def test_a_chart_with_the_marker_is_removed_when_no_longer_rendered(tmp_path: Path) -> None:
+    chart = f'<?xml version="1.0"?>\n{svg_header()}\n<svg xmlns="http://www.w3.org/2000/svg"/>\n'
+    assert write_outputs(tmp_path, {"docs/plots/a.svg": chart}, ["docs"]).written == ["docs/plots/a.svg"]
+    assert write_outputs(tmp_path, {}, ["docs"]).removed == ["docs/plots/a.svg"]
+    assert not (tmp_path / "docs" / "plots" / "a.svg").exists()
 
 
 def test_header_detection() -> None:

@@ -55,6 +55,7 @@ def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subprocess.Co
     return root, strict_build(root)
 
 
+@pytest.mark.mkdocs
 def test_strict_build_is_clean(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     root, proc = built
     assert proc.returncode == 0, proc.stderr
@@ -63,6 +64,7 @@ def test_strict_build_is_clean(built: tuple[Path, subprocess.CompletedProcess[st
     assert (root / "site" / "index.html").is_file()
 
 
+@pytest.mark.mkdocs
 def test_a_page_per_record(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     root, proc = built
     assert proc.returncode == 0, proc.stderr
@@ -76,6 +78,7 @@ def test_a_page_per_record(built: tuple[Path, subprocess.CompletedProcess[str]])
     assert [r["slug"] for r in exported["records"]] == [r.slug for r in project.records]
 
 
+@pytest.mark.mkdocs
 def test_nav_groups_the_series_by_tier(built: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     root, proc = built
     assert proc.returncode == 0, proc.stderr
@@ -94,6 +97,7 @@ def test_nav_groups_the_series_by_tier(built: tuple[Path, subprocess.CompletedPr
         assert f"{rec.number:02d} · {rec.record.title}" in section.group(0)
 
 
+@pytest.mark.mkdocs
 def test_a_large_tier_is_split_into_numbered_sections(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     config = root / "mkdocs.yml"
@@ -153,6 +157,7 @@ def test_every_guide_page_is_in_the_nav() -> None:
     assert guide <= listed, f"add these to the nav in mkdocs.yml: {sorted(guide - listed)}"
 
 
+@pytest.mark.mkdocs
 def test_the_plugin_renders_changed_records(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     record = root / "improvements" / "01-piecewise-cuda-graphs.yaml"
@@ -166,6 +171,7 @@ def test_the_plugin_renders_changed_records(tmp_path: Path) -> None:
     assert "Piecewise CUDA graphs, again" in markdown.read_text(encoding="utf-8")
 
 
+@pytest.mark.mkdocs
 def test_an_invalid_record_fails_the_build_with_its_position(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     record = root / "improvements" / "01-piecewise-cuda-graphs.yaml"
@@ -179,6 +185,7 @@ def test_an_invalid_record_fails_the_build_with_its_position(tmp_path: Path) -> 
     assert {p: p.read_bytes() for p in (root / "docs").rglob("*") if p.is_file()} == before
 
 
+@pytest.mark.mkdocs
 def test_the_docs_build_without_the_plugin(tmp_path: Path) -> None:
     """Other MkDocs-compatible builders get the committed markdown and mkdocs.yml's static nav."""
     root = copy_campaign(tmp_path / "repo", with_docs=True)
@@ -199,6 +206,7 @@ def test_the_docs_build_without_the_plugin(tmp_path: Path) -> None:
         assert f"{Path(project.output_name(rec)).stem}.html" in summary
 
 
+@pytest.mark.mkdocs
 def test_build_site_command(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     proc = run_cli("build", "--site", cwd=root)
@@ -212,6 +220,7 @@ def test_build_site_command(tmp_path: Path) -> None:
     assert (other / "summary.html").is_file()
 
 
+@pytest.mark.mkdocs
 def test_site_dir_never_replaces_a_folder_that_is_not_a_site(tmp_path: Path) -> None:
     # mkdocs empties its site folder first: pointed at the records, it would delete them.
     root = copy_campaign(tmp_path / "repo", with_docs=True)
@@ -282,6 +291,7 @@ def serving(root: Path, port: int) -> Iterator[subprocess.Popen[str]]:
             proc.wait()
 
 
+@pytest.mark.mkdocs
 def test_serve_reloads_when_a_record_changes(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo", with_docs=True)
     project = require_project(root)

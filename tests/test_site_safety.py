@@ -23,6 +23,9 @@ from generator.validate import require_project
 
 from conftest import copy_campaign, run_cli, serve_folder
 
+# A real site built with mkdocs: left out of the fast set.
+pytestmark = pytest.mark.mkdocs
+
 # Each payload sets window.__pwned to its own number if it runs, so a failure names it.
 PAYLOADS = [
     "<script>window.__pwned=1;alert(1)</script>",
@@ -291,6 +294,7 @@ PROBE = """() => {
 }"""
 
 
+@pytest.mark.browser
 @pytest.mark.parametrize("page_name", ["record", "summary", "blockers", "home"])
 def test_no_script_runs_in_chromium(site: Site, browser: Browser, page_name: str) -> None:
     context = browser.new_context(java_script_enabled=True)

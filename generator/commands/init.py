@@ -193,7 +193,7 @@ def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
     A folder on the way that is a link is refused too: writing through it would put a file
     somewhere init was not pointed at.
     """
-    from generator.edit import create_exclusive
+    from generator.fsio import create_exclusive
 
     taken = [p for p in texts if (root / p).exists() or (root / p).is_symlink()]
     if taken:

@@ -128,7 +128,7 @@ def _split_tags(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 def ensure_schema(project: Project) -> Path | None:
     """Write schema/record.schema.json when the repository has none, so editors can complete keys."""
     from generator.commands.schema import schema_text
-    from generator.edit import create_exclusive
+    from generator.fsio import create_exclusive
 
     path = project.root / "schema" / "record.schema.json"
     if path.exists():
@@ -141,15 +141,15 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     """Create NN-slug.yaml with the next free number, exclusively.
 
     Two `new` runs at once must not take the same number, even for different slugs (which
-    O_EXCL alone would allow), so numbering happens under a lock on the improvements folder;
+    O_EXCL alone would allow), so numbering happens under the repository's lock;
     and the folder is scanned again after the file is created, in case a writer that does not
     take the lock got there first.
     """
-    from generator.edit import create_exclusive, folder_lock
+    from generator import fsio
     from generator.project import record_files
 
     folder = project.improvements_dir
-    with folder_lock(folder):
+    with fsio.lock(project.root / fsio.LOCK_NAME):
         files, _strays = record_files(folder)
         taken = {slug_: path for path, _n, slug_ in files}
         if slug in taken:
@@ -159,7 +159,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
         number = max((n for _p, n, _s in files), default=0) + 1
         for _attempt in range(1000):
             path = folder / f"{number:02d}-{slug}.yaml"
-            if create_exclusive(path, text):
+            if fsio.create_exclusive(path, text):
                 again, _ = record_files(folder)
                 if [p for p, n, _s in again if n == number and p != path]:
                     path.unlink()

@@ -80,17 +80,10 @@ def planned_writes(root: Path, files: list[ParsedFile]) -> list[Write]:
 
 def write_bytes(path: Path, data: bytes) -> None:
     """Atomic: readers see the old file or the new one, never a part."""
+    from generator.fsio import atomic_write
+
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    atomic_write(path, data)
 
 
 # --- reading ------------------------------------------------------------------------------------

@@ -1,0 +1,194 @@
+"""Every way the generator changes a file: atomic writes, exclusive creates, the lock, and
+reading or deleting a file without following a link.
+
+One module so that each guarantee is written once: a reader sees the old file or the new
+one, never a part; a file that exists is never overwritten by a create; two processes never
+interleave; and a path is never followed through a symbolic link into a file the generator
+does not own. Nothing here keeps state between calls.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path, PurePosixPath
+
+# Temporary files start with this, so a crash leaves files that say what they are.
+TMP_PREFIX = ".improvements-tmp-"
+# The repository's lock file (gitignored), shared by every command that writes.
+LOCK_NAME = ".improvements.lock"
+
+
+def _bytes(data: bytes | str) -> bytes:
+    return data.encode("utf-8") if isinstance(data, str) else data
+
+
+def _mode_for(path: Path) -> int:
+    """The permission bits `path` has now, or those a new file gets under the umask."""
+    try:
+        return path.stat().st_mode & 0o7777
+    except FileNotFoundError:
+        # The umask can only be read by setting it; this process is not threaded while writing.
+        umask = os.umask(0)
+        os.umask(umask)
+        return 0o666 & ~umask
+
+
+def write_temp(target: Path, data: bytes | str) -> Path:
+    """A new, synced temporary file beside `target` holding `data`, with `target`'s mode.
+
+    For callers that move several files into place together; `atomic_write` for one file.
+    """
+    fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_bytes(data))
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(name, _mode_for(target))
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+        raise
+    return Path(name)
+
+
+def atomic_write(path: Path, data: bytes | str) -> None:
+    """Replace `path` with `data` (text as UTF-8, line endings untouched), keeping its mode.
+
+    Readers see the old file or the new one, never a part; nothing is left behind on failure.
+    """
+    tmp = write_temp(path, data)
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise
+
+
+def create_exclusive(path: Path, data: bytes | str) -> bool:
+    """Create `path` holding `data`; False, writing nothing, when anything already has that name."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except FileExistsError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(_bytes(data))
+            fh.flush()
+            os.fsync(fh.fileno())
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+    return True
+
+
+@contextlib.contextmanager
+def lock(path: Path, timeout: float = -1) -> Iterator[None]:
+    """Hold the exclusive lock kept in file `path` (waits for it; `timeout` seconds, -1 forever).
+
+    filelock uses flock on POSIX and msvcrt on Windows, so the same lock works everywhere.
+    """
+    from filelock import FileLock
+
+    with FileLock(path, timeout=timeout):
+        yield
+
+
+def link_in_path(root: Path, rel_path: str) -> str | None:
+    """The first component of `rel_path` below `root` that is a symbolic link, as a relative path.
+
+    Every component is checked with lstat, so nothing is followed; a missing component ends
+    the walk (nothing below it exists to be reached through a link).
+    """
+    here = root
+    parts = PurePosixPath(rel_path).parts
+    for i, part in enumerate(parts):
+        here = here / part
+        try:
+            mode = os.lstat(here).st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        if stat.S_ISLNK(mode):
+            return PurePosixPath(*parts[: i + 1]).as_posix()
+    return None
+
+
+def _open_parent(root: Path, rel_path: str) -> tuple[int, str]:
+    """A descriptor of the folder holding `rel_path`, opened component by component without
+    following a link, and the file's name in it. OSError when a component is a link or missing.
+    """
+    parts = PurePosixPath(rel_path).parts
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1]
+
+
+def read_regular(root: Path, rel_path: str) -> bytes | None:
+    """The bytes of `root/rel_path` when every component is a real folder and the file a regular
+    file (no link followed anywhere); None otherwise, or when it does not exist.
+    """
+    if not _no_follow_supported():
+        if link_in_path(root, rel_path) is not None:
+            return None
+        path = root / rel_path
+        return path.read_bytes() if path.is_file() else None
+    try:
+        dir_fd, name = _open_parent(root, rel_path)
+    except OSError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+    except OSError:
+        return None
+    finally:
+        os.close(dir_fd)
+    with os.fdopen(fd, "rb") as fh:
+        # O_NONBLOCK: a FIFO put where an output was must not hang the build; it is refused here.
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        return fh.read()
+
+
+def unlink_regular(root: Path, rel_path: str, expected: bytes) -> bool:
+    """Delete `root/rel_path` when it is a regular file reached without following a link and
+    still holds `expected`; True when it was deleted.
+    """
+    if not _no_follow_supported():
+        if link_in_path(root, rel_path) is not None or read_regular(root, rel_path) != expected:
+            return False
+        (root / rel_path).unlink()
+        return True
+    try:
+        dir_fd, name = _open_parent(root, rel_path)
+    except OSError:
+        return False
+    try:
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dir_fd)
+        except OSError:
+            return False
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode) or fh.read() != expected:
+                return False
+        os.unlink(name, dir_fd=dir_fd)
+        return True
+    finally:
+        os.close(dir_fd)
+
+
+def _no_follow_supported() -> bool:
+    # Windows has neither O_NOFOLLOW nor dir_fd; there the lstat walk stands in.
+    return hasattr(os, "O_NOFOLLOW") and os.open in os.supports_dir_fd and os.unlink in os.supports_dir_fd
