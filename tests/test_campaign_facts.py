@@ -185,7 +185,7 @@ def test_fusion_figures_are_the_degradation_as_reported(project: Project) -> Non
 
 def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
     """Neither pair sits in `metrics`/`baseline` anywhere, so nothing computes a change, sign or rank."""
-    from generator import compare
+    from generator.analysis import analyse
     from generator.summary import summary_rows
 
     pairs = {901, 927, 236, 1867}
@@ -193,9 +193,10 @@ def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
         for res in rec.record.results:
             typed = [*res.metrics.values(), *res.baseline.values()]
             assert not pairs & {v for v in typed if isinstance(v, (int, float))}, rec.slug
+    analysis = analyse(project)
     for slug in ("num-continuous-decode-steps", "all-reduce-fusion-sm120"):
-        assert compare.best_gain(project, project.by_slug()[slug]) is None
-    rows = {row["slug"]: row for row in summary_rows(project)}
+        assert analysis.record(project.by_slug()[slug]).best_gain is None
+    rows = {row["slug"]: row for row in summary_rows(analysis)}
     assert rows["num-continuous-decode-steps"]["best_gain_percent"] is None
     assert rows["all-reduce-fusion-sm120"]["best_gain_percent"] is None
 
@@ -289,10 +290,10 @@ def test_fusion_status_follows_the_sources(project: Project) -> None:
 
 
 def test_fusion_counts_only_its_open_slowdown(project: Project) -> None:
-    from generator.render import open_blockers
+    from generator.analysis import analyse
 
     rec = project.by_slug()["all-reduce-fusion-sm120"]
-    titles = [b.title for b in open_blockers(project, rec)]
+    titles = [b.title for b in analyse(project).record(rec).open_blockers]
     assert titles == ["cudaGridDependencySynchronize() makes the patched fusion kernels catastrophically slow"]
     (own,) = [b for b in rec.record.blockers if b.status == "worked-around"]
     assert [a.outcome for a in own.attempts] == ["worked"]
@@ -365,9 +366,10 @@ def test_description_names_what_the_seeds_say_of_the_plan(project: Project) -> N
 
 @pytest.fixture(scope="module")
 def pages(project: Project) -> dict[str, str]:
+    from generator.analysis import analyse
     from generator.render import render_files
 
-    return render_files(project)
+    return render_files(analyse(project))
 
 
 def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
