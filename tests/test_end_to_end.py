@@ -48,7 +48,7 @@ def test_every_command_family_in_a_fresh_process(tmp_path: Path) -> None:
     ok(improvements(root, "check"))
     path = ok(improvements(root, "new", "End to end → check", "--tier", "2", "--hypothesis", "It may be faster."))
     # Printed relative to the campaign, for `$EDITOR $(improvements new ...)`.
-    assert path == "improvements/10-end-to-end-check.yaml\n"
+    assert path == "improvements/11-end-to-end-check.yaml\n"
     record = root / path.strip()
     slug = record.stem.split("-", 1)[1]
     ok(improvements(root, "status", slug, "in-progress"))

@@ -117,7 +117,7 @@ def test_refuses_adopted_without_results_saying_what_is_missing(campaign: Path) 
     before = path.read_bytes()
     run = run_cli("status", "piecewise-cuda-graphs", "adopted", cwd=campaign)
     assert run.returncode == 1
-    assert "improvements/01-piecewise-cuda-graphs.yaml:4:9: error[status-rule]" in run.stderr
+    assert "improvements/01-piecewise-cuda-graphs.yaml:5:9: error[status-rule]" in run.stderr
     assert "needs at least one result" in run.stderr
     assert "import" in run.stderr  # the hint says how to add one
     assert "Traceback" not in run.stderr
