@@ -32,8 +32,24 @@ def _tree(root: Path) -> dict[str, bytes | str]:
     return out
 
 
+# The shipped records hold no measured comparison (their figures are as reported), so the copy
+# gets one: with it, the build draws a record chart and the summary chart under docs/plots/.
+MEASURED = """\
+title: A measured change
+tier: 1
+status: in-progress
+hypothesis: A change with a measured result, so that the build draws charts.
+results:
+  - label: concurrency 1024
+    concurrency: 1024
+    metrics: {output_throughput: 1300}
+    baseline: {output_throughput: 1240}
+"""
+
+
 def _built(tmp_path: Path) -> Path:
     root = copy_campaign(tmp_path / "repo")
+    (root / "improvements" / "90-measured-change.yaml").write_text(MEASURED, encoding="utf-8")
     res = run_cli("build", "--quiet", cwd=root)
     assert res.returncode == 0, res.stderr
     return root
