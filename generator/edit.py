@@ -172,10 +172,12 @@ def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[i
         if i2 in to_a:
             return (to_a[i2], to_a[i2])
         return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1) if i1 > 0 else None
-    lines = [to_a.get(i) for i in range(i1, i2)]
-    if None in lines or lines != list(range(lines[0], lines[0] + len(lines))):  # type: ignore[operator]
+    if any(i not in to_a for i in range(i1, i2)):
         return None
-    return (lines[0], lines[-1] + 1)  # type: ignore[operator]
+    lines = [to_a[i] for i in range(i1, i2)]
+    if lines != list(range(lines[0], lines[0] + len(lines))):
+        return None
+    return (lines[0], lines[-1] + 1)
 
 
 def styled_like(old: Any, new: str) -> Any:

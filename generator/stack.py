@@ -286,7 +286,7 @@ def _env_lines(env: Mapping[str, str], base: Mapping[str, str], source: Mapping[
     return lines
 
 
-def _command_lines(groups: list[_Group], base_text: Mapping[str | None, str]) -> list[Line]:
+def _command_lines(groups: list[_Group], base_text: Mapping[str, str]) -> list[Line]:
     # The program and anything before the first long option share the first line.
     head = 0
     while head < len(groups) and groups[head].source is None and not (groups[head].name or "").startswith("--"):
@@ -295,7 +295,7 @@ def _command_lines(groups: list[_Group], base_text: Mapping[str | None, str]) ->
     for g in groups[head:]:
         if g.source is None:
             lines.append(Line(_text(g.tokens), "baseline"))
-        elif g.name in base_text:
+        elif g.name is not None and g.name in base_text:
             lines.append(Line(_text(g.tokens), "changed", g.source, base_text[g.name]))
         else:
             lines.append(Line(_text(g.tokens), "added", g.source))

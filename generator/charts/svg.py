@@ -90,7 +90,7 @@ def legend(entries: list[tuple[str, str]], top: float, width: float) -> tuple[Ma
 @lru_cache(maxsize=256)
 def _legend(entries: tuple[tuple[str, str], ...], top: float, width: float) -> tuple[Markup, float]:
     items: list[LegendItem] = []
-    x, y, row = MARGIN, top, 18
+    x, y, row = float(MARGIN), top, 18.0
     for symbol, label in entries:
         room = width - 2 * MARGIN - 22
         shown = fit(one_line(label), room, SMALL)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from itertools import pairwise
+from typing import Any
 
 from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
 from generator.charts.data import Limit, Point, Series, SweepPoint
@@ -122,7 +123,7 @@ def sweep_chart(
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20
     ordered, xpos, room = _x_positions(points, left, right)
     names = [x if isinstance(x, str) else number(x) for x in (p.x for p in ordered)]
-    drawn = []
+    drawn: list[dict[str, Any]] = []
     for p, x, name in zip(ordered, xpos, names, strict=True):
         y = sy(p.value)
         whisker = vwhisker(x, sy(max(p.interval)), sy(min(p.interval)), 4) if p.interval else None
