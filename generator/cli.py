@@ -94,7 +94,7 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from generator.edit import atomic_write
+    from generator.fsio import atomic_write
 
     try:
         output.parent.mkdir(parents=True, exist_ok=True)

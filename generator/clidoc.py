@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"{OUTPUT} is stale: run `python -m generator.clidoc`\n")
             return 1
         return 0
-    from generator.edit import atomic_write
+    from generator.fsio import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)

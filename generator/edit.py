@@ -6,8 +6,8 @@ So an edit is made on the round-trip tree, and only the lines that the edit chan
 ruamel's rendering are spliced into the original text: every other line stays byte for byte
 what the user wrote.
 
-Writing goes through generator.fsio (atomic writes, exclusive creates, the lock); the names
-are kept here for the commands that import them.
+Writing is not done here: the commands write through generator.fsio (atomic writes,
+exclusive creates, the lock), the one file-system module.
 """
 
 from __future__ import annotations
@@ -27,10 +27,6 @@ from ruamel.yaml.scalarstring import (
     LiteralScalarString,
     SingleQuotedScalarString,
 )
-
-from generator.fsio import atomic_write, create_exclusive
-
-__all__ = ["Document", "atomic_write", "create_exclusive", "delete_key", "set_key", "splice", "styled_like"]
 
 # Wide enough that ruamel never re-folds a long line the user kept on one line.
 _WIDTH = 4096

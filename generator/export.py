@@ -102,7 +102,7 @@ def dumps(analysis: Analysis) -> str:
 
 def write_site_export(analysis: Analysis, site_dir: Path) -> Path:
     """Publish the export at the site root as records.json (called by the mkdocs plugin after a build)."""
-    from generator.edit import atomic_write
+    from generator.fsio import atomic_write
 
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / SITE_NAME

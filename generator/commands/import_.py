@@ -97,7 +97,7 @@ def command(
 
 def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
     """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
-    from generator.edit import atomic_write
+    from generator.fsio import atomic_write
     from generator.problems import rel
     from generator.results import store
 

@@ -118,7 +118,8 @@ def command(
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.edit import Document, atomic_write, delete_key, set_key
+    from generator.edit import Document, delete_key, set_key
+    from generator.fsio import atomic_write
     from generator.model import Record
     from generator.problems import ProblemsFound, Report, rel
     from generator.validate import load_project
