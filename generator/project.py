@@ -138,7 +138,11 @@ def load_text(path: Path, text: str, model: type[BaseModel], shown: str, report:
     try:
         data, pos = parse(text)
     except YamlProblem as exc:
-        report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
+        hint = exc.hint
+        if exc.code == "empty-file" and model is Campaign:
+            # The reader cannot know which file it read; an empty campaign.yaml is made by `init`.
+            hint = "start it with `improvements init`, or copy another campaign's campaign.yaml"
+        report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, hint))
         return Loaded(path, None, None, Positions())
     if not isinstance(data, dict):
         line, col = pos.of(())

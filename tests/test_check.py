@@ -247,3 +247,18 @@ def test_an_output_file_that_cannot_be_written_is_one_clear_line(tmp_path: Path)
         assert res.returncode == 1, res.stderr
         assert "Traceback" not in res.stderr
         assert res.stderr.startswith("Error: cannot write afile/"), res.stderr
+
+
+def test_an_empty_campaign_file_points_at_init(tmp_path: Path) -> None:
+    # An empty record is started with `new`; an empty campaign.yaml with `init`, which makes one.
+    (tmp_path / "improvements").mkdir()
+    (tmp_path / "improvements" / "campaign.yaml").write_text("")
+    (tmp_path / "improvements" / "01-x.yaml").write_text("")
+    res = run_cli("check", cwd=tmp_path)
+    assert res.returncode == 1
+    assert "improvements/campaign.yaml:1:1: error[empty-file]" in res.stdout + res.stderr
+    lines = (res.stdout + res.stderr).splitlines()
+    campaign = [line for line in lines if line.startswith("improvements/campaign.yaml:1:1")]
+    record = [line for line in lines if line.startswith("improvements/01-x.yaml:1:1")]
+    assert campaign and "`improvements init`" in campaign[0]
+    assert record and "`improvements new`" in record[0]
