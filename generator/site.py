@@ -284,6 +284,28 @@ def _ensure_docs_dir(config_file: Path) -> None:
         (root / docs).mkdir(parents=True)
 
 
+def refuse_foreign_site(root: Path, site_dir: Path | None) -> None:
+    """Before anything is written: refuse a site folder (--site-dir or mkdocs.yml's) we did not build."""
+    if site_dir is not None:
+        refuse_foreign_site_dir(root, site_dir)
+        return
+    from mkdocs.utils import yaml_load
+
+    config_file = _config_file(root)
+    # Only the one key, read as mkdocs reads it: validating the whole config needs docs/, which the
+    # build has not written yet. A file mkdocs cannot read is reported by build_site, which checks
+    # the folder again before mkdocs empties it.
+    try:
+        with open(config_file, "rb") as fh:
+            data = yaml_load(fh)
+    except Exception:
+        return
+    value = data.get("site_dir", "site") if isinstance(data, dict) else "site"
+    if isinstance(value, str):
+        target = root / value
+        refuse_foreign_site_dir(root, target, shown=f"site_dir {target.resolve()} (mkdocs.yml)")
+
+
 def build_site(root: Path, site_dir: Path | None = None) -> Path:
     """Build the site from <root>/mkdocs.yml in strict mode (any warning fails it); return its folder.
 

@@ -38,10 +38,10 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict[str, str] | None = No
     """Run `improvements ARGS` in this process, as the console script does (through `run`).
 
     In-process is some hundred times cheaper than a fresh interpreter. What only a fresh process
-    shows (the locale's encodings, PYTHON* variables, import costs) goes through `run_cli_process`,
-    and so does any call whose environment sets such a variable.
+    shows (the locale's encodings, the time zone, PYTHON* variables, import costs) goes through
+    `run_cli_process`, and so does any call whose environment sets such a variable.
     """
-    if env and any(k.startswith(("LANG", "LC_", "PYTHON")) for k in env):
+    if env and any(k == "TZ" or k.startswith(("LANG", "LC_", "PYTHON")) for k in env):
         return run_cli_process(*args, cwd=cwd, env=env, input=input)
     return _run_in_process(list(args), cwd or REPO, env, input)
 

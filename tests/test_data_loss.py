@@ -191,13 +191,15 @@ def test_site_marker_that_is_a_link_does_not_count(tmp_path: Path) -> None:
 
 
 def test_mkdocs_site_dir_is_held_to_the_same_rule(tmp_path: Path) -> None:
-    # Without --site-dir, mkdocs.yml's site_dir is emptied just the same.
-    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    # Without --site-dir, mkdocs.yml's site_dir is emptied just the same; refused before the
+    # build writes anything (no docs/ appears).
+    root = copy_campaign(tmp_path / "repo")
     before = _user_folder(root / "site")
     res = run_cli("build", "--site", cwd=root)
     assert res.returncode == 2, res.stdout + res.stderr
     assert "(mkdocs.yml) is not empty and holds no site improvements built" in res.stderr
     assert _tree(root / "site") == before
+    assert not (root / "docs").exists()
 
 
 @pytest.mark.mkdocs

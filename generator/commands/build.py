@@ -35,11 +35,11 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
     if site_dir is not None and not with_site:
         raise click.UsageError("--site-dir needs --site")
     repo = resolve_root(root)
-    if site_dir is not None:
-        from generator.site import refuse_foreign_site_dir
+    if with_site:
+        from generator.site import refuse_foreign_site
 
         # Before anything is written: mkdocs empties the site folder it builds into.
-        refuse_foreign_site_dir(repo, site_dir)
+        refuse_foreign_site(repo, site_dir)
     try:
         result = build(repo)
     except OSError as exc:
