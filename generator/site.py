@@ -289,7 +289,7 @@ def refuse_foreign_site(root: Path, site_dir: Path | None) -> None:
     if site_dir is not None:
         refuse_foreign_site_dir(root, site_dir)
         return
-    from mkdocs.utils import yaml_load
+    from mkdocs.utils.yaml import yaml_load
 
     config_file = _config_file(root)
     # Only the one key, read as mkdocs reads it: validating the whole config needs docs/, which the
