@@ -249,7 +249,7 @@ class BuildResult:
 
 def build(root: Path) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error."""
-    # Unchanged records, pages and charts come from .improvements-cache/, keyed by content.
+    # Unchanged records, pages and charts come from the build cache (the user's cache folder), keyed by content.
     build_cache = cache.BuildCache(root)
     project = require_project(root, build_cache)
     analysis = analyse(project)

@@ -7,11 +7,9 @@ redacted (the run's `source` records the hash of the original and of the stored 
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,51 +86,20 @@ def write_bytes(path: Path, data: bytes) -> None:
 
 # --- reading ------------------------------------------------------------------------------------
 
-_cache: dict[Path, tuple[tuple[tuple[str, int, int], ...], dict[str, Run], dict[str, str]]] = {}
-# Runs an import is about to write: the edited record is checked against them before any write.
-_pending: dict[str, Run] = {}
-
-
-@contextlib.contextmanager
-def pending(runs: list[Run]) -> Iterator[None]:
-    """Make `runs` visible to `load_runs` for the duration, as if already written."""
-    _pending.update({r.id: r for r in runs})
-    try:
-        yield
-    finally:
-        for r in runs:
-            _pending.pop(r.id, None)
-
 
 def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
     """The imported runs by id, and the run files that cannot be read (id -> why).
 
-    Cached on the folder's listing (names, sizes, modification times), so a build that asks
-    for every record reads each file once.
+    Read once per run of a command (the project holds them), so nothing is cached here.
     """
-    runs, broken = _load_runs(root)
-    if _pending:
-        runs = {**runs, **_pending}
-    return runs, broken
-
-
-def _load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
     folder = runs_dir(root)
     try:
-        entries = sorted(
-            (e.name, e.stat().st_mtime_ns, e.stat().st_size)
-            for e in os.scandir(folder)
-            if e.name.endswith(".json") and not e.name.startswith(".")
-        )
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith("."))
     except OSError:
         return {}, {}
-    signature = tuple(entries)
-    cached = _cache.get(folder)
-    if cached is not None and cached[0] == signature:
-        return cached[1], cached[2]
     runs: dict[str, Run] = {}
     broken: dict[str, str] = {}
-    for name, _mtime, _size in entries:
+    for name in names:
         rid = name[: -len(".json")]
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
@@ -144,5 +111,4 @@ def _load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
             broken[rid] = f"results/{RUNS_DIR}/{name} holds run `{run.id}`, not `{rid}`"
             continue
         runs[rid] = run
-    _cache[folder] = (signature, runs, broken)
     return runs, broken
