@@ -15,9 +15,10 @@ throughput-interactivity frontier. Nothing here reads files; `analyse` calls `sw
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from generator import capacity as cap
 from generator import stats
@@ -190,6 +191,51 @@ def _repetitions(throughput: Value, latencies: Mapping[str, Value]) -> tuple[cap
     )
 
 
+# --- export -------------------------------------------------------------------------------------------
+
+
+def _capacity_data(c: cap.Capacity | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "kind": c.kind,
+        "reason": c.reason,
+        "throughput": c.throughput,
+        "load": c.load,
+        "limit_throughput": c.limit_throughput,
+        "limit_load": c.limit_load,
+        "limiting": list(c.limiting),
+        "segment": None if c.segment is None else list(c.segment),
+        "lower_bound": c.lower_bound,
+        "meets_again": list(c.meets_again),
+        "samples": None if c.samples() is None else list(c.samples() or ()),
+        "repetitions_note": c.repetitions_note,
+    }
+
+
+def _frontier_data(points: Sequence[cap.FrontierPoint]) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(p) for p in points]
+
+
+def export_data(s: Sweep) -> dict[str, Any]:
+    """One sweep for `export`: every number the pages show, and how each was decided."""
+    comp = None if s.comparison is None else dataclasses.asdict(s.comparison)
+    change = None
+    if s.change is not None:
+        change = {"percent": s.change.percent, "bound": s.change.bound, "words": change_text(s), "comparison": comp}
+    return {
+        "load_kind": s.load_kind,
+        "workload": s.workload,
+        "loads": list(s.loads),
+        "labels": list(s.labels),
+        "capacity": _capacity_data(s.record.capacity),
+        "baseline_capacity": _capacity_data(s.baseline.capacity),
+        "change": change,
+        "frontier": _frontier_data(s.record.frontier),
+        "baseline_frontier": _frontier_data(s.baseline.frontier),
+    }
+
+
 # --- words ------------------------------------------------------------------------------------------
 
 
@@ -254,13 +300,14 @@ def summary_text(found: Sequence[Sweep]) -> str:
         if c.kind == "interpolated" and c.throughput is not None:
             text = f"{fmt_number(c.throughput)} tok/s"
         elif c.kind == "meets-all" and c.lower_bound is not None:
-            text = f"at least {fmt_number(c.lower_bound)} tok/s (meets at every load)"
+            text = f"at least {fmt_number(c.lower_bound)} tok/s, meets at every load"
         elif c.kind == "breaks-all":
             text = "breaks at every load"
         else:
             text = "not known"
         if s.change is not None and s.change.percent is not None:
             bound = f"{s.change.bound} " if s.change.bound else ""
-            text += f" ({bound}{fmt_percent(s.change.percent)} vs baseline)"
+            decided = f", {s.comparison.decision}" if s.comparison is not None else ""
+            text += f" ({bound}{fmt_percent(s.change.percent)} vs baseline{decided})"
         parts.append(f"{s.workload}: {text}" if len(found) > 1 else text)
     return "; ".join(parts)
