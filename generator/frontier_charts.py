@@ -80,7 +80,8 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
     chart_id = PurePosixPath(path).stem
     svg = charts.frontier(
         chart_id,
-        f"Throughput-interactivity frontier of {rec.slug} ({sweep.load_kind} sweep: {sweep.workload})",
+        # Short enough for the chart's width; the page's heading names the workload.
+        f"Frontier of {rec.slug}, {sweep.load_kind} sweep",
         series,
         limits=limits,
         y_label=y_label,
