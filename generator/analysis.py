@@ -19,6 +19,7 @@ from generator.model import Blocker, Result
 from generator.numbers import Stat, Value, stat
 from generator.project import Project, RecordFile
 from generator.results.matching import numbers
+from generator.sweeps import Sweep, sweeps
 
 # --- the comparison -------------------------------------------------------------------------------
 
@@ -118,6 +119,8 @@ class RecordAnalysis:
     # Shared ones resolved to their definitions, each once.
     open_blockers: tuple[Blocker, ...]
     best_gain: Gain | None
+    # Its load sweeps, with capacity under the campaign's SLO and the frontier (generator.sweeps).
+    sweeps: tuple[Sweep, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -169,7 +172,10 @@ def resolve(project: Project, result: Result, record: RecordFile | None) -> Reso
 
 def _record_analysis(project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> RecordAnalysis:
     results = tuple(resolve(project, r, rec) for r in rec.record.results)
-    return RecordAnalysis(rec, results, _open_blockers(rec, shared), _best_gain(results))
+    found = sweeps(
+        [(r.result, r.metrics, r.baseline) for r in results], project.campaign.slo, project.campaign.hardware.count
+    )
+    return RecordAnalysis(rec, results, _open_blockers(rec, shared), _best_gain(results), found)
 
 
 def _best_gain(results: tuple[ResolvedResult, ...]) -> Gain | None:

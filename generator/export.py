@@ -12,7 +12,8 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.summary import summary_rows
+from generator.summary import SLO_COLUMN, summary_rows
+from generator.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
     from generator.analysis import Analysis, Delta, RecordAnalysis
@@ -61,7 +62,7 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
     rank = {row["slug"]: i for i, row in enumerate(rows, 1)}
     by_slug = {row["slug"]: row for row in rows}
     docs = project.docs_dir.relative_to(project.root).as_posix()
-    records = []
+    records: list[dict[str, Any]] = []
     for rec in sorted(project.records, key=lambda r: (r.number, r.slug)):
         row = by_slug[rec.slug]
         best = None
@@ -86,8 +87,12 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
                     "open_blocker_titles": list(row["open_blocker_titles"]),
                 },
                 "results": _results(analysis.record(rec)),
+                "sweeps": [sweep_data(s) for s in analysis.record(rec).sweeps],
             }
         )
+        if SLO_COLUMN in row:
+            summary: dict[str, Any] = records[-1]["summary"]
+            summary["capacity_under_slo"] = row[SLO_COLUMN]
     return {
         "format": FORMAT,
         "version": VERSION,

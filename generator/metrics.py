@@ -76,6 +76,11 @@ def lookup(name: str) -> Metric | None:
     return Metric(name, "ms", False, f"{_LATENCY_FAMILIES[family]} ({stat_label})")
 
 
+def is_latency(metric: Metric) -> bool:
+    """A latency an SLO can limit: in ms, lower is better, and not a spread (`_std`)."""
+    return metric.unit == "ms" and not metric.higher_is_better and not metric.name.endswith("_std")
+
+
 def known_names() -> list[str]:
     """Every fixed name plus the common latency statistics, for suggestions and docs."""
     names = list(_FIXED)

@@ -321,6 +321,21 @@ class Goal(Strict):
     note: str | None = None
 
 
+def _latency_metric(name: str) -> str:
+    metric = metrics.lookup(name)
+    if metric is not None and not metrics.is_latency(metric):
+        raise ValueError(
+            f"`{name}` is not a latency; an SLO limits latencies in ms where lower is better "
+            "(such as ttft_p99, tpot_p99, itl_p99, e2e_latency_p99)"
+        )
+    return name
+
+
+# A latency limit of the SLO: a known latency metric (ms, lower is better) and a positive limit in ms.
+SloMetric = Annotated[MetricName, AfterValidator(_latency_metric)]
+SloLimit = Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e15)]
+
+
 class Campaign(Strict):
     name: NonEmpty
     series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
@@ -335,6 +350,8 @@ class Campaign(Strict):
     references: list[Reference] = Field(default_factory=list)
     # Where the generated series goes, relative to the repository root.
     docs_dir: str = "docs/improvements"
+    # Latency limits (ms) that capacity under the SLO is measured against: metric -> limit.
+    slo: dict[SloMetric, SloLimit] = Field(default_factory=dict)
 
     @field_validator("tiers")
     @classmethod

@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import metrics
 from generator.analysis import Analysis, Delta, ResolvedResult
+from generator.frontier_charts import slo_text, sweep_views
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
 from generator.numbers import fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
@@ -201,6 +202,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "blockers": blockers,
         "results": [result_view(res) for res in analysis.record(rec).results],
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
+        "sweeps": sweep_views(analysis, rec, charts),
+        "slo": slo_text(project),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],

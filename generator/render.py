@@ -19,6 +19,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from generator import cache, pages
 from generator.analysis import Analysis, analyse
+from generator.frontier_charts import frontier_charts
 from generator.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.memo import memo
 from generator.numbers import fmt_number, fmt_percent, fmt_value
@@ -190,6 +191,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     out: dict[str, str] = {}
     charts = plots(analysis, build_cache)
     alts = {p.path: p.alt for p in charts}
+    frontiers = frontier_charts(analysis)
+    alts.update({f.path: f.alt for f in frontiers})
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -226,6 +229,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     if not report.ok:
         raise ProblemsFound(report)
     out.update({p.path: p.svg for p in charts})
+    out.update({f.path: f.svg for f in frontiers})
     return dict(sorted(out.items()))
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from generator.numbers import fmt_percent
+from generator.sweeps import summary_text
 
 if TYPE_CHECKING:
     from generator.analysis import Analysis
@@ -31,6 +32,8 @@ COLUMNS = (
     "open_blocker_titles",
 )
 FORMATS = ("table", "markdown", "csv", "json")
+# Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
+SLO_COLUMN = "capacity_under_slo"
 
 
 def summary_rows(
@@ -69,6 +72,8 @@ def summary_rows(
                 "open_blocker_titles": [b.title or "" for b in blockers],
             }
         )
+        if analysis.project.campaign.slo:
+            rows[-1][SLO_COLUMN] = summary_text(entry.sweeps)
     return rows
 
 
@@ -95,13 +100,14 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     """The rows as a terminal table, markdown, CSV or JSON, ending with a newline."""
     import json
 
+    columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
     if fmt == "json":
         # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
-        return json.dumps([{k: row[k] for k in COLUMNS} for row in rows], indent=2, ensure_ascii=False) + "\n"
+        return json.dumps([{k: row[k] for k in columns} for row in rows], indent=2, ensure_ascii=False) + "\n"
 
     import pandas as pd
 
-    frame = pd.DataFrame([{k: row[k] for k in COLUMNS} for row in rows], columns=list(COLUMNS), dtype=object)
+    frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
     if fmt == "csv":
         frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
         frame["best_gain_percent"] = frame["best_gain_percent"].map(lambda v: "" if v is None else f"{v:.1f}")
@@ -111,7 +117,8 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
-        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles"):
+        slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
+        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles", *slo_text):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 
@@ -128,6 +135,8 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         },
         dtype=object,
     )
+    if SLO_COLUMN in columns:
+        shown["Capacity under SLO"] = frame[SLO_COLUMN]
     tablefmt = "github" if fmt == "markdown" else "simple"
     if fmt == "markdown":
         from generator.markdown import cell
@@ -138,7 +147,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     if shown.empty and fmt == "table":
         return "no records match\n"
     # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.
-    widths = [None, 40, None, None, 30, 50] if fmt == "table" else None
+    widths = [None, 40, None, None, 30, 50, 40][: len(shown.columns)] if fmt == "table" else None
     table = tabulate(
         shown.values.tolist(),
         headers=list(shown.columns),
