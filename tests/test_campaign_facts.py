@@ -570,3 +570,17 @@ def test_reported_only_results_and_their_limits() -> None:
         Change(missing="a kernel")
     with pytest.raises(ValidationError, match="contradict"):
         Change(command="not-recorded", missing="x", base_command="python -m x")
+
+
+# --- how the outputs show evidence the sources give ---------------------------------------
+
+
+def test_about_range_is_printed_with_its_tilde_by_fmt_value(pages: dict[str, str]) -> None:
+    from generator.numbers import fmt_value
+
+    assert fmt_value(Range(min=8, max=11, about=True)) == "~8–11"
+    assert fmt_value(Range(min=8, max=11)) == "8–11"
+    # The templates print what fmt_value gives, with no "~" of their own on top.
+    assert all("~~" not in page for page in pages.values())
+    for name in ("home.md.j2", "record.md.j2", "summary.md.j2", "blockers.md.j2"):
+        assert ".about" not in (REPO / "generator" / "templates" / name).read_text(encoding="utf-8"), name
