@@ -584,3 +584,78 @@ def test_about_range_is_printed_with_its_tilde_by_fmt_value(pages: dict[str, str
     assert all("~~" not in page for page in pages.values())
     for name in ("home.md.j2", "record.md.j2", "summary.md.j2", "blockers.md.j2"):
         assert ".about" not in (REPO / "generator" / "templates" / name).read_text(encoding="utf-8"), name
+
+
+# A reported-only record next to a measured one, on the shipped campaign.yaml (baseline 1,240
+# output tok/s at concurrency 1024). The reported figures, if compared with that baseline, would
+# make the largest gain of the two; they must not.
+_MIXED = {
+    "01-reported-only.yaml": """\
+title: Reported only
+tier: 1
+tier_source: own
+status: rejected
+hypothesis: Faster.
+verdict: No meaningful improvement, as reported.
+results:
+  - label: concurrency 1024
+    concurrency: 1024
+    finding: no meaningful improvement
+    reported:
+      - metric: output_throughput
+        values: [2000, 1000]
+    reported_change: {output_throughput: 61}
+  - label: single stream
+    reported:
+      - metric: output_throughput
+        values: [{min: 8, max: 11, about: true}]
+""",
+    "02-measured.yaml": """\
+title: Measured
+tier: 1
+tier_source: sources
+status: adopted
+hypothesis: Faster.
+verdict: Adopted.
+results:
+  - label: concurrency 1024
+    concurrency: 1024
+    metrics: {output_throughput: 1302}
+""",
+}
+_MIXED_REPORTED = "2000, 1000 tok/s output_throughput, +61.0% output_throughput at concurrency 1024 " + (
+    "(no meaningful improvement); ~8–11 tok/s output_throughput, concurrency not recorded"
+)
+
+
+@pytest.fixture
+def mixed(minimal: Path) -> Path:
+    for name, text in _MIXED.items():
+        (minimal / "improvements" / name).write_text(text, encoding="utf-8")
+    return minimal
+
+
+def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.summary import summary_rows
+
+    project, report = _load(mixed)
+    assert report.ok, report
+    analysis = analyse(project)
+    reported = analysis.record(project.by_slug()["reported-only"])
+    assert reported.best_gain is None
+    for res in reported.results:
+        assert not res.metrics and not res.baseline and not res.deltas
+    measured = analysis.record(project.by_slug()["measured"])
+    assert measured.best_gain is not None and round(measured.best_gain.percent, 1) == 5.0
+    # Same tier: the measured gain ranks first, the reported-only record after it despite its number.
+    assert [a.file.slug for a in analysis.ranked] == ["measured", "reported-only"]
+    rows = summary_rows(analysis)
+    assert [(r["slug"], r["best_gain_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
+    from generator.render import render_files
+
+    pages = render_files(analysis)
+    page = pages[f"docs/improvements/{project.output_name(project.by_slug()['reported-only'])}"]
+    results = page.split("## Results", 1)[1].split("## Verdict", 1)[0]
+    assert "| Metric | Baseline | Value | Change |" not in results
+    assert "better" not in results and "worse" not in results
