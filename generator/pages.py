@@ -21,7 +21,7 @@ from generator.numbers import fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
-from generator.summary import blockers_text, gain_text, summary_rows
+from generator.summary import blockers_text, gain_text, summary_rows, tier_text
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -288,6 +288,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "blockers_text": blockers_text(row),
+                "tier_text": tier_text(row),
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)

@@ -659,3 +659,39 @@ def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None
     results = page.split("## Results", 1)[1].split("## Verdict", 1)[0]
     assert "| Metric | Baseline | Value | Change |" not in results
     assert "better" not in results and "worse" not in results
+
+
+def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages: dict[str, str]) -> None:
+    import csv
+    import io
+    import json
+
+    from generator.analysis import analyse
+    from generator.summary import format_rows, summary_rows
+
+    project, _ = _load(mixed)
+    rows = summary_rows(analyse(project))
+    by_slug = {r["slug"]: r for r in rows}
+    got = {s: (r["tier_source"], r["evidence"], r["reported"]) for s, r in by_slug.items()}
+    assert got == {"reported-only": ("own", "reported", _MIXED_REPORTED), "measured": ("sources", "measured", None)}
+    for fmt in ("table", "markdown"):
+        # The terminal table wraps the long cells; the markdown keeps each on one line.
+        text = format_rows(rows, fmt)
+        assert "as reported: 2000, 1000 tok/s" in text and "~8–11" in text and "not measured" not in text, fmt
+        assert "1 (own placement)" in text and text.count("own placement") == 1, fmt
+    assert f"| as reported: {_MIXED_REPORTED} |" in format_rows(rows, "markdown")
+    (csv_row,) = [r for r in csv.DictReader(io.StringIO(format_rows(rows, "csv"))) if r["slug"] == "reported-only"]
+    assert (csv_row["tier"], csv_row["tier_source"], csv_row["evidence"]) == ("1", "own", "reported")
+    assert (csv_row["reported"], csv_row["best_gain_percent"]) == (_MIXED_REPORTED, "")
+    data = {d["slug"]: d for d in json.loads(format_rows(rows, "json"))}
+    assert data["reported-only"]["tier"] == 1 and data["reported-only"]["reported"] == _MIXED_REPORTED
+    assert (data["measured"]["tier_source"], data["measured"]["evidence"]) == ("sources", "measured")
+    # The shipped summary page: record 09's figures as the seed gives them, its tier marked as its own.
+    summary = pages["docs/summary.md"]
+    row09 = next(line for line in summary.splitlines() if line.startswith("| 09 |"))
+    assert "| 1 (own placement) |" in row09
+    assert "| as reported: 901, 927 tok/s output_throughput at concurrency 512 (no meaningful improvement) |" in row09
+    row06 = next(line for line in summary.splitlines() if line.startswith("| 06 |"))
+    assert "as reported: 236, 1867 tok/s throughput, concurrency not recorded" in row06
+    row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
+    assert "| 1 | blocked | not measured |" in row01
