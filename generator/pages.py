@@ -262,6 +262,11 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
             }
         )
     counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
+    # Per tier, the records placed there by themselves rather than by their sources.
+    own = {
+        t: [f"{r.number:02d}" for r in project.records if (r.record.tier, r.record.tier_source) == (t, "own")]
+        for t in (1, 2, 3)
+    }
     return {
         "campaign": campaign,
         "engine_version": campaign.engine.version or "not recorded",
@@ -269,6 +274,7 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
         "baseline_results": [result_view(res) for res in analysis.baseline_results],
         "goals": goals,
         "tier_counts": counts,
+        "tier_own": own,
         "record_count": len(project.records),
         "summary_link": relative(root_dir / "summary.md", root_dir),
         "blockers_link": relative(root_dir / "blockers.md", root_dir),

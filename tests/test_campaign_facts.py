@@ -695,3 +695,12 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     assert "as reported: 236, 1867 tok/s throughput, concurrency not recorded" in row06
     row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
     assert "| 1 | blocked | not measured |" in row01
+
+
+def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> None:
+    table = pages["docs/index.md"].split("## Tiers", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split(" | ", 1)[0]: line for line in table.splitlines() if line.startswith("| ") and "---" not in line}
+    # Tier 1 holds the seeds' three and two of the records' own; tiers 2 and 3 are all the records' own.
+    assert rows["| 1"].endswith("| 5 (own placement: 08, 09) |")
+    assert rows["| 2"].endswith("| 3 (own placement: 04, 05, 10) |")
+    assert rows["| 3"].endswith("| 2 (own placement: 06, 07) |")
