@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.reported import result_evidence
 from generator.summary import summary_rows
 
 if TYPE_CHECKING:
@@ -49,6 +50,8 @@ def _results(entry: RecordAnalysis) -> list[dict[str, Any]]:
                 "no_baseline": resolved.no_baseline,
                 "notes": list(resolved.notes),
                 "deltas": {name: (None if d is None else _delta(d)) for name, d in sorted(deltas.items())},
+                # "reported": evidence as the source gave it, never compared, so `deltas` is empty.
+                "evidence": result_evidence(result),
             }
         )
     return out
@@ -84,6 +87,9 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
                     "best_gain": best,
                     "open_blockers": row["open_blockers"],
                     "open_blocker_titles": list(row["open_blocker_titles"]),
+                    "tier_source": row["tier_source"],
+                    "evidence": row["evidence"],
+                    "reported": row["reported"],
                 },
                 "results": _results(analysis.record(rec)),
             }

@@ -62,13 +62,15 @@ def has_reported(result: Result) -> bool:
     return bool(result.reported or result.reported_change or result.finding)
 
 
+def result_evidence(result: Result) -> Evidence:
+    """What one result rests on (the model requires one or the other)."""
+    return "measured" if result.metrics or result.run is not None else "reported"
+
+
 def evidence(record: Record) -> Evidence | None:
-    """What a record's results rest on; None when it has no results."""
-    if any(r.metrics or r.run is not None for r in record.results):
-        return "measured"
-    if any(has_reported(r) for r in record.results):
-        return "reported"
-    return None
+    """What a record's results rest on: "measured" when any result is; None when it has no results."""
+    kinds = {result_evidence(r) for r in record.results}
+    return "measured" if "measured" in kinds else ("reported" if kinds else None)
 
 
 def result_text(result: Result) -> str | None:

@@ -704,3 +704,18 @@ def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> Non
     assert rows["| 1"].endswith("| 5 (own placement: 08, 09) |")
     assert rows["| 2"].endswith("| 3 (own placement: 04, 05, 10) |")
     assert rows["| 3"].endswith("| 2 (own placement: 06, 07) |")
+
+
+def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.export import export_data
+
+    project, _ = _load(mixed)
+    records = {r["slug"]: r for r in export_data(analyse(project))["records"]}
+    reported, measured = records["reported-only"], records["measured"]
+    assert (reported["summary"]["tier_source"], reported["summary"]["evidence"]) == ("own", "reported")
+    assert reported["summary"]["reported"] == _MIXED_REPORTED and reported["summary"]["best_gain"] is None
+    assert [(r["evidence"], r["deltas"]) for r in reported["results"]] == [("reported", {}), ("reported", {})]
+    assert (measured["summary"]["tier_source"], measured["summary"]["evidence"]) == ("sources", "measured")
+    ((result,),) = [measured["results"]]
+    assert result["evidence"] == "measured" and round(result["deltas"]["output_throughput"]["gain_percent"], 1) == 5.0
