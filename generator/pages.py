@@ -21,6 +21,7 @@ from generator.numbers import fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
+from generator.reported import ReportedMetric, changes, figures
 from generator.summary import blockers_text, gain_text, summary_rows, tier_text
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
@@ -63,6 +64,9 @@ class ResultView:
     no_baseline: bool
     concurrency: str
     request_rate: str | None
+    # Evidence as the source reported it, labelled from the metric vocabulary; never compared.
+    reported: list[ReportedMetric] = field(default_factory=list)
+    reported_changes: list[ReportedMetric] = field(default_factory=list)
 
 
 def _change_text(d: Delta, higher_is_better: bool) -> str:
@@ -108,6 +112,8 @@ def result_view(resolved: ResolvedResult) -> ResultView:
         no_baseline=resolved.no_baseline,
         concurrency=str(result.concurrency) if result.concurrency is not None else "not recorded",
         request_rate=rate_text,
+        reported=figures(result),
+        reported_changes=changes(result),
     )
 
 

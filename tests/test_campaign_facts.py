@@ -719,3 +719,22 @@ def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
     assert (measured["summary"]["tier_source"], measured["summary"]["evidence"]) == ("sources", "measured")
     ((result,),) = [measured["results"]]
     assert result["evidence"] == "measured" and round(result["deltas"]["output_throughput"]["gain_percent"], 1) == 5.0
+
+
+def test_reported_metrics_carry_their_label_and_unit(project: Project, pages: dict[str, str], mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.render import render_files
+
+    def page(of: Project, shown: dict[str, str], slug: str) -> str:
+        return shown[f"docs/improvements/{of.output_name(of.by_slug()[slug])}"]
+
+    assert "| Output token throughput (tok/s) | 901, 927 |" in page(project, pages, "num-continuous-decode-steps")
+    fusion = page(project, pages, "all-reduce-fusion-sm120")
+    assert "| Token throughput (kind not recorded) (tok/s) | 236, 1867 |" in fusion
+    assert "`throughput`" not in fusion
+    mixed_project, _ = _load(mixed)
+    reported = page(mixed_project, render_files(analyse(mixed_project)), "reported-only")
+    assert "| Output token throughput (tok/s) | 2000, 1000 |" in reported
+    assert "| Output token throughput (tok/s) | ~8–11 |" in reported
+    assert "| Output token throughput (tok/s) | +61.0% |" in reported
+    assert "`output_throughput`" not in reported.split("## Results", 1)[1]
