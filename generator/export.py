@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator.reported import result_evidence
 from generator.summary import SLO_COLUMN, summary_rows
 from generator.sweeps import export_data as sweep_data
 
@@ -50,6 +51,8 @@ def _results(entry: RecordAnalysis) -> list[dict[str, Any]]:
                 "no_baseline": resolved.no_baseline,
                 "notes": list(resolved.notes),
                 "deltas": {name: (None if d is None else _delta(d)) for name, d in sorted(deltas.items())},
+                # "reported": evidence as the source gave it, never compared, so `deltas` is empty.
+                "evidence": result_evidence(result),
             }
         )
     return out
@@ -85,6 +88,9 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
                     "best_gain": best,
                     "open_blockers": row["open_blockers"],
                     "open_blocker_titles": list(row["open_blocker_titles"]),
+                    "tier_source": row["tier_source"],
+                    "evidence": row["evidence"],
+                    "reported": row["reported"],
                 },
                 "results": _results(analysis.record(rec)),
                 "sweeps": [sweep_data(s) for s in analysis.record(rec).sweeps],

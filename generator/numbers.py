@@ -66,7 +66,9 @@ def fmt_stat(s: Stat) -> str:
 
 
 def fmt_value(value: Value) -> str:
-    return fmt_stat(stat(value))
+    text = fmt_stat(stat(value))
+    # A range the source gives as approximate ("~8-11 tok/s") keeps its "~" wherever it is shown.
+    return f"~{text}" if isinstance(value, Range) and value.about else text
 
 
 def fmt_percent(p: float) -> str:

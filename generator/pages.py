@@ -22,7 +22,8 @@ from generator.numbers import fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
-from generator.summary import blockers_text, gain_text, summary_rows
+from generator.reported import ReportedMetric, changes, figures
+from generator.summary import blockers_text, gain_text, summary_rows, tier_text
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -64,6 +65,9 @@ class ResultView:
     no_baseline: bool
     concurrency: str
     request_rate: str | None
+    # Evidence as the source reported it, labelled from the metric vocabulary; never compared.
+    reported: list[ReportedMetric] = field(default_factory=list)
+    reported_changes: list[ReportedMetric] = field(default_factory=list)
 
 
 def _change_text(d: Delta, higher_is_better: bool) -> str:
@@ -109,6 +113,8 @@ def result_view(resolved: ResolvedResult) -> ResultView:
         no_baseline=resolved.no_baseline,
         concurrency=str(result.concurrency) if result.concurrency is not None else "not recorded",
         request_rate=rate_text,
+        reported=figures(result),
+        reported_changes=changes(result),
     )
 
 
@@ -265,6 +271,11 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
             }
         )
     counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
+    # Per tier, the records placed there by themselves rather than by their sources.
+    own = {
+        t: [f"{r.number:02d}" for r in project.records if (r.record.tier, r.record.tier_source) == (t, "own")]
+        for t in (1, 2, 3)
+    }
     return {
         "campaign": campaign,
         "engine_version": campaign.engine.version or "not recorded",
@@ -272,6 +283,7 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
         "baseline_results": [result_view(res) for res in analysis.baseline_results],
         "goals": goals,
         "tier_counts": counts,
+        "tier_own": own,
         "record_count": len(project.records),
         "summary_link": relative(root_dir / "summary.md", root_dir),
         "blockers_link": relative(root_dir / "blockers.md", root_dir),
@@ -291,6 +303,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "blockers_text": blockers_text(row),
+                "tier_text": tier_text(row),
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)

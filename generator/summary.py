@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from generator.numbers import fmt_percent
+from generator.reported import evidence, record_text
 from generator.sweeps import summary_text
 
 if TYPE_CHECKING:
@@ -30,6 +31,12 @@ COLUMNS = (
     "best_gain_within_noise",
     "open_blockers",
     "open_blocker_titles",
+    # "sources" or "own" (the records' own placement, not given by their sources), or None.
+    "tier_source",
+    # "measured", "reported" (only evidence as the sources gave it, never compared) or None.
+    "evidence",
+    # The reported evidence as written ("901, 927 tok/s output_throughput at concurrency 512").
+    "reported",
 )
 FORMATS = ("table", "markdown", "csv", "json")
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
@@ -70,6 +77,9 @@ def summary_rows(
                 "best_gain_within_noise": best.within_noise if best else None,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
+                "tier_source": r.tier_source,
+                "evidence": evidence(r),
+                "reported": record_text(r),
             }
         )
         if analysis.project.campaign.slo:
@@ -80,7 +90,8 @@ def summary_rows(
 def gain_text(row: dict[str, Any]) -> str:
     """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
     if row["best_gain_percent"] is None:
-        return "not measured"
+        # Reported evidence is never a gain: its figures as written, with no computed sign.
+        return f"as reported: {row['reported']}" if row.get("reported") else "not measured"
     where = (
         f"at concurrency {row['best_gain_concurrency']}"
         if row["best_gain_concurrency"] is not None
@@ -88,6 +99,11 @@ def gain_text(row: dict[str, Any]) -> str:
     )
     noise = ", within noise" if row["best_gain_within_noise"] else ""
     return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+
+
+def tier_text(row: dict[str, Any]) -> str:
+    """The tier, marked when the placement is the records' own rather than their sources'."""
+    return f"{row['tier']} (own placement)" if row.get("tier_source") == "own" else str(row["tier"])
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -118,7 +134,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
         slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles", *slo_text):
+        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles", "reported", *slo_text):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 
@@ -128,7 +144,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         {
             "#": frame["number"].map(lambda n: f"{n:02d}"),
             "Title": frame["title"],
-            "Tier": frame["tier"],
+            "Tier": [tier_text(row) for row in rows],
             "Status": frame["status"],
             "Best gain": [gain_text(row) for row in rows],
             "Open blockers": [blockers_text(row) for row in rows],

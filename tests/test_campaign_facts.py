@@ -570,3 +570,171 @@ def test_reported_only_results_and_their_limits() -> None:
         Change(missing="a kernel")
     with pytest.raises(ValidationError, match="contradict"):
         Change(command="not-recorded", missing="x", base_command="python -m x")
+
+
+# --- how the outputs show evidence the sources give ---------------------------------------
+
+
+def test_about_range_is_printed_with_its_tilde_by_fmt_value(pages: dict[str, str]) -> None:
+    from generator.numbers import fmt_value
+
+    assert fmt_value(Range(min=8, max=11, about=True)) == "~8–11"
+    assert fmt_value(Range(min=8, max=11)) == "8–11"
+    # The templates print what fmt_value gives, with no "~" of their own on top.
+    assert all("~~" not in page for page in pages.values())
+    for name in ("home.md.j2", "record.md.j2", "summary.md.j2", "blockers.md.j2"):
+        assert ".about" not in (REPO / "generator" / "templates" / name).read_text(encoding="utf-8"), name
+
+
+# A reported-only record next to a measured one, on the shipped campaign.yaml (baseline 1,240
+# output tok/s at concurrency 1024). The reported figures, if compared with that baseline, would
+# make the largest gain of the two; they must not.
+_MIXED = {
+    "01-reported-only.yaml": """\
+title: Reported only
+tier: 1
+tier_source: own
+status: rejected
+hypothesis: Faster.
+verdict: No meaningful improvement, as reported.
+results:
+  - label: concurrency 1024
+    concurrency: 1024
+    finding: no meaningful improvement
+    reported:
+      - metric: output_throughput
+        values: [2000, 1000]
+    reported_change: {output_throughput: 61}
+  - label: single stream
+    reported:
+      - metric: output_throughput
+        values: [{min: 8, max: 11, about: true}]
+""",
+    "02-measured.yaml": """\
+title: Measured
+tier: 1
+tier_source: sources
+status: adopted
+hypothesis: Faster.
+verdict: Adopted.
+results:
+  - label: concurrency 1024
+    concurrency: 1024
+    metrics: {output_throughput: 1302}
+""",
+}
+_MIXED_REPORTED = "2000, 1000 tok/s output_throughput, +61.0% output_throughput at concurrency 1024 " + (
+    "(no meaningful improvement); ~8–11 tok/s output_throughput, concurrency not recorded"
+)
+
+
+@pytest.fixture
+def mixed(minimal: Path) -> Path:
+    for name, text in _MIXED.items():
+        (minimal / "improvements" / name).write_text(text, encoding="utf-8")
+    return minimal
+
+
+def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.summary import summary_rows
+
+    project, report = _load(mixed)
+    assert report.ok, report
+    analysis = analyse(project)
+    reported = analysis.record(project.by_slug()["reported-only"])
+    assert reported.best_gain is None
+    for res in reported.results:
+        assert not res.metrics and not res.baseline and not res.deltas
+    measured = analysis.record(project.by_slug()["measured"])
+    assert measured.best_gain is not None and round(measured.best_gain.percent, 1) == 5.0
+    # Same tier: the measured gain ranks first, the reported-only record after it despite its number.
+    assert [a.file.slug for a in analysis.ranked] == ["measured", "reported-only"]
+    rows = summary_rows(analysis)
+    assert [(r["slug"], r["best_gain_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
+    from generator.render import render_files
+
+    pages = render_files(analysis)
+    page = pages[f"docs/improvements/{project.output_name(project.by_slug()['reported-only'])}"]
+    results = page.split("## Results", 1)[1].split("## Verdict", 1)[0]
+    assert "| Metric | Baseline | Value | Change |" not in results
+    assert "better" not in results and "worse" not in results
+
+
+def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages: dict[str, str]) -> None:
+    import csv
+    import io
+    import json
+
+    from generator.analysis import analyse
+    from generator.summary import format_rows, summary_rows
+
+    project, _ = _load(mixed)
+    rows = summary_rows(analyse(project))
+    by_slug = {r["slug"]: r for r in rows}
+    got = {s: (r["tier_source"], r["evidence"], r["reported"]) for s, r in by_slug.items()}
+    assert got == {"reported-only": ("own", "reported", _MIXED_REPORTED), "measured": ("sources", "measured", None)}
+    for fmt in ("table", "markdown"):
+        # The terminal table wraps the long cells; the markdown keeps each on one line.
+        text = format_rows(rows, fmt)
+        assert "as reported: 2000, 1000 tok/s" in text and "~8–11" in text and "not measured" not in text, fmt
+        assert "1 (own placement)" in text and text.count("own placement") == 1, fmt
+    assert f"| as reported: {_MIXED_REPORTED} |" in format_rows(rows, "markdown")
+    (csv_row,) = [r for r in csv.DictReader(io.StringIO(format_rows(rows, "csv"))) if r["slug"] == "reported-only"]
+    assert (csv_row["tier"], csv_row["tier_source"], csv_row["evidence"]) == ("1", "own", "reported")
+    assert (csv_row["reported"], csv_row["best_gain_percent"]) == (_MIXED_REPORTED, "")
+    data = {d["slug"]: d for d in json.loads(format_rows(rows, "json"))}
+    assert data["reported-only"]["tier"] == 1 and data["reported-only"]["reported"] == _MIXED_REPORTED
+    assert (data["measured"]["tier_source"], data["measured"]["evidence"]) == ("sources", "measured")
+    # The shipped summary page: record 09's figures as the seed gives them, its tier marked as its own.
+    summary = pages["docs/summary.md"]
+    row09 = next(line for line in summary.splitlines() if line.startswith("| 09 |"))
+    assert "| 1 (own placement) |" in row09
+    assert "| as reported: 901, 927 tok/s output_throughput at concurrency 512 (no meaningful improvement) |" in row09
+    row06 = next(line for line in summary.splitlines() if line.startswith("| 06 |"))
+    assert "as reported: 236, 1867 tok/s throughput, concurrency not recorded" in row06
+    row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
+    assert "| 1 | blocked | not measured |" in row01
+
+
+def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> None:
+    table = pages["docs/index.md"].split("## Tiers", 1)[1].split("\n## ", 1)[0]
+    rows = {line.split(" | ", 1)[0]: line for line in table.splitlines() if line.startswith("| ") and "---" not in line}
+    # Tier 1 holds the seeds' three and two of the records' own; tiers 2 and 3 are all the records' own.
+    assert rows["| 1"].endswith("| 5 (own placement: 08, 09) |")
+    assert rows["| 2"].endswith("| 3 (own placement: 04, 05, 10) |")
+    assert rows["| 3"].endswith("| 2 (own placement: 06, 07) |")
+
+
+def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.export import export_data
+
+    project, _ = _load(mixed)
+    records = {r["slug"]: r for r in export_data(analyse(project))["records"]}
+    reported, measured = records["reported-only"], records["measured"]
+    assert (reported["summary"]["tier_source"], reported["summary"]["evidence"]) == ("own", "reported")
+    assert reported["summary"]["reported"] == _MIXED_REPORTED and reported["summary"]["best_gain"] is None
+    assert [(r["evidence"], r["deltas"]) for r in reported["results"]] == [("reported", {}), ("reported", {})]
+    assert (measured["summary"]["tier_source"], measured["summary"]["evidence"]) == ("sources", "measured")
+    ((result,),) = [measured["results"]]
+    assert result["evidence"] == "measured" and round(result["deltas"]["output_throughput"]["gain_percent"], 1) == 5.0
+
+
+def test_reported_metrics_carry_their_label_and_unit(project: Project, pages: dict[str, str], mixed: Path) -> None:
+    from generator.analysis import analyse
+    from generator.render import render_files
+
+    def page(of: Project, shown: dict[str, str], slug: str) -> str:
+        return shown[f"docs/improvements/{of.output_name(of.by_slug()[slug])}"]
+
+    assert "| Output token throughput (tok/s) | 901, 927 |" in page(project, pages, "num-continuous-decode-steps")
+    fusion = page(project, pages, "all-reduce-fusion-sm120")
+    assert "| Token throughput (kind not recorded) (tok/s) | 236, 1867 |" in fusion
+    assert "`throughput`" not in fusion
+    mixed_project, _ = _load(mixed)
+    reported = page(mixed_project, render_files(analyse(mixed_project)), "reported-only")
+    assert "| Output token throughput (tok/s) | 2000, 1000 |" in reported
+    assert "| Output token throughput (tok/s) | ~8–11 |" in reported
+    assert "| Output token throughput (tok/s) | +61.0% |" in reported
+    assert "`output_throughput`" not in reported.split("## Results", 1)[1]
