@@ -138,6 +138,13 @@ class Stack:
     def text(self) -> str:
         return "\n".join(line.display() for line in self.lines)
 
+    def script(self) -> str:
+        """`command` over several lines, one option per line, joined by backslash-newlines."""
+        # `lines` holds the environment, then the words of `tokens` grouped as `command` quotes them.
+        shown = [line.text for line in self.lines if line.kind != "removed"]
+        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
+        return " \\\n    ".join([*prefix, *shown])
+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # `$NAME`, `${NAME}` and the `${NAME:-default}` family; nothing that runs code (`$(...)`, backticks).

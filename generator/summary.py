@@ -29,6 +29,7 @@ COLUMNS = (
     "best_gain_within_noise",
     "open_blockers",
     "open_blocker_titles",
+    "in_stack",
 )
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -67,6 +68,7 @@ def summary_rows(
                 "best_gain_within_noise": best.within_noise if best else None,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
+                "in_stack": analysis.stack.has(rec.slug),
             }
         )
     return rows
@@ -83,6 +85,11 @@ def gain_text(row: dict[str, Any]) -> str:
     )
     noise = ", within noise" if row["best_gain_within_noise"] else ""
     return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+
+
+def status_text(row: dict[str, Any]) -> str:
+    """The status, and "in the stack" for an adopted record whose change is in the command in force."""
+    return f"{row['status']}, in the stack" if row["in_stack"] else row["status"]
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -108,6 +115,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
             lambda v: "" if v is None else str(v).lower()
         )
+        frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
@@ -122,7 +130,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
             "#": frame["number"].map(lambda n: f"{n:02d}"),
             "Title": frame["title"],
             "Tier": frame["tier"],
-            "Status": frame["status"],
+            "Status": [status_text(row) for row in rows],
             "Best gain": [gain_text(row) for row in rows],
             "Open blockers": [blockers_text(row) for row in rows],
         },

@@ -85,7 +85,7 @@ def _reference_problems(
 
 
 def _builds_on_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> list[Problem]:
-    steps = [Step(r.slug, r.number, tuple(s for s in r.record.builds_on if s != r.slug)) for r in project.records]
+    steps = [Step(r.slug, r.number, tuple(s for s in r.record.builds_on if s != r.slug)) for r in _unique(project)]
     found = order_steps(steps)
     if not isinstance(found, Cycle):
         return []
@@ -146,9 +146,17 @@ def adopted_steps(project: Project) -> list[Step]:
     """The adopted records' changes, as the stack applies them (superseded records are not adopted)."""
     return [
         Step.from_change(rec.slug, rec.number, rec.record.builds_on, rec.record.change)
-        for rec in project.records
+        for rec in _unique(project)
         if rec.record.status == "adopted"
     ]
+
+
+def _unique(project: Project) -> list[RecordFile]:
+    # Two files with one slug are a `duplicate-slug` error; the stack keeps the first.
+    first: dict[str, RecordFile] = {}
+    for rec in project.records:
+        first.setdefault(rec.slug, rec)
+    return list(first.values())
 
 
 def _conflicts(project: Project, by_slug: Mapping[str, RecordFile]) -> list[Problem]:
