@@ -142,16 +142,27 @@ def _load(result: Result | None) -> tuple[int | None, object, Workload | None]:
 
 
 def _difference(here: Result | None, before: Result | None, before_name: str) -> str | None:
-    """What differs in load or workload between a step's measurement and the level before it."""
+    """What differs in load or workload between a step's measurement and the level before it.
+
+    Concurrency defines the road, so one not recorded breaks the chain; a request rate or a
+    workload recorded on one side only cannot be compared, and is not called a difference.
+    """
     a, b = _load(here), _load(before)
     parts = []
-    words = ("concurrency", "request rate", "workload")
-    for word, x, y in zip(words, a, b, strict=True):
-        if x != y:
-            shown_x = "not recorded" if x is None else (_workload_text(x) if isinstance(x, Workload) else str(x))
-            shown_y = "not recorded" if y is None else (_workload_text(y) if isinstance(y, Workload) else str(y))
-            parts.append(f"{word} {shown_x} here, {shown_y} {before_name}")
+    for k, word in enumerate(("concurrency", "request rate", "workload")):
+        x, y = a[k], b[k]
+        if x == y or (k > 0 and (x is None or y is None)):
+            continue
+        parts.append(f"{word} {_shown(x)} here, {_shown(y)} {before_name}")
     return "; ".join(parts) or None
+
+
+def _shown(value: object) -> str:
+    if value is None:
+        return "not recorded"
+    if isinstance(value, Workload):
+        return _workload_text(value)
+    return "unlimited" if value == "inf" else str(value)
 
 
 def _workload_text(w: Workload) -> str:
