@@ -14,9 +14,9 @@ from generator.cli import resolve_root, root_option
     "stack",
     epilog="""\b
 Examples:
-  improvements stack                     the command; comments name the record of each added line
-  improvements stack > launch.sh         a script a shell runs as it is
-  improvements stack --format command    one line, for a job file
+  improvements stack
+  improvements stack > launch.sh
+  improvements stack --format command
   improvements stack --format json | jq -r .command
 """,
 )
