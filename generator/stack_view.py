@@ -45,7 +45,7 @@ def stack_script(analysis: Analysis) -> str:
             f"{len(records)} adopted change(s), applied in this order: {', '.join(map(_label, records))}.",
             "#",
         ]
-        width = max(len(line.text) for line in found.lines)
+        width = max((len(line.text) for line in found.lines if line.source is not None), default=0)
         for line in found.lines:
             if line.kind == "removed":
                 head.append(f"#   {'(removed) ' + line.text:<{width + 10}}  by {line.source}")

@@ -34,8 +34,9 @@ def command(root: Path | None, fmt: str) -> None:
 
     Changes apply in `builds_on` order (by number where none is given); a superseded record is
     not in the stack. The text format is a shell script: its comments name the record each
-    added, changed or removed line comes from, and `> launch.sh` runs as it is. `check` refuses two adopted changes that contradict each other, so what
-    is printed is the one command the adopted records describe.
+    added, changed or removed line comes from, and `> launch.sh` runs as it is. `check` refuses
+    two adopted changes that contradict each other, so what is printed is the one command the
+    adopted records describe.
     """
     from generator.analysis import analyse
     from generator.stack_view import stack_json, stack_script
