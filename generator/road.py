@@ -123,8 +123,13 @@ def campaign_stack(
     by_label = {f"{a.file.number:02d}-{a.file.slug}": a for a in records}
     order = [by_label[label] for label in found.order] if found else []
     notes: list[tuple[str, str]] = []
+    adopted = {a.file.slug for a in order}
     for a in order:
         change, label = a.file.record.change, f"{a.file.number:02d}-{a.file.slug}"
+        # Measured with a change the stack does not apply: the command differs from what was measured.
+        notes += [
+            (label, f"builds on `{d}`, which is not adopted") for d in a.file.record.builds_on if d not in adopted
+        ]
         if change is None:
             notes.append((label, "no `change` recorded: nothing added to the command"))
             continue

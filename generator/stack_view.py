@@ -182,6 +182,7 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
             for g in road.goals
         ],
         "other_goals": [f"{g.metric} {fmt_number(g.target)}" for g in road.other_goals],
+        "notes": [f"{label}: {note}" for label, note in analysis.stack.notes],
         "plot": {"src": relative(PurePosixPath(path), root_dir), "alt": charts_drawn[path]}
         if path in charts_drawn
         else None,

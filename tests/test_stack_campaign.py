@@ -364,3 +364,16 @@ def test_shipped_campaign_says_no_record_is_adopted_and_shows_the_baseline_again
     assert "~8–11 tok/s (a range; the chart draws its midpoint, 9.5 tok/s)" in section
     assert "The goal is above 100 tok/s: 89 to 92 tok/s to go." in section
     assert "![" in section and "plots/road-to-goal.svg" in section
+
+
+def test_what_the_command_cannot_say_is_named(tmp_path: Path) -> None:
+    # 07 builds on the drafter, which is not adopted, and patches a kernel: the stack says both.
+    drafter = DRAFTER.replace("status: adopted", "status: in-progress")
+    no_limit = NO_LIMIT.replace("  remove_flags:", "  patches: [{summary: A faster top-k kernel}]\n  remove_flags:")
+    root = make(tmp_path, {**THREE, "03-drafter.yaml": drafter, "07-no-limit.yaml": no_limit})
+    assert check(root) == []
+    script = run_cli("stack", "--root", str(root)).stdout
+    assert "# Not in the command: 07-no-limit: builds on `drafter`, which is not adopted" in script
+    assert "# Not in the command: 07-no-limit: patch: A faster top-k kernel" in script
+    home = render_files(analyse(require_project(root)))["docs/index.md"]
+    assert "- 07-no-limit: builds on `drafter`, which is not adopted" in home
