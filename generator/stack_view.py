@@ -136,6 +136,12 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
         if s.change is not None
     ]
     where = f" at concurrency {road.concurrency}" if road.concurrency is not None else ""
+    # A range is drawn at its midpoint; the column's label says the range itself.
+    about = "~" if _about(road) else ""
+    names = [
+        f"{name} ({about}{fmt_stat(level)}, midpoint)" if level.kind == "range" else name
+        for name, level in (("baseline", road.baseline), ("current", road.current))
+    ]
     svg = charts.waterfall(
         "road-to-goal",
         f"The road to the goal: {label}{where}",
@@ -143,6 +149,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
         steps,
         axis_label=f"{label} ({unit})" if unit else label,
         goals=[charts.Goal(g.direction, g.goal.target) for g in road.goals],
+        labels=(names[0], names[1]),
     )
     alt = charts.description(svg)
     # An SVG cannot start with a comment: the marker goes on the line after the XML declaration.
