@@ -19,6 +19,7 @@ from generator.model import Blocker, Result
 from generator.numbers import Stat, Value, stat
 from generator.project import Project, RecordFile
 from generator.results.matching import numbers
+from generator.road import CampaignStack, campaign_stack
 from generator.sweeps import Sweep, sweeps
 
 # --- the comparison -------------------------------------------------------------------------------
@@ -135,6 +136,8 @@ class Analysis:
     blockers: BlockerIndex
     # The records by slug.
     by_slug: Mapping[str, RecordFile]
+    # The launch command in force (baseline + adopted changes) and the road to the goal.
+    stack: CampaignStack
     _by_path: Mapping[Path, RecordAnalysis] = field(repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
@@ -149,13 +152,15 @@ def analyse(project: Project) -> Analysis:
     index = _blocker_index(project)
     records = tuple(_record_analysis(project, rec, index.shared) for rec in project.records)
     ranked = tuple(sorted(records, key=_rank_key))
+    baseline_results = tuple(resolve(project, r, None) for r in project.campaign.baseline.results)
     return Analysis(
         project=project,
-        baseline_results=tuple(resolve(project, r, None) for r in project.campaign.baseline.results),
+        baseline_results=baseline_results,
         records=records,
         ranked=ranked,
         blockers=index,
         by_slug=project.by_slug(),
+        stack=campaign_stack(project, records, baseline_results),
         _by_path={a.file.path: a for a in records},
     )
 

@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "build": ("build", "Render the series, summary and home page (and the site with --site)."),
     "serve": ("serve", "Preview the site, re-rendering when a record or result changes."),
     "summary": ("summary", "Print the tier-ranked summary table."),
+    "stack": ("stack", "Print the launch command in force: the baseline with every adopted change."),
     "import": ("import_", "Import benchmark output files as runs and link them from a record."),
     "init": ("init", "Start a campaign: campaign.yaml, mkdocs.yml, pre-commit and CI, nothing overwritten."),
     "new": ("new", "Start a new record with the next free number."),

@@ -92,6 +92,13 @@ class Reported(Strict):
     note: str | None = None
 
 
+class BaselineFrom(Strict):
+    """Another record's result whose numbers are this result's baseline, so none is typed twice."""
+
+    record: Slug
+    result: NonEmpty
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -101,6 +108,8 @@ class Result(Strict):
     workload: Workload | None = None
     metrics: Metrics = Field(default_factory=dict)
     baseline: Metrics = Field(default_factory=dict)
+    # The baseline is that record's result (its numbers, typed or imported): measured on top of it.
+    baseline_from: BaselineFrom | None = None
     # Imported runs (ids under results/runs/) instead of typed numbers.
     run: Slug | None = None
     baseline_run: Slug | None = None
@@ -122,6 +131,13 @@ class Result(Strict):
             )
         if self.baseline and not self.metrics and self.run is None:
             raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
+        if self.baseline_from is not None and (self.baseline or self.baseline_run or self.run is not None):
+            raise ValueError(
+                "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`, "
+                "and an imported `run` names its baseline with `baseline_run`"
+            )
+        if self.baseline_from is not None and not self.metrics:
+            raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
         return self
 
 
@@ -269,6 +285,8 @@ class Record(Strict):
     related: list[Slug] = Field(default_factory=list)
     superseded_by: Slug | None = None
     references: list[Reference] = Field(default_factory=list)
+    # Records whose changes are already in this one's baseline: the stack applies them first.
+    builds_on: list[Slug] = Field(default_factory=list)
 
 
 # --- campaign.yaml ---------------------------------------------------------------------

@@ -23,7 +23,8 @@ from generator.paths import docs_root, record_plot_path, relative, series_dir, s
 from generator.problems import rel
 from generator.project import Project, RecordFile
 from generator.reported import ReportedMetric, changes, figures
-from generator.summary import blockers_text, gain_text, summary_rows, tier_text
+from generator.stack_view import record_chain, record_command, road_context, stack_mark
+from generator.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
 
@@ -194,6 +195,10 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
     blockers = _blocker_views(analysis, rec)
     env = {**campaign.baseline.env, **(r.change.env if r.change else {})}
     tokens = _launch_tokens(project, rec)
+    # Measured on top of other records: their changes come first, as in the stack.
+    built = record_command(analysis, rec)
+    if built is not None:
+        tokens, env = built
     return {
         "campaign": campaign,
         "record": r,
@@ -213,6 +218,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
+        "builds_on": [page_link(s) for s in r.builds_on if s in by_slug],
+        "in_stack": stack_mark(analysis, rec),
         "home_link": relative(root_dir / "index.md", here),
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
@@ -231,6 +238,12 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out = [by_slug[s] for s in slugs if s in by_slug]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
+    # What builds on it and its baselines; its place in the stack depends on every adopted record.
+    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    out += [by_slug[s] for s in refs if s in by_slug]
+    out += record_chain(analysis, rec)
+    if analysis.stack.has(rec.slug):
+        out += analysis.stack.records
     return out
 
 
@@ -249,7 +262,7 @@ def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]
     return None, None
 
 
-def home_context(analysis: Analysis) -> dict[str, Any]:
+def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
     project = analysis.project
     campaign = project.campaign
     root_dir = docs_root(project)
@@ -287,6 +300,7 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
         "record_count": len(project.records),
         "summary_link": relative(root_dir / "summary.md", root_dir),
         "blockers_link": relative(root_dir / "blockers.md", root_dir),
+        "road": road_context(analysis, dict(charts or {})),
     }
 
 
@@ -302,6 +316,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
                 **row,
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
+                "status_text": status_text(row),
                 "blockers_text": blockers_text(row),
                 "tier_text": tier_text(row),
             }

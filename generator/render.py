@@ -28,6 +28,7 @@ from generator.paths import MANIFEST_NAME, docs_root, record_page_path, series_d
 from generator.plots import plots
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile
+from generator.stack_view import road_plot
 from generator.validate import require_project
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -193,6 +194,10 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     alts = {p.path: p.alt for p in charts}
     frontiers = frontier_charts(analysis)
     alts.update({f.path: f.alt for f in frontiers})
+    # The road to the goal: a waterfall drawn from the analysis' stack (no matplotlib).
+    road = road_plot(analysis)
+    if road is not None:
+        alts[road[0]] = road[1]
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -216,7 +221,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         out[record_page_path(project, rec)] = text
     campaign_source = rel(project.campaign_file.path, project.root)
     others: list[tuple[str, str, Callable[[], dict[str, Any]], str]] = [
-        ("index.md", "home.md.j2", lambda: pages.home_context(analysis), campaign_source),
+        ("index.md", "home.md.j2", lambda: pages.home_context(analysis, alts), campaign_source),
         ("summary.md", "summary.md.j2", lambda: pages.summary_context(analysis, alts), "the records in improvements/"),
         ("blockers.md", "blockers.md.j2", lambda: pages.blockers_context(analysis), "the records in improvements/"),
     ]
@@ -230,6 +235,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         raise ProblemsFound(report)
     out.update({p.path: p.svg for p in charts})
     out.update({f.path: f.svg for f in frontiers})
+    if road is not None:
+        out[road[0]] = road[2]
     return dict(sorted(out.items()))
 
 

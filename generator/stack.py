@@ -138,6 +138,13 @@ class Stack:
     def text(self) -> str:
         return "\n".join(line.display() for line in self.lines)
 
+    def script(self) -> str:
+        """`command` over several lines, one option per line, joined by backslash-newlines."""
+        # `lines` holds the environment, then the words of `tokens` grouped as `command` quotes them.
+        shown = [line.text for line in self.lines if line.kind != "removed"]
+        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
+        return " \\\n    ".join([*prefix, *shown])
+
 
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # `$NAME`, `${NAME}` and the `${NAME:-default}` family; nothing that runs code (`$(...)`, backticks).
@@ -215,7 +222,7 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
     base = next((s for s in reversed(ordered) if s.base_command), None)
     base_command = base.base_command if base is not None and base.base_command else command
     groups = [_Group(tokens, None) for tokens in _groups(split_command(base_command))]
-    base_text = {g.name: _text(g.tokens) for g in groups if g.name is not None}
+    base_text: dict[str | None, str] = {g.name: _text(g.tokens) for g in groups if g.name is not None}
     lines: list[Line] = []
     final_env = dict(env)
     env_source: dict[str, str] = {}

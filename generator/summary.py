@@ -37,6 +37,7 @@ COLUMNS = (
     "evidence",
     # The reported evidence as written ("901, 927 tok/s output_throughput at concurrency 512").
     "reported",
+    "in_stack",
 )
 FORMATS = ("table", "markdown", "csv", "json")
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
@@ -80,6 +81,7 @@ def summary_rows(
                 "tier_source": r.tier_source,
                 "evidence": evidence(r),
                 "reported": record_text(r),
+                "in_stack": analysis.stack.has(rec.slug),
             }
         )
         if analysis.project.campaign.slo:
@@ -106,6 +108,11 @@ def tier_text(row: dict[str, Any]) -> str:
     return f"{row['tier']} (own placement)" if row.get("tier_source") == "own" else str(row["tier"])
 
 
+def status_text(row: dict[str, Any]) -> str:
+    """The status, and "in the stack" for an adopted record whose change is in the command in force."""
+    return f"{row['status']}, in the stack" if row["in_stack"] else row["status"]
+
+
 def blockers_text(row: dict[str, Any]) -> str:
     if not row["open_blockers"]:
         return "none"
@@ -130,6 +137,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
             lambda v: "" if v is None else str(v).lower()
         )
+        frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
@@ -145,7 +153,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
             "#": frame["number"].map(lambda n: f"{n:02d}"),
             "Title": frame["title"],
             "Tier": [tier_text(row) for row in rows],
-            "Status": frame["status"],
+            "Status": [status_text(row) for row in rows],
             "Best gain": [gain_text(row) for row in rows],
             "Open blockers": [blockers_text(row) for row in rows],
         },

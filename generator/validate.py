@@ -18,6 +18,7 @@ from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile, RecordName, read_project
 from generator.read import Path_, Positions
 from generator.validate_runs import run_problems
+from generator.validate_stack import stack_problems
 
 
 def load_project(root: Path, report: Report, build_cache: cache.BuildCache | None = None) -> Project | None:
@@ -133,6 +134,8 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     shared = _shared_blockers(project)
     for rec in project.records:
         problems += _record_problems(project, rec, by_slug, blocker_ids, shared)
+    # Changes that build on each other: references, circles, and the adopted records' conflicts.
+    problems += stack_problems(project, by_slug)
     # Imported runs: references that resolve, and results comparable with their baseline.
     problems += run_problems(project)
     return problems

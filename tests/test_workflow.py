@@ -35,6 +35,8 @@ def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
     (root / "tests" / "fixtures").mkdir(parents=True)
     (root / "tests" / "fixtures" / "bench").symlink_to(REPO / "tests" / "fixtures" / "bench")
     record: Path | None = None
+    # The first record is the one walked to `adopted`; a later `new` is measured on top of it.
+    first: Path | None = None
     last_stdout: str | None = None
     ran: list[str] = []
     for lang, attrs, body in tutorial_blocks():
@@ -49,6 +51,7 @@ def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
                 last_stdout = run.stdout
                 if args[0] == "new":
                     record = root / run.stdout.strip()
+                    first = first or record
         elif lang == "text" and body.startswith("$ improvements"):
             command, *expected = body.splitlines()
             run = run_cli(*shlex.split(command)[2:], cwd=root)
@@ -62,9 +65,15 @@ def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
             assert record is not None
             with record.open("a") as f:
                 f.write(body)
-    assert ran[:1] == ["new"] and {"status", "import", "build", "summary"} <= set(ran)
+    assert ran[:1] == ["new"] and {"status", "import", "build", "summary", "stack"} <= set(ran)
 
-    assert record is not None
+    assert record is not None and first is not None
+    built_on, _ = parse(record.read_text())
+    assert built_on["builds_on"] == ["nccl-simple-protocol"]
+    # Its page's command: what it builds on first, then its own change.
+    next_page = (root / "docs" / "improvements" / f"glb5improvement-{record.stem}.md").read_text()
+    assert "NCCL_PROTO=Simple python -m sglang.launch_server" in next_page and "--cuda-graph-max-bs 32" in next_page
+    record = first
     data, _ = parse(record.read_text())
     assert data["status"] == "adopted" and data["verdict"] and data["results"]
     assert data["change"] == {"env": {"NCCL_PROTO": "Simple"}, "note": "Everything else as the baseline command."}
@@ -86,6 +95,8 @@ def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
     assert slug in (root / "site" / "records.json").read_text()
 
 
-@pytest.mark.parametrize("command", ["new", "status", "renumber", "schema", "export", "import", "build", "summary"])
+@pytest.mark.parametrize(
+    "command", ["new", "status", "renumber", "schema", "export", "import", "build", "summary", "stack"]
+)
 def test_workflow_doc_mentions_each_everyday_command(command: str) -> None:
     assert f"improvements {command}" in DOC.read_text()

@@ -370,7 +370,9 @@ class Numbers:
     no_baseline: bool = False
 
 
-def numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
+def numbers(
+    project: Project, result: Result, record: RecordFile | None = None, _seen: frozenset[int] = frozenset()
+) -> Numbers:
     """The numbers of one result and of its baseline.
 
     A result without its own baseline is compared with the campaign baseline result at the
@@ -385,6 +387,9 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
     values: dict[str, Any] = dict(result.metrics)
     notes: list[str] = []
     base: dict[str, Any] = dict(result.baseline)
+    if result.baseline_from is not None:
+        base, note = _baseline_from(project, result, _seen)
+        notes.append(note)
     if not base and result.concurrency is not None:
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
@@ -399,3 +404,21 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
         if missing:
             notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
     return Numbers(result, values, base, tuple(notes), no_baseline=not base)
+
+
+def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tuple[dict[str, Any], str]:
+    """The numbers of the result `baseline_from` names, restricted to this result's metrics, and a note.
+
+    `check` reports a missing record or label and a circle (`build-cycle`); `seen` only keeps a
+    project with such errors from recursing forever where it is analysed anyway.
+    """
+    ref = result.baseline_from
+    assert ref is not None
+    target = next((rec for rec in project.records if rec.slug == ref.record), None)
+    found = next((r for r in target.record.results if r.label == ref.result), None) if target else None
+    if target is None or found is None or id(found) in seen:
+        return {}, f"The baseline `{ref.result}` of record `{ref.record}` does not exist."
+    theirs = numbers(project, found, target, seen | {id(result)}).metrics
+    base = {k: v for k, v in theirs.items() if k in result.metrics}
+    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its result `{found.label}`."
+    return base, note
