@@ -222,7 +222,7 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
     base = next((s for s in reversed(ordered) if s.base_command), None)
     base_command = base.base_command if base is not None and base.base_command else command
     groups = [_Group(tokens, None) for tokens in _groups(split_command(base_command))]
-    base_text: dict[str | None, str] = {g.name: _text(g.tokens) for g in groups if g.name is not None}
+    base_text: dict[str, str] = {g.name: _text(g.tokens) for g in groups if g.name is not None}
     lines: list[Line] = []
     final_env = dict(env)
     env_source: dict[str, str] = {}
