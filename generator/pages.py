@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator import metrics
+from generator import experiments, metrics, variants
 from generator.analysis import Analysis, Delta, ResolvedResult
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
 from generator.numbers import fmt_number, fmt_percent, fmt_value
@@ -72,16 +72,17 @@ def _change_text(d: Delta, higher_is_better: bool) -> str:
         text += f" (raw {fmt_percent(d.change_percent)})"
     if d.within_noise:
         text += ", within noise"
-    return text
+    ratio = experiments.ratio_text(d)
+    return f"{text}, {ratio}" if ratio else text
 
 
-def result_view(resolved: ResolvedResult) -> ResultView:
+def result_view(resolved: ResolvedResult, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> ResultView:
     # An imported run fills in the load and workload it recorded.
     result = resolved.result
     deltas = resolved.deltas
     rows: list[MetricRow] = []
     for name, value in resolved.metrics.items():
-        metric = metrics.lookup(name)
+        metric = vocabulary.lookup(name)
         base = resolved.baseline.get(name)
         d = deltas.get(name)
         higher = metric.higher_is_better if metric else True
@@ -185,7 +186,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         return {"slug": slug, "title": _record_title(target), "link": project.output_name(target)}
 
     blockers = _blocker_views(analysis, rec)
-    env = {**campaign.baseline.env, **(r.change.env if r.change else {})}
+    change = variants.effective_change(r)
+    env = {**campaign.baseline.env, **(change.env if change else {})}
     tokens = _launch_tokens(project, rec)
     return {
         "campaign": campaign,
@@ -197,9 +199,13 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(tokens, env),
-        "own_base_command": bool(r.change and r.change.base_command),
+        "own_base_command": bool(change and change.base_command),
+        # With variants, the command is the retained variant's (`variants.effective_change`).
+        "launch_change": change,
+        "variants": experiments.variant_table(analysis, rec),
+        "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
-        "results": [result_view(res) for res in analysis.record(rec).results],
+        "results": [result_view(res, campaign.vocabulary()) for res in analysis.record(rec).results],
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
@@ -226,7 +232,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    return apply_change(project.campaign.baseline.command, rec.record.change)
+    return apply_change(project.campaign.baseline.command, variants.effective_change(rec.record))
 
 
 def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
@@ -245,8 +251,9 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
     campaign = project.campaign
     root_dir = docs_root(project)
     goals = []
+    vocabulary = campaign.vocabulary()
     for g in campaign.goals:
-        metric = metrics.lookup(g.metric)
+        metric = vocabulary.lookup(g.metric)
         direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
         current, current_from = _goal_current(project, g)
         goals.append(
@@ -266,7 +273,7 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
         "campaign": campaign,
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
-        "baseline_results": [result_view(res) for res in analysis.baseline_results],
+        "baseline_results": [result_view(res, campaign.vocabulary()) for res in analysis.baseline_results],
         "goals": goals,
         "tier_counts": counts,
         "record_count": len(project.records),

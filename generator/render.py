@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from generator import cache, pages
+from generator import cache, experiments, pages
 from generator.analysis import Analysis, analyse
 from generator.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.memo import memo
@@ -189,7 +189,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     report = Report()
     out: dict[str, str] = {}
     charts = plots(analysis, build_cache)
-    alts = {p.path: p.alt for p in charts}
+    sweeps = experiments.sweep_charts(analysis)
+    alts = {p.path: p.alt for p in charts} | {p.path: p.alt for p in sweeps}
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -225,7 +226,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
             out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)
-    out.update({p.path: p.svg for p in charts})
+    out.update({p.path: p.svg for p in charts} | {p.path: p.svg for p in sweeps})
     return dict(sorted(out.items()))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from generator import variants
 from generator.numbers import fmt_percent
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ COLUMNS = (
     "best_gain_within_noise",
     "open_blockers",
     "open_blocker_titles",
+    "variants",
 )
 FORMATS = ("table", "markdown", "csv", "json")
 
@@ -67,6 +69,8 @@ def summary_rows(
                 "best_gain_within_noise": best.within_noise if best else None,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
+                # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
+                "variants": variants.summary_text(r),
             }
         )
     return rows
@@ -75,14 +79,15 @@ def summary_rows(
 def gain_text(row: dict[str, Any]) -> str:
     """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
     if row["best_gain_percent"] is None:
-        return "not measured"
+        return f"not measured ({row['variants']})" if row.get("variants") else "not measured"
     where = (
         f"at concurrency {row['best_gain_concurrency']}"
         if row["best_gain_concurrency"] is not None
         else "concurrency not recorded"
     )
     noise = ", within noise" if row["best_gain_within_noise"] else ""
-    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+    tried = f" ({row['variants']})" if row.get("variants") else ""
+    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}{tried}"
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -111,7 +116,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
-        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles"):
+        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles", "variants"):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 

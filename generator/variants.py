@@ -46,7 +46,8 @@ def headline(record: Record, own: Sequence[T], by_variant: Sequence[Sequence[T]]
     """
     if not record.variants:
         return list(own)
-    return [r for v, results in zip(record.variants, by_variant, strict=True) if v.outcome == "retained" for r in results]
+    pairs = zip(record.variants, by_variant, strict=True)
+    return [r for v, results in pairs if v.outcome == "retained" for r in results]
 
 
 def value_text(variant: Variant) -> str:
