@@ -16,6 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from generator import cache
+from generator.cuttext import cut_text_problems
 from generator.model import FILENAME_RE, Campaign, Record, metric_context
 from generator.problems import Problem, Report, rel
 from generator.read import Positions, YamlProblem, parse, read_text
@@ -117,7 +118,9 @@ def load_file(
             hit = build_cache.get(key)
             if hit is not None:
                 build_cache.files[path] = key
-                return Loaded(path, hit[1], hit[0], Positions(text=text))
+                positions = Positions(text=text)
+                report.extend(cut_text_problems(text, hit[0], positions, shown))
+                return Loaded(path, hit[1], hit[0], positions)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
@@ -165,6 +168,7 @@ def load_text(
             )
         )
         return Loaded(path, None, data, pos)
+    report.extend(cut_text_problems(text, data, pos, shown))
     try:
         if model is Campaign:
             context = metric_context(data)
