@@ -366,13 +366,22 @@ class Sweep(Strict):
 class Setup(Strict):
     """A record's own setup where it is not the campaign's: a microbenchmark on fewer GPUs, say.
 
-    The command is the change's: `base_command`, or `command: not-recorded`.
+    It holds for every variant: a `base_command` replaces the campaign's baseline command, and
+    `command: not-recorded` says the command was never recorded (pages print none).
     """
 
     hardware: Hardware | None = None
     # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
     benchmark: NonEmpty | None = None
+    base_command: NonEmpty | None = None
+    command: Literal["not-recorded"] | None = None
     note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_command(self) -> Setup:
+        if self.command == "not-recorded" and self.base_command:
+            raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
+        return self
 
 
 # --- campaign.yaml ---------------------------------------------------------------------

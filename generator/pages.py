@@ -232,7 +232,9 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    return apply_change(project.campaign.baseline.command, variants.effective_change(rec.record))
+    setup = rec.record.setup
+    base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
+    return apply_change(base, variants.effective_change(rec.record))
 
 
 def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
