@@ -34,7 +34,10 @@ def metric_name_pattern() -> str:
 
     fixed = "|".join(re.escape(n) for n in sorted(metrics._FIXED))  # the fixed names are the vocabulary's data
     latency = metrics._LATENCY_RE.pattern.removeprefix("^").removesuffix("$")
-    return f"^(?:{fixed}|{latency})$"
+    # A campaign may define metrics of its own (`metrics:`), which a schema of one file cannot
+    # know: any name of their form is let through here, and `check` knows the campaign's.
+    custom = metrics.NAME_RE.removeprefix("^").removesuffix("$")
+    return f"^(?:{fixed}|{latency}|{custom})$"
 
 
 def _generator() -> type:
