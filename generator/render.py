@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from generator import cache, experiments, pages
+from generator import cache, experiments, pages, variants
 from generator.analysis import Analysis, analyse
 from generator.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.memo import memo
@@ -166,7 +166,7 @@ class _PageCache:
         parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
-        if any(res.run or res.baseline_run for res in rec.record.results):
+        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
 

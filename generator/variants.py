@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from generator.model import Change, Record, Variant
+from generator.model import Change, Record, Result, Variant
 from generator.numbers import fmt_number
 from generator.problems import Problem
 from generator.read import Positions
@@ -34,6 +34,19 @@ def effective_change(record: Record) -> Change | None:
     if kept is not None and kept.change is not None:
         return kept.change
     return record.change
+
+
+def change_for(record: Record, result: Result) -> Change | None:
+    """The change `result` measures: that of the variant holding it, when it has its own, else the record's."""
+    for v in record.variants:
+        if v.change is not None and any(r is result for r in v.results):
+            return v.change
+    return record.change
+
+
+def all_results(record: Record) -> list[Result]:
+    """The record's own results, then each variant's, in order."""
+    return [*record.results, *(r for v in record.variants for r in v.results)]
 
 
 def headline(record: Record, own: Sequence[T], by_variant: Sequence[Sequence[T]]) -> list[T]:

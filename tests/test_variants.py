@@ -178,3 +178,19 @@ def test_cut_text(text: str, warned: bool) -> None:
     problems = cut_text_problems(text, data, pos, "x.yaml")
     assert bool(problems) == warned
     assert all(p.severity == "warning" and p.code == "cut-text" for p in problems)
+
+
+def test_a_variants_imported_run_is_checked_like_a_records(repo: Path) -> None:
+    path = repo / "improvements" / "11-prefill-cap.yaml"
+    text = path.read_text()
+    path.write_text(
+        text.replace(
+            "verdict:",
+            "  - label: imported\n    value: 65536\n    outcome: rejected\n"
+            "    results:\n      - label: run\n        run: sglang-serving-rr4-0000000000\nverdict:",
+        )
+    )
+    line = len(text.splitlines()) + 5
+    assert any(
+        p.startswith(f"improvements/11-prefill-cap.yaml:{line}:14: error[unknown-run]") for p in _problems(repo)
+    ), _problems(repo)
