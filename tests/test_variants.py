@@ -194,3 +194,13 @@ def test_a_variants_imported_run_is_checked_like_a_records(repo: Path) -> None:
     assert any(
         p.startswith(f"improvements/11-prefill-cap.yaml:{line}:14: error[unknown-run]") for p in _problems(repo)
     ), _problems(repo)
+
+
+def test_the_editors_schema_knows_the_campaigns_own_metrics() -> None:
+    import re
+
+    from generator.commands.schema import metric_name_pattern
+
+    assert re.fullmatch(metric_name_pattern(), "ttft_max")
+    assert not re.fullmatch(metric_name_pattern(), "allreduce_p99")
+    assert re.fullmatch(metric_name_pattern(["allreduce_p99"]), "allreduce_p99")
