@@ -82,6 +82,11 @@ def cut_text_problems(text: str, data: Any, positions: Positions, shown: str) ->
     lines = text.split("\n")
     out: list[Problem] = []
     for path, value in _prose(data, ()):
+        words = value.split()
+        # Positions cost a second parse of the file: only a value whose last word is followed
+        # by a comment somewhere in the text can have been cut, so only such a value asks.
+        if not words or not re.search(re.escape(words[-1]) + r"[ \t]+#", text):
+            continue
         line, col = positions.of(path)
         where = _comment_column(lines, line, col, value)
         if where is None:
