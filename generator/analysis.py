@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import metrics
+from generator import metrics, variants
 from generator.model import Blocker, Result
 from generator.numbers import Stat, Value, stat
 from generator.project import Project, RecordFile
@@ -39,13 +39,15 @@ class Delta:
     within_noise: bool
 
 
-def compare(metric_name: str, value: Value, baseline_value: Value) -> Delta | None:
+def compare(
+    metric_name: str, value: Value, baseline_value: Value, vocabulary: metrics.Vocabulary = metrics.BUILTIN
+) -> Delta | None:
     """The change from `baseline_value` to `value`, or None when no percentage exists.
 
     There is none for an unknown metric or a baseline of zero. Every delta the outputs show
-    is made here, once per metric of each result.
+    is made here, once per metric of each result. `vocabulary` adds the campaign's own metrics.
     """
-    metric = metrics.lookup(metric_name)
+    metric = vocabulary.lookup(metric_name)
     if metric is None:
         return None
     v, b = stat(value), stat(baseline_value)
@@ -122,6 +124,8 @@ class RecordAnalysis:
     best_gain: Gain | None
     # Its load sweeps, with capacity under the campaign's SLO and the frontier (generator.sweeps).
     sweeps: tuple[Sweep, ...] = ()
+    # Each variant's results, in the order of the record's `variants`.
+    variant_results: tuple[tuple[ResolvedResult, ...], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -168,10 +172,11 @@ def analyse(project: Project) -> Analysis:
 def resolve(project: Project, result: Result, record: RecordFile | None) -> ResolvedResult:
     """One result's numbers and their comparison with its baseline."""
     found = numbers(project, result, record)
+    vocabulary = project.campaign.vocabulary()
     deltas: dict[str, Delta | None] = {}
     for name, value in found.metrics.items():
         base = found.baseline.get(name)
-        deltas[name] = None if base is None else compare(name, value, base)
+        deltas[name] = None if base is None else compare(name, value, base, vocabulary)
     return ResolvedResult(found.result, found.metrics, found.baseline, found.notes, found.no_baseline, deltas)
 
 
@@ -180,7 +185,12 @@ def _record_analysis(project: Project, rec: RecordFile, shared: Mapping[str, Sha
     found = sweeps(
         [(r.result, r.metrics, r.baseline) for r in results], project.campaign.slo, project.campaign.hardware.count
     )
-    return RecordAnalysis(rec, results, _open_blockers(rec, shared), _best_gain(results), found)
+    by_variant = tuple(tuple(resolve(project, r, rec) for r in v.results) for v in rec.record.variants)
+    # With variants, the headline is the retained variant's alone (see `variants.headline`).
+    headline = tuple(variants.headline(rec.record, results, by_variant))
+    return RecordAnalysis(
+        rec, results, _open_blockers(rec, shared), _best_gain(headline), sweeps=found, variant_results=by_variant
+    )
 
 
 def _best_gain(results: tuple[ResolvedResult, ...]) -> Gain | None:

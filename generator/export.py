@@ -41,9 +41,15 @@ def _delta(d: Delta) -> dict[str, Any]:
     }
 
 
-def _results(entry: RecordAnalysis) -> list[dict[str, Any]]:
+def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str, Any]]:
+    record = entry.file.record
+    results, resolved_results = (
+        (record.results, entry.results)
+        if variant is None
+        else (record.variants[variant].results, entry.variant_results[variant])
+    )
     out = []
-    for result, resolved in zip(entry.file.record.results, entry.results, strict=True):
+    for result, resolved in zip(results, resolved_results, strict=True):
         deltas = resolved.deltas
         out.append(
             {
@@ -91,9 +97,12 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
                     "tier_source": row["tier_source"],
                     "evidence": row["evidence"],
                     "reported": row["reported"],
+                    "variants": row["variants"],
                 },
                 "results": _results(analysis.record(rec)),
                 "sweeps": [sweep_data(s) for s in analysis.record(rec).sweeps],
+                # Each variant's results, in the order of the record's `variants`.
+                "variant_results": [_results(analysis.record(rec), k) for k in range(len(rec.record.variants))],
             }
         )
         if SLO_COLUMN in row:

@@ -2,14 +2,19 @@
 
 `check`, the importers and the renderer all read metric names through `lookup`, so a
 quantity has one name everywhere. Latency families accept any statistic by pattern
-(``ttft_p99``, ``itl_p99.9``, ``e2e_latency_mean``) because benchmark tools add
+(``ttft_p99``, ``itl_p99.9``, ``e2e_latency_max``) because benchmark tools add
 percentiles at run time.
+
+A campaign may define metrics of its own (`metrics:` in campaign.yaml). They are passed
+along as a `Vocabulary` (the built-in names plus the campaign's), never registered here, so
+no module keeps a campaign's names between runs.
 """
 
 from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
@@ -55,8 +60,12 @@ _LATENCY_FAMILIES: dict[str, str] = {
     "itl": "Inter-token latency",
     "e2e_latency": "End-to-end latency",
 }
-_STATS = {"mean": "mean", "median": "median", "std": "std dev"}
-_LATENCY_RE = re.compile(r"^(ttft|tpot|itl|e2e_latency)_(mean|median|std|p(\d{1,2}(?:\.\d+)?))$")
+_STATS = {"mean": "mean", "median": "median", "std": "std dev", "min": "min", "max": "max"}
+_LATENCY_RE = re.compile(r"^(ttft|tpot|itl|e2e_latency)_(mean|median|std|min|max|p(\d{1,2}(?:\.\d+)?))$")
+# A campaign's own metric names: lowercase words joined by `_`, like the built-in ones.
+NAME_RE = r"^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$"
+# Time units a value may be written in, in milliseconds; "us" is µs for keyboards without µ.
+TIME_UNITS: dict[str, float] = {"s": 1000.0, "ms": 1.0, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}
 
 
 @cache
@@ -96,3 +105,40 @@ def suggest(name: str) -> str | None:
         return normalized
     close = difflib.get_close_matches(normalized, known_names(), n=1, cutoff=0.6)
     return close[0] if close else None
+
+
+def conversion(unit: str, to: str) -> float | None:
+    """The factor that turns a value in `unit` into one in `to`, or None when they do not convert."""
+    if unit == to:
+        return 1.0
+    if unit in TIME_UNITS and to in TIME_UNITS:
+        return TIME_UNITS[unit] / TIME_UNITS[to]
+    return None
+
+
+@dataclass(frozen=True)
+class Vocabulary:
+    """The built-in metrics plus a campaign's own (`metrics:` in campaign.yaml)."""
+
+    custom: tuple[Metric, ...] = ()
+
+    @classmethod
+    def of(cls, definitions: Mapping[str, tuple[str, bool, str]]) -> Vocabulary:
+        """From name -> (unit, higher is better, label)."""
+        return cls(tuple(Metric(n, u, h, lab) for n, (u, h, lab) in sorted(definitions.items())))
+
+    def lookup(self, name: str) -> Metric | None:
+        for metric in self.custom:
+            if metric.name == name:
+                return metric
+        return lookup(name)
+
+    def suggest(self, name: str) -> str | None:
+        normalized = name.strip().lower().replace("-", "_").replace(" ", "_")
+        if self.lookup(normalized) is not None:
+            return normalized
+        close = difflib.get_close_matches(normalized, [m.name for m in self.custom] + known_names(), n=1, cutoff=0.6)
+        return close[0] if close else None
+
+
+BUILTIN = Vocabulary()

@@ -12,10 +12,11 @@ import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from generator import metrics
+from generator.metrics import Vocabulary
 
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
@@ -58,11 +59,38 @@ class Range(Strict):
 MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
 
 
-def _known_metric(name: str) -> str:
-    if metrics.lookup(name) is None:
-        near = metrics.suggest(name)
+def _known_metric(name: str, info: ValidationInfo) -> str:
+    # The campaign's own metrics come as validation context (see `metric_context`): the
+    # vocabulary is passed along, never registered anywhere.
+    units = _context_units(info)
+    if metrics.lookup(name) is None and name not in units:
+        vocabulary = metrics.Vocabulary.of({n: (u, True, n) for n, u in units.items()})
+        near = vocabulary.suggest(name)
         raise PydanticCustomError("unknown_metric", "unknown metric `{name}`", {"name": name, "suggestion": near or ""})
     return name
+
+
+def _context_units(info: ValidationInfo) -> dict[str, str]:
+    context = info.context if isinstance(info.context, dict) else {}
+    units = context.get("metric_units", {})
+    return units if isinstance(units, dict) else {}
+
+
+def metric_context(campaign_data: Any) -> dict[str, Any]:
+    """The validation context of a campaign's files: its own metric names and their units.
+
+    Read from the raw campaign data, so records still know the campaign's metrics when
+    campaign.yaml has an error elsewhere (that error is reported on its own).
+    """
+    defined = campaign_data.get("metrics") if isinstance(campaign_data, dict) else None
+    if not isinstance(defined, dict):
+        return {}
+    units = {
+        str(name): str(d["unit"])
+        for name, d in defined.items()
+        if isinstance(d, dict) and isinstance(d.get("unit"), str) and metrics.lookup(str(name)) is None
+    }
+    return {"metric_units": dict(sorted(units.items()))} if units else {}
 
 
 MetricName = Annotated[str, AfterValidator(_known_metric)]
@@ -120,6 +148,9 @@ class Result(Strict):
     reported_change: dict[MetricName, Finite | Range] = Field(default_factory=dict)
     finding: str | None = None
     note: str | None = None
+    # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
+    # the metric's own: converted once, as the file is loaded.
+    units: dict[MetricName, NonEmpty] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _has_numbers(self) -> Result:
@@ -139,6 +170,35 @@ class Result(Strict):
         if self.baseline_from is not None and not self.metrics:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
         return self
+
+    @model_validator(mode="after")
+    def _in_own_units(self, info: ValidationInfo) -> Result:
+        if not self.units:
+            return self
+        own = _context_units(info)
+        factors: dict[str, float] = {}
+        for name, unit in self.units.items():
+            known = metrics.lookup(name)
+            to = known.unit if known is not None else own.get(name, unit)
+            factor = metrics.conversion(unit, to)
+            if factor is None:
+                raise ValueError(f"`{name}` is in {to}; a value in `{unit}` cannot be converted to it")
+            factors[name] = factor
+        update = {
+            "metrics": {k: _scaled(v, factors.get(k, 1.0)) for k, v in self.metrics.items()},
+            "baseline": {k: _scaled(v, factors.get(k, 1.0)) for k, v in self.baseline.items()},
+        }
+        return self.model_copy(update=update)
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    if factor == 1.0:
+        return value
+    if isinstance(value, Range):
+        return value.model_copy(update={"min": value.min * factor, "max": value.max * factor})
+    if isinstance(value, list):
+        return [v * factor for v in value]
+    return value * factor
 
 
 class Expected(Strict):
@@ -287,6 +347,59 @@ class Record(Strict):
     references: list[Reference] = Field(default_factory=list)
     # Records whose changes are already in this one's baseline: the stack applies them first.
     builds_on: list[Slug] = Field(default_factory=list)
+    # Configurations tried as one unit: the arms of an A/B, or the values of a sweep.
+    variants: list[Variant] = Field(default_factory=list)
+    sweep: Sweep | None = None
+    # Where this record's runs differ from the campaign's setup.
+    setup: Setup | None = None
+
+
+VariantOutcome = Literal["retained", "rejected", "superseded", "diagnostic"]
+
+
+class Variant(Strict):
+    """One configuration of a record: an arm of an A/B or one value of a sweep.
+
+    Its `change` replaces the record's for this variant. A `diagnostic` variant (a run that
+    measures, not a candidate) is shown but never ranked.
+    """
+
+    label: NonEmpty
+    # The swept setting's value; a number when the sweep's values are numbers.
+    value: Finite | NonEmpty | None = None
+    outcome: VariantOutcome
+    change: Change | None = None
+    results: list[Result] = Field(default_factory=list)
+    note: str | None = None
+
+
+class Sweep(Strict):
+    # The setting swept, as the page's chart names it: a flag, an environment variable.
+    parameter: NonEmpty
+    # The metric the chart plots; defaults to the first metric the retained variant measures.
+    metric: MetricName | None = None
+    note: str | None = None
+
+
+class Setup(Strict):
+    """A record's own setup where it is not the campaign's: a microbenchmark on fewer GPUs, say.
+
+    It holds for every variant: a `base_command` replaces the campaign's baseline command, and
+    `command: not-recorded` says the command was never recorded (pages print none).
+    """
+
+    hardware: Hardware | None = None
+    # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
+    benchmark: NonEmpty | None = None
+    base_command: NonEmpty | None = None
+    command: Literal["not-recorded"] | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_command(self) -> Setup:
+        if self.command == "not-recorded" and self.base_command:
+            raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
+        return self
 
 
 # --- campaign.yaml ---------------------------------------------------------------------
@@ -354,6 +467,24 @@ SloMetric = Annotated[MetricName, AfterValidator(_latency_metric)]
 SloLimit = Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e15)]
 
 
+class MetricDefinition(Strict):
+    """A metric of the campaign's own, beside the built-in vocabulary."""
+
+    unit: NonEmpty
+    better: Literal["higher", "lower"]
+    label: NonEmpty
+    note: str | None = None
+
+
+def _new_metric_name(name: str) -> str:
+    if metrics.lookup(name) is not None:
+        raise ValueError(f"`{name}` is a built-in metric already; give the campaign's own a name of its own")
+    return name
+
+
+CustomMetricName = Annotated[str, Field(pattern=metrics.NAME_RE), AfterValidator(_new_metric_name)]
+
+
 class Campaign(Strict):
     name: NonEmpty
     series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
@@ -370,6 +501,12 @@ class Campaign(Strict):
     docs_dir: str = "docs/improvements"
     # Latency limits (ms) that capacity under the SLO is measured against: metric -> limit.
     slo: dict[SloMetric, SloLimit] = Field(default_factory=dict)
+    # Metrics of the campaign's own: name -> unit, which direction is better, label.
+    metrics: dict[CustomMetricName, MetricDefinition] = Field(default_factory=dict)
+
+    def vocabulary(self) -> Vocabulary:
+        """The built-in metrics and this campaign's own."""
+        return Vocabulary.of({n: (d.unit, d.better == "higher", d.label) for n, d in self.metrics.items()})
 
     @field_validator("tiers")
     @classmethod
@@ -379,6 +516,9 @@ class Campaign(Strict):
             raise ValueError(f"tiers must describe tiers 1, 2 and 3 (missing {missing})")
         return v
 
+
+# Record names the setup's Hardware, defined with the campaign's below.
+Record.model_rebuild()
 
 FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$")
 

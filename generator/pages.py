@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator import metrics
+from generator import experiments, metrics, variants
 from generator.analysis import Analysis, Delta, ResolvedResult
 from generator.frontier_charts import slo_text, sweep_views
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
@@ -78,16 +78,17 @@ def _change_text(d: Delta, higher_is_better: bool) -> str:
         text += f" (raw {fmt_percent(d.change_percent)})"
     if d.within_noise:
         text += ", within noise"
-    return text
+    ratio = experiments.ratio_text(d)
+    return f"{text}, {ratio}" if ratio else text
 
 
-def result_view(resolved: ResolvedResult) -> ResultView:
+def result_view(resolved: ResolvedResult, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> ResultView:
     # An imported run fills in the load and workload it recorded.
     result = resolved.result
     deltas = resolved.deltas
     rows: list[MetricRow] = []
     for name, value in resolved.metrics.items():
-        metric = metrics.lookup(name)
+        metric = vocabulary.lookup(name)
         base = resolved.baseline.get(name)
         d = deltas.get(name)
         higher = metric.higher_is_better if metric else True
@@ -193,7 +194,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         return {"slug": slug, "title": _record_title(target), "link": project.output_name(target)}
 
     blockers = _blocker_views(analysis, rec)
-    env = {**campaign.baseline.env, **(r.change.env if r.change else {})}
+    change = variants.effective_change(r)
+    env = {**campaign.baseline.env, **(change.env if change else {})}
     tokens = _launch_tokens(project, rec)
     # Measured on top of other records: their changes come first, as in the stack.
     built = record_command(analysis, rec)
@@ -209,9 +211,13 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(tokens, env),
-        "own_base_command": bool(r.change and r.change.base_command),
+        "own_base_command": bool(change and change.base_command),
+        # With variants, the command is the retained variant's (`variants.effective_change`).
+        "launch_change": change,
+        "variants": experiments.variant_table(analysis, rec),
+        "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
-        "results": [result_view(res) for res in analysis.record(rec).results],
+        "results": [result_view(res, campaign.vocabulary()) for res in analysis.record(rec).results],
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
         "slo": slo_text(project),
@@ -248,7 +254,9 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    return apply_change(project.campaign.baseline.command, rec.record.change)
+    setup = rec.record.setup
+    base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
+    return apply_change(base, variants.effective_change(rec.record))
 
 
 def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
@@ -267,8 +275,9 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
     campaign = project.campaign
     root_dir = docs_root(project)
     goals = []
+    vocabulary = campaign.vocabulary()
     for g in campaign.goals:
-        metric = metrics.lookup(g.metric)
+        metric = vocabulary.lookup(g.metric)
         direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
         current, current_from = _goal_current(project, g)
         goals.append(
@@ -293,7 +302,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "campaign": campaign,
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
-        "baseline_results": [result_view(res) for res in analysis.baseline_results],
+        "baseline_results": [result_view(res, campaign.vocabulary()) for res in analysis.baseline_results],
         "goals": goals,
         "tier_counts": counts,
         "tier_own": own,

@@ -62,6 +62,7 @@ CODES: dict[str, str] = {
     "import-truncated": "a benchmark file with a truncated or broken line",
     "import-no-metric": "a benchmark run with no usable metric",
     "usage": "a command was called with arguments that do not fit",
+    "cut-text": "prose that a `#` comment may have cut short (an unquoted `#`)",
 }
 
 

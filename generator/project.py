@@ -16,7 +16,8 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from generator import cache
-from generator.model import FILENAME_RE, Campaign, Record
+from generator.cuttext import cut_text_problems
+from generator.model import FILENAME_RE, Campaign, Record, metric_context
 from generator.problems import Problem, Report, rel
 from generator.read import Positions, YamlProblem, parse, read_text
 from generator.results.run import Run
@@ -96,19 +97,30 @@ def find_root(start: Path | None = None) -> Path | None:
 
 
 def load_file(
-    path: Path, model: type[BaseModel], shown: str, report: Report, build_cache: cache.BuildCache | None = None
+    path: Path,
+    model: type[BaseModel],
+    shown: str,
+    report: Report,
+    build_cache: cache.BuildCache | None = None,
+    context: dict[str, Any] | None = None,
 ) -> Loaded:
-    """`path` read, parsed and validated as `model`; with `build_cache`, a file seen before is not parsed again."""
+    """`path` read, parsed and validated as `model`; with `build_cache`, a file seen before is not parsed again.
+
+    `context` is a record's validation context: the campaign's own metrics (`metric_context`).
+    """
     key = ""
     try:
         text = read_text(path)
         if build_cache is not None:
             # A file whose bytes were valid before is valid again: only cross-file rules can change.
-            key = f"load:{cache.digest(build_cache.salt, model.__name__, text)}"
+            extra = () if not context else (repr(sorted(context.items())),)
+            key = f"load:{cache.digest(build_cache.salt, model.__name__, text, *extra)}"
             hit = build_cache.get(key)
             if hit is not None:
                 build_cache.files[path] = key
-                return Loaded(path, hit[1], hit[0], Positions(text=text))
+                positions = Positions(text=text)
+                report.extend(cut_text_problems(text, hit[0], positions, shown))
+                return Loaded(path, hit[1], hit[0], positions)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
@@ -123,17 +135,20 @@ def load_file(
             )
         )
         return Loaded(path, None, None, Positions())
-    loaded = load_text(path, text, model, shown, report)
+    loaded = load_text(path, text, model, shown, report, context)
     if build_cache is not None and loaded.model is not None:
         build_cache.put(key, (loaded.data, loaded.model))
         build_cache.files[path] = key
     return loaded
 
 
-def load_text(path: Path, text: str, model: type[BaseModel], shown: str, report: Report) -> Loaded:
+def load_text(
+    path: Path, text: str, model: type[BaseModel], shown: str, report: Report, context: dict[str, Any] | None = None
+) -> Loaded:
     """`text` (the contents of `path`, read or about to be written) parsed and validated as `model`.
 
-    The commands that edit a file check the edited text through this before writing it.
+    The commands that edit a file check the edited text through this before writing it. A
+    campaign is its own context (its `metrics:`); a record's is the campaign's (`context`).
     """
     try:
         data, pos = parse(text)
@@ -157,8 +172,11 @@ def load_text(path: Path, text: str, model: type[BaseModel], shown: str, report:
             )
         )
         return Loaded(path, None, data, pos)
+    report.extend(cut_text_problems(text, data, pos, shown))
     try:
-        obj = model.model_validate(data)
+        if model is Campaign:
+            context = metric_context(data)
+        obj = model.model_validate(data, context=context)
     except ValidationError as exc:
         report.extend(validation_problems(exc, model, data, pos, shown))
         return Loaded(path, None, data, pos)
@@ -213,10 +231,11 @@ def read_project(
             message = f"`{stray.name}` is neither campaign.yaml nor a record named NN-slug.yaml"
             hint = "name records like 12-my-idea.yaml (two or more digits, lowercase slug)"
         report.add(Problem(rel(stray, root), 1, 1, "bad-filename", message, hint))
+    context = metric_context(campaign_file.data)
     records: list[RecordFile] = []
     unloaded_ids: set[str] = set()
     for path, number, slug in files:
-        loaded = load_file(path, Record, rel(path, root), report, build_cache)
+        loaded = load_file(path, Record, rel(path, root), report, build_cache, context)
         if loaded.model is not None:
             records.append(RecordFile(loaded.path, loaded.model, loaded.data, loaded.positions, number, slug))
         elif isinstance(loaded.data, dict) and isinstance(loaded.data.get("blockers"), list):

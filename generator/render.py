@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from generator import cache, pages
+from generator import cache, experiments, pages, variants
 from generator.analysis import Analysis, analyse
 from generator.frontier_charts import frontier_charts
 from generator.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
@@ -168,7 +168,7 @@ class _PageCache:
         parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
-        if any(res.run or res.baseline_run for res in rec.record.results):
+        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
 
@@ -198,6 +198,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     road = road_plot(analysis)
     if road is not None:
         alts[road[0]] = road[1]
+    sweeps = experiments.sweep_charts(analysis)
+    alts.update({p.path: p.alt for p in sweeps})
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -237,6 +239,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     out.update({f.path: f.svg for f in frontiers})
     if road is not None:
         out[road[0]] = road[2]
+    out.update({p.path: p.svg for p in sweeps})
     return dict(sorted(out.items()))
 
 

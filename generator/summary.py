@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from generator import variants
 from generator.numbers import fmt_percent
 from generator.reported import evidence, record_text
 from generator.sweeps import summary_text
@@ -38,6 +39,7 @@ COLUMNS = (
     # The reported evidence as written ("901, 927 tok/s output_throughput at concurrency 512").
     "reported",
     "in_stack",
+    "variants",
 )
 FORMATS = ("table", "markdown", "csv", "json")
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
@@ -82,6 +84,8 @@ def summary_rows(
                 "evidence": evidence(r),
                 "reported": record_text(r),
                 "in_stack": analysis.stack.has(rec.slug),
+                # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
+                "variants": variants.summary_text(r),
             }
         )
         if analysis.project.campaign.slo:
@@ -93,14 +97,17 @@ def gain_text(row: dict[str, Any]) -> str:
     """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
     if row["best_gain_percent"] is None:
         # Reported evidence is never a gain: its figures as written, with no computed sign.
-        return f"as reported: {row['reported']}" if row.get("reported") else "not measured"
+        if row.get("reported"):
+            return f"as reported: {row['reported']}"
+        return f"not measured ({row['variants']})" if row.get("variants") else "not measured"
     where = (
         f"at concurrency {row['best_gain_concurrency']}"
         if row["best_gain_concurrency"] is not None
         else "concurrency not recorded"
     )
     noise = ", within noise" if row["best_gain_within_noise"] else ""
-    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+    tried = f" ({row['variants']})" if row.get("variants") else ""
+    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}{tried}"
 
 
 def tier_text(row: dict[str, Any]) -> str:
@@ -142,7 +149,16 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
         slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles", "reported", *slo_text):
+        for column in (
+            "slug",
+            "title",
+            "status",
+            "best_gain_metric",
+            "open_blocker_titles",
+            "reported",
+            "variants",
+            *slo_text,
+        ):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 

@@ -12,7 +12,7 @@ import gc
 import os
 from pathlib import Path
 
-from generator import cache
+from generator import cache, variants
 from generator.model import Result
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile, RecordName, read_project
@@ -258,6 +258,15 @@ def _record_problems(
             p = _source_problem(result.source, project.root, ("results", i, "source"), pos, shown)
             if p is not None:
                 problems.append(p)
+    problems += variants.problems(r, pos, shown)
+    for k, variant in enumerate(r.variants):
+        problems += _results_problems(variant.results, ("variants", k, "results"), pos, shown)
+        for i, result in enumerate(variant.results):
+            if result.source is not None:
+                where = ("variants", k, "results", i, "source")
+                p = _source_problem(result.source, project.root, where, pos, shown)
+                if p is not None:
+                    problems.append(p)
     problems += status_problems(rec, shown, project, shared)
     return problems
 
@@ -316,7 +325,7 @@ def status_problems(
         missing = []
         if not r.verdict:
             missing.append("a `verdict`")
-        if not r.results:
+        if not variants.has_results(r):
             missing.append("at least one result")
         if missing:
             out.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 import difflib
 from collections.abc import Mapping
 
+from generator import variants
 from generator.model import Result
 from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
@@ -43,6 +44,11 @@ def run_problems(project: Project) -> list[Problem]:
         (rel(cf.path, project.root), cf.positions, ("baseline", "results"), project.campaign.baseline.results, None)
     ]
     places += [(rel(r.path, project.root), r.positions, ("results",), r.record.results, r) for r in project.records]
+    places += [
+        (rel(r.path, project.root), r.positions, ("variants", k, "results"), v.results, r)
+        for r in project.records
+        for k, v in enumerate(r.record.variants)
+    ]
     for shown, pos, base_loc, results, rec in places:
         for i, result in enumerate(results):
             out += _result_problems(project, result, rec, shown, pos, (*base_loc, i))
@@ -114,7 +120,7 @@ def _result_problems(
     if found is None or result.run is None or rec is None:
         return out
     run = runs[result.run]
-    allowed = declared_settings(rec.record.change, project.campaign.baseline.command)
+    allowed = declared_settings(variants.change_for(rec.record, result), project.campaign.baseline.command)
     diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
     if diffs:
         line, col = pos.of(loc)

@@ -134,7 +134,8 @@ def ensure_schema(project: Project) -> Path | None:
     if path.exists():
         return None
     path.parent.mkdir(exist_ok=True)
-    return path if create_exclusive(path, schema_text("record")) else None
+    # The campaign's own metrics too, so the editor does not flag a name `check` accepts.
+    return path if create_exclusive(path, schema_text("record", project.campaign.metrics)) else None
 
 
 def allocate(project: Project, slug: str, text: str) -> Path:

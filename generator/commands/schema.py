@@ -11,6 +11,7 @@ campaign); a test fails when they are stale.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -26,23 +27,27 @@ TITLES = {
 }
 
 
-def metric_name_pattern() -> str:
-    """A regex for the metric vocabulary's names, so editors flag an unknown metric early."""
+def metric_name_pattern(own: Iterable[str] = ()) -> str:
+    """A regex for the metric vocabulary's names, so editors flag an unknown metric early.
+
+    `own` adds a campaign's own metric names (`metrics:` in campaign.yaml).
+    """
     import re
 
     from generator import metrics
 
     fixed = "|".join(re.escape(n) for n in sorted(metrics._FIXED))  # the fixed names are the vocabulary's data
     latency = metrics._LATENCY_RE.pattern.removeprefix("^").removesuffix("$")
-    return f"^(?:{fixed}|{latency})$"
+    custom = "".join(f"|{re.escape(n)}" for n in sorted(own))
+    return f"^(?:{fixed}|{latency}{custom})$"
 
 
-def _generator() -> type:
+def _generator(own: Iterable[str] = ()) -> type:
     from pydantic.json_schema import GenerateJsonSchema
 
     from generator import model
 
-    pattern = metric_name_pattern()
+    pattern = metric_name_pattern(own)
 
     class Generate(GenerateJsonSchema):
         def function_after_schema(self, schema: Any) -> Any:
@@ -93,21 +98,25 @@ def _numbers_as_text(node: Any) -> None:
             _numbers_as_text(value)
 
 
-def schema(which: str) -> dict[str, Any]:
-    """The JSON Schema (draft 2020-12) of a record or of campaign.yaml."""
+def schema(which: str, own_metrics: Iterable[str] = ()) -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of a record or of campaign.yaml.
+
+    `own_metrics` are a campaign's own metric names, which its records may use; without
+    them the schema knows the built-in vocabulary only.
+    """
     from generator.model import Campaign, Record
 
     model = Record if which == "record" else Campaign
-    out: dict[str, Any] = model.model_json_schema(mode="validation", schema_generator=_generator())
+    out: dict[str, Any] = model.model_json_schema(mode="validation", schema_generator=_generator(own_metrics))
     _allow_flag_strings(out.get("$defs", {}))
-    _metric_keys(out, metric_name_pattern())
+    _metric_keys(out, metric_name_pattern(own_metrics))
     _numbers_as_text(out)
     return {"$schema": DIALECT, **out, "title": TITLES[which]}
 
 
-def schema_text(which: str | None) -> str:
+def schema_text(which: str | None, own_metrics: Iterable[str] = ()) -> str:
     """The schema as JSON text; both schemas keyed by name when `which` is None."""
-    data = schema(which) if which else {name: schema(name) for name in WHICH}
+    data = schema(which, own_metrics) if which else {name: schema(name, own_metrics) for name in WHICH}
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 

@@ -55,14 +55,14 @@ def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
     from dataclasses import replace
 
-    from generator.model import FILENAME_RE, Record
+    from generator.model import FILENAME_RE, Record, metric_context
     from generator.problems import Report, rel
     from generator.project import RecordFile, load_text, record_files
     from generator.validate import cross_check
 
     shown = rel(path, project.root)
     report = Report()
-    loaded = load_text(path, text, Record, shown, report)
+    loaded = load_text(path, text, Record, shown, report, metric_context(project.campaign_file.data))
     if loaded.model is None:
         return report.problems
     m = FILENAME_RE.match(path.name)

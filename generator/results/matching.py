@@ -21,7 +21,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from generator import metrics
+from generator import metrics, variants
 from generator.model import Change, Result, Workload
 from generator.results.run import BOOKKEEPING, Run
 
@@ -332,7 +332,7 @@ def resolve(
             if points:
                 base[name] = points[0] if len(points) == 1 else points
         if record is not None:
-            allowed = declared_settings(record.record.change, project.campaign.baseline.command)
+            allowed = declared_settings(variants.change_for(record.record, result), project.campaign.baseline.command)
             diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
             if diffs:
                 notes.append("Not comparable with its baseline beyond the declared change: " + "; ".join(diffs) + ".")
@@ -349,7 +349,7 @@ def resolve(
 def owner(project: Project, result: Result) -> RecordFile | None:
     """The record that holds `result` (None for the campaign baseline's results)."""
     for rec in project.records:
-        if any(r is result for r in rec.record.results):
+        if any(r is result for r in variants.all_results(rec.record)):
             return rec
     return None
 
