@@ -26,6 +26,7 @@ from generator.numbers import Stat, fmt_number, stat
 from generator.project import Project, RecordFile
 from generator.stack import Cycle, Stack, apply_steps
 from generator.validate_stack import adopted_steps
+from generator.variants import effective_change
 
 if TYPE_CHECKING:
     from generator.analysis import RecordAnalysis, ResolvedResult
@@ -125,7 +126,7 @@ def campaign_stack(
     notes: list[tuple[str, str]] = []
     adopted = {a.file.slug for a in order}
     for a in order:
-        change, label = a.file.record.change, f"{a.file.number:02d}-{a.file.slug}"
+        change, label = effective_change(a.file.record), f"{a.file.number:02d}-{a.file.slug}"
         # Measured with a change the stack does not apply: the command differs from what was measured.
         notes += [
             (label, f"builds on `{d}`, which is not adopted") for d in a.file.record.builds_on if d not in adopted

@@ -20,6 +20,7 @@ from generator.paths import docs_root, relative
 from generator.project import RecordFile
 from generator.road import Road, RoadStep, distance_text
 from generator.stack import Cycle, Stack, Step, chain, record_stack
+from generator.variants import effective_change
 
 
 def _label(rec: RecordFile) -> str:
@@ -111,7 +112,7 @@ def record_command(analysis: Analysis, rec: RecordFile) -> tuple[list[str], dict
 def _steps(analysis: Analysis) -> list[Step]:
     first: dict[str, Step] = {}
     for r in analysis.project.records:
-        first.setdefault(r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, r.record.change))
+        first.setdefault(r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, effective_change(r.record)))
     return list(first.values())
 
 

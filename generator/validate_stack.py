@@ -21,6 +21,7 @@ from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
 from generator.read import Path_
 from generator.stack import Conflict, Cycle, Step, apply_steps, order_steps
+from generator.variants import effective_change, effective_change_path
 
 
 def stack_problems(project: Project, known: Collection[str]) -> list[Problem]:
@@ -145,7 +146,7 @@ def _baseline_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> list
 def adopted_steps(project: Project) -> list[Step]:
     """The adopted records' changes, as the stack applies them (superseded records are not adopted)."""
     return [
-        Step.from_change(rec.slug, rec.number, rec.record.builds_on, rec.record.change)
+        Step.from_change(rec.slug, rec.number, rec.record.builds_on, effective_change(rec.record))
         for rec in _unique(project)
         if rec.record.status == "adopted"
     ]
@@ -175,20 +176,22 @@ def _conflicts(project: Project, by_slug: Mapping[str, RecordFile]) -> list[Prob
 def _conflict(
     project: Project, here: RecordFile, other: RecordFile, c: Conflict, mine: str | None, theirs: str | None
 ) -> Problem:
-    change = here.record.change
+    # The retained variant's change, when it has one, is what the stack applied.
+    change = effective_change(here.record)
     assert change is not None
+    at = effective_change_path(here.record)
     loc: Path_
     if c.kind == "env":
-        loc = ("change", "env", c.name)
+        loc = (*at, "env", c.name)
         what = f"`{c.name}={mine}` here, `{c.name}={theirs}` in"
     elif c.kind == "base-command":
-        loc = ("change", "base_command")
+        loc = (*at, "base_command")
         what = "a different `base_command` from"
     elif mine is None:
-        loc = ("change", "remove_flags", change.remove_flags.index(c.name))
+        loc = (*at, "remove_flags", change.remove_flags.index(c.name))
         what = f"`{c.name}` removed here, set to `{theirs}` in"
     else:
-        loc = ("change", "flags", next(i for i, f in enumerate(change.flags) if f.flag == c.name))
+        loc = (*at, "flags", next(i for i, f in enumerate(change.flags) if f.flag == c.name))
         what = f"`{mine}` here, " + (f"`{theirs}` in" if theirs is not None else "removed in")
     label = f"{other.number:02d}-{other.slug}"
     return _problem(

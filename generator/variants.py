@@ -36,6 +36,14 @@ def effective_change(record: Record) -> Change | None:
     return record.change
 
 
+def effective_change_path(record: Record) -> tuple[str | int, ...]:
+    """Where `effective_change(record)` is written: the retained variant's `change`, else the record's."""
+    for i, v in enumerate(record.variants):
+        if v.outcome == "retained" and v.change is not None:
+            return ("variants", i, "change")
+    return ("change",)
+
+
 def change_for(record: Record, result: Result) -> Change | None:
     """The change `result` measures: that of the variant holding it, when it has its own, else the record's."""
     for v in record.variants:

@@ -377,3 +377,37 @@ def test_what_the_command_cannot_say_is_named(tmp_path: Path) -> None:
     assert "# Not in the command: 07-no-limit: patch: A faster top-k kernel" in script
     home = render_files(analyse(require_project(root)))["docs/index.md"]
     assert "- 07-no-limit: builds on `drafter`, which is not adopted" in home
+
+
+ARMS = """\
+title: Transport arms
+tier: 1
+status: adopted
+hypothesis: h
+verdict: v
+variants:
+  - label: arm 1
+    outcome: rejected
+    change: {flags: ["--dp-size 2"]}
+  - label: arm 2
+    outcome: retained
+    change: {flags: ["--dp-size 8"]}
+    results:
+      - label: arm 2
+        concurrency: 1
+        metrics: {output_throughput: 138.3}
+        baseline: {output_throughput: 100}
+"""
+
+
+def test_the_stack_takes_the_retained_variants_change(tmp_path: Path) -> None:
+    root = make(tmp_path, {"03-transport-arms.yaml": ARMS})
+    assert check(root) == []
+    out = run_cli("stack", "--root", str(root), "--format", "command").stdout
+    tokens = shlex.split(out)
+    assert tokens[tokens.index("--dp-size") + 1] == "8"
+    # A conflict with another adopted record is shown where the retained variant sets the flag.
+    other = DP.replace("--dp-size 8", "--dp-size 4")
+    root = make(tmp_path / "two", {"03-transport-arms.yaml": ARMS, "05-dp-attention.yaml": other})
+    found = check(root)
+    assert any(p.startswith("improvements/03-transport-arms.yaml:12:") and "stack-conflict" in p for p in found), found
