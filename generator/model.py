@@ -101,9 +101,14 @@ class Result(Strict):
     workload: Workload | None = None
     metrics: Metrics = Field(default_factory=dict)
     baseline: Metrics = Field(default_factory=dict)
-    # Imported runs (ids under results/runs/) instead of typed numbers.
-    run: Slug | None = None
+    # Imported runs (ids under results/runs/) instead of typed numbers: one id, or a list of
+    # repetitions of one configuration (each run one sample). A tuple, not a list, so the
+    # value stays hashable for code that looks a single id up.
+    run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     baseline_run: Slug | None = None
+    # The repetitions and the baseline's are matched by position (same prompts, same seed):
+    # the comparison uses the paired differences, and both sides need the same n.
+    paired: bool = False
     source: str | None = None
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.
@@ -122,7 +127,22 @@ class Result(Strict):
             )
         if self.baseline and not self.metrics and self.run is None:
             raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
+        ids = self.run_ids
+        if len(set(ids)) != len(ids):
+            raise ValueError("`run` names the same run twice; each repetition is a different run")
         return self
+
+    @property
+    def run_ids(self) -> tuple[str, ...]:
+        """The imported runs this result is made of, in order (one per repetition)."""
+        if self.run is None:
+            return ()
+        return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def has_reported(self) -> bool:
+        """Evidence given only as the source reported it (never compared)."""
+        return bool(self.reported or self.reported_change or self.finding)
 
 
 class Expected(Strict):
@@ -321,6 +341,17 @@ class Goal(Strict):
     note: str | None = None
 
 
+class DecisionRule(Strict):
+    """How a comparison becomes a decision (docs/guide/decisions.md)."""
+
+    # The metric that ranks records and says "better"; a record may name its own in `expected.metric`.
+    primary_metric: MetricName
+    # The false-alarm rate accepted: the interval is the (1 - alpha) confidence interval.
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    # Percent: the smallest change that matters.
+    min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
+
+
 class Campaign(Strict):
     name: NonEmpty
     series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
@@ -330,6 +361,7 @@ class Campaign(Strict):
     engine: Engine
     baseline: Baseline
     goals: list[Goal] = Field(default_factory=list)
+    decision: DecisionRule | None = None
     tiers: dict[Literal[1, 2, 3], NonEmpty]
     context: list[str] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)

@@ -15,12 +15,13 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator import metrics
-from generator.analysis import Analysis, Delta, ResolvedResult
+from generator.analysis import Analysis, ResolvedResult
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
 from generator.numbers import fmt_number, fmt_percent, fmt_value
-from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
+from generator.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
+from generator.stats import POWER, REPS_CAP, Comparison
 from generator.summary import blockers_text, gain_text, summary_rows
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
@@ -51,8 +52,15 @@ class MetricRow:
     higher_is_better: bool
     value: str
     baseline: str | None
-    delta: Delta | None
+    comparison: Comparison | None
+    # The comparison as the table shows it; None when not compared.
     change: str | None
+    interval: str | None
+    n: str | None
+    test: str | None
+    decision: str | None
+    # For an inconclusive comparison: how many repetitions per side would settle it.
+    would_take: str | None
 
 
 @dataclass
@@ -63,40 +71,73 @@ class ResultView:
     no_baseline: bool
     concurrency: str
     request_rate: str | None
+    # The result's strip chart (path relative to the page, alt text), when it has one.
+    strip: dict[str, str] | None = None
 
 
-def _change_text(d: Delta, higher_is_better: bool) -> str:
-    word = "better" if d.gain_percent > 0 else ("worse" if d.gain_percent < 0 else "no change")
-    text = f"{fmt_percent(d.gain_percent)} {word}" if word != "no change" else "0.0%, no change"
-    if not higher_is_better and d.change_percent != 0:
-        text += f" (raw {fmt_percent(d.change_percent)})"
-    if d.within_noise:
-        text += ", within noise"
-    return text
+_TESTS = {"welch": "Welch's t", "paired": "paired t"}
 
 
-def result_view(resolved: ResolvedResult) -> ResultView:
+def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
+    """(change, interval) as shown: in percent of the baseline mean, or in the unit when it is 0."""
+    if c.change_percent is None:
+        change = f"{fmt_number(c.difference):s} {unit} (baseline mean 0, no percent)"
+        if c.ci_low is None or c.ci_high is None:
+            return change, None
+        return change, f"{fmt_number(c.ci_low)} to {fmt_number(c.ci_high)} {unit}"
+    if c.ci_low_percent is None or c.ci_high_percent is None:
+        return fmt_percent(c.change_percent), None
+    return fmt_percent(c.change_percent), f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+
+
+def _decision_text(c: Comparison) -> str:
+    if c.decision == "unreplicated":
+        return "unreplicated (single shot)"
+    if c.p_value is None:
+        return f"{c.decision} (no spread, no p)"
+    return f"{c.decision} (p = {c.p_value:.2g})"
+
+
+def _would_take(c: Comparison) -> str | None:
+    if c.decision != "inconclusive":
+        return None
+    where = f"a true change of {fmt_number(c.min_effect)}% at the spread seen here"
+    odds = f"power {POWER:g} at alpha {c.alpha:g}"
+    if c.reps_over_cap:
+        return f"more than {REPS_CAP:,} repetitions per side would be needed to detect {where} ({odds})"
+    if c.reps_needed is None:
+        return None
+    return f"{c.reps_needed} repetitions per side would detect {where} ({odds})"
+
+
+def _metric_row(name: str, value: object, base: object, c: Comparison | None) -> MetricRow:
+    metric = metrics.lookup(name)
+    unit = metric.unit if metric else ""
+    change, interval = _change(c, unit) if c is not None else (None, None)
+    return MetricRow(
+        name=name,
+        label=metric.label if metric else name,
+        unit=unit,
+        higher_is_better=metric.higher_is_better if metric else True,
+        value=fmt_value(value),  # type: ignore[arg-type]
+        baseline=fmt_value(base) if base is not None else None,  # type: ignore[arg-type]
+        comparison=c,
+        change=change,
+        interval=interval,
+        n=f"{c.n} / {c.baseline_n}" if c is not None else None,
+        test=_TESTS[c.test] if c is not None and c.test else None,
+        decision=_decision_text(c) if c is not None else None,
+        would_take=_would_take(c) if c is not None else None,
+    )
+
+
+def result_view(resolved: ResolvedResult, strip: dict[str, str] | None = None) -> ResultView:
     # An imported run fills in the load and workload it recorded.
     result = resolved.result
-    deltas = resolved.deltas
-    rows: list[MetricRow] = []
-    for name, value in resolved.metrics.items():
-        metric = metrics.lookup(name)
-        base = resolved.baseline.get(name)
-        d = deltas.get(name)
-        higher = metric.higher_is_better if metric else True
-        rows.append(
-            MetricRow(
-                name=name,
-                label=metric.label if metric else name,
-                unit=metric.unit if metric else "",
-                higher_is_better=higher,
-                value=fmt_value(value),
-                baseline=fmt_value(base) if base is not None else None,
-                delta=d,
-                change=_change_text(d, higher) if d is not None else None,
-            )
-        )
+    rows = [
+        _metric_row(name, value, resolved.baseline.get(name), resolved.comparisons.get(name))
+        for name, value in resolved.metrics.items()
+    ]
     rate = result.request_rate
     rate_text = None
     if rate is not None:
@@ -108,6 +149,7 @@ def result_view(resolved: ResolvedResult) -> ResultView:
         no_baseline=resolved.no_baseline,
         concurrency=str(result.concurrency) if result.concurrency is not None else "not recorded",
         request_rate=rate_text,
+        strip=strip,
     )
 
 
@@ -199,11 +241,15 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "command": shell_command(tokens, env),
         "own_base_command": bool(r.change and r.change.base_command),
         "blockers": blockers,
-        "results": [result_view(res) for res in analysis.record(rec).results],
+        "results": [
+            result_view(res, _strip_view(charts, strip_path(project, rec, i), here))
+            for i, res in enumerate(analysis.record(rec).results)
+        ],
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
+        **_rule_context(analysis),
         "home_link": relative(root_dir / "index.md", here),
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
@@ -291,7 +337,24 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)
-    return {"campaign": project.campaign, "rows": rows, "plots": views}
+    return {"campaign": project.campaign, "rows": rows, "plots": views, **_rule_context(analysis)}
+
+
+def _rule_context(analysis: Analysis) -> dict[str, str]:
+    """How comparisons are decided, as the pages state it."""
+    r = analysis.rule
+    return {
+        "alpha": fmt_number(r.alpha),
+        "confidence": f"{fmt_number((1 - r.alpha) * 100)}%",
+        "min_effect": fmt_number(r.min_effect),
+        "primary_metric": r.primary_metric or "",
+    }
+
+
+def _strip_view(charts: Mapping[str, str], path: str, page_dir: PurePosixPath) -> dict[str, str] | None:
+    if path not in charts:
+        return None
+    return {"src": relative(PurePosixPath(path), page_dir), "alt": charts[path]}
 
 
 def _plot_views(

@@ -27,6 +27,7 @@ from generator.paths import MANIFEST_NAME, docs_root, record_page_path, series_d
 from generator.plots import plots
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile
+from generator.strips import strips
 from generator.validate import require_project
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -189,7 +190,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     report = Report()
     out: dict[str, str] = {}
     charts = plots(analysis, build_cache)
-    alts = {p.path: p.alt for p in charts}
+    strip_charts = strips(analysis)
+    alts = {p.path: p.alt for p in charts} | {s.path: s.alt for s in strip_charts}
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -226,6 +228,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     if not report.ok:
         raise ProblemsFound(report)
     out.update({p.path: p.svg for p in charts})
+    out.update({s.path: s.svg for s in strip_charts})
     return dict(sorted(out.items()))
 
 

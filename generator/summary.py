@@ -1,7 +1,9 @@
 """The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
 
-Ranked by tier, then best measured gain (largest first; a gain within noise counts as no
-change; records with no measured gain after those with one), then number. pandas and
+Ranked by tier, then the decision on each record's primary metric (`better` by the low end
+of its interval; then `unreplicated` by its point change; then `no-change` and
+`inconclusive`; then `worse`; then evidence only as reported; then not measured), then
+number (docs/guide/decisions.md). pandas and
 tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
 for them.
 """
@@ -23,10 +25,15 @@ COLUMNS = (
     "title",
     "tier",
     "status",
-    "best_gain_percent",
-    "best_gain_metric",
-    "best_gain_concurrency",
-    "best_gain_within_noise",
+    "primary_metric",
+    "primary_result",
+    "primary_concurrency",
+    "primary_change_percent",
+    "primary_ci_low_percent",
+    "primary_ci_high_percent",
+    "primary_n",
+    "primary_baseline_n",
+    "primary_decision",
     "open_blockers",
     "open_blocker_titles",
 )
@@ -53,7 +60,9 @@ def summary_rows(
             continue
         if tag_set is not None and not tag_set & set(r.tags):
             continue
-        best, blockers = entry.best_gain, entry.open_blockers
+        primary, blockers = entry.primary, entry.open_blockers
+        c = primary.comparison if primary else None
+        decision = c.decision if c else ("reported" if entry.reported else None)
         rows.append(
             {
                 "number": rec.number,
@@ -61,28 +70,56 @@ def summary_rows(
                 "title": r.title,
                 "tier": r.tier,
                 "status": r.status,
-                "best_gain_percent": round(best.percent, 1) if best else None,
-                "best_gain_metric": best.metric if best else None,
-                "best_gain_concurrency": best.concurrency if best else None,
-                "best_gain_within_noise": best.within_noise if best else None,
+                "primary_metric": entry.primary_metric,
+                "primary_result": primary.label if primary else None,
+                "primary_concurrency": primary.concurrency if primary else None,
+                "primary_change_percent": _round(c.change_percent if c else None),
+                "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
+                "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
+                "primary_n": c.n if c else None,
+                "primary_baseline_n": c.baseline_n if c else None,
+                "primary_decision": decision,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
+                # Not columns: read by plots.py's gains chart (owned elsewhere) until it reads the
+                # primary_* keys. The primary change, + = better; "within noise" = not decided.
+                "best_gain_percent": _round(c.gain_percent if c else None),
+                "best_gain_metric": entry.primary_metric if c else None,
+                "best_gain_within_noise": c.decision not in ("better", "worse") if c else None,
             }
         )
     return rows
 
 
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
 def gain_text(row: dict[str, Any]) -> str:
-    """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
-    if row["best_gain_percent"] is None:
-        return "not measured"
+    """The primary metric's evidence as people read it.
+
+    "+6.6% output_throughput (interval +0.5% to +12.8%), n=5 vs 5, better, at concurrency 64";
+    the change keeps the number's sign (a latency that fell is negative) and the decision
+    word says whether that is better.
+    """
+    decision = row["primary_decision"]
+    if decision is None:
+        return "not measured" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
+    if decision == "reported":
+        return "reported only, not compared"
     where = (
-        f"at concurrency {row['best_gain_concurrency']}"
-        if row["best_gain_concurrency"] is not None
+        f"at concurrency {row['primary_concurrency']}"
+        if row["primary_concurrency"] is not None
         else "concurrency not recorded"
     )
-    noise = ", within noise" if row["best_gain_within_noise"] else ""
-    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}"
+    change = row["primary_change_percent"]
+    text = f"{fmt_percent(change)} " if change is not None else "no percent (baseline mean 0), "
+    text += str(row["primary_metric"])
+    low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
+    if low is not None and high is not None:
+        text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
+    word = "unreplicated (single shot)" if decision == "unreplicated" else decision
+    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}"
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -104,14 +141,12 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     frame = pd.DataFrame([{k: row[k] for k in COLUMNS} for row in rows], columns=list(COLUMNS), dtype=object)
     if fmt == "csv":
         frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
-        frame["best_gain_percent"] = frame["best_gain_percent"].map(lambda v: "" if v is None else f"{v:.1f}")
-        frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
-            lambda v: "" if v is None else str(v).lower()
-        )
+        for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
+            frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
-        for column in ("slug", "title", "status", "best_gain_metric", "open_blocker_titles"):
+        for column in ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 
@@ -123,7 +158,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
             "Title": frame["title"],
             "Tier": frame["tier"],
             "Status": frame["status"],
-            "Best gain": [gain_text(row) for row in rows],
+            "Primary metric": [gain_text(row) for row in rows],
             "Open blockers": [blockers_text(row) for row in rows],
         },
         dtype=object,
