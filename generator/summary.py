@@ -104,7 +104,7 @@ def gain_text(row: dict[str, Any]) -> str:
     """
     decision = row["primary_decision"]
     if decision is None:
-        return "not measured" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
+        return "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
     if decision == "reported":
         return "reported only, not compared"
     where = (
