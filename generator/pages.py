@@ -17,7 +17,7 @@ from typing import Any
 from generator import metrics
 from generator.analysis import Analysis, ResolvedResult
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
-from generator.numbers import fmt_number, fmt_percent, fmt_value
+from generator.numbers import Value, fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
@@ -81,7 +81,8 @@ _TESTS = {"welch": "Welch's t", "paired": "paired t"}
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
     """(change, interval) as shown: in percent of the baseline mean, or in the unit when it is 0."""
     if c.change_percent is None:
-        change = f"{fmt_number(c.difference):s} {unit} (baseline mean 0, no percent)"
+        sign = "+" if c.difference > 0 else ""
+        change = f"{sign}{fmt_number(c.difference)} {unit} (baseline mean 0, no percent)"
         if c.ci_low is None or c.ci_high is None:
             return change, None
         return change, f"{fmt_number(c.ci_low)} to {fmt_number(c.ci_high)} {unit}"
@@ -110,7 +111,7 @@ def _would_take(c: Comparison) -> str | None:
     return f"{c.reps_needed} repetitions per side would detect {where} ({odds})"
 
 
-def _metric_row(name: str, value: object, base: object, c: Comparison | None) -> MetricRow:
+def _metric_row(name: str, value: Value, base: Value | None, c: Comparison | None) -> MetricRow:
     metric = metrics.lookup(name)
     unit = metric.unit if metric else ""
     change, interval = _change(c, unit) if c is not None else (None, None)
@@ -119,8 +120,8 @@ def _metric_row(name: str, value: object, base: object, c: Comparison | None) ->
         label=metric.label if metric else name,
         unit=unit,
         higher_is_better=metric.higher_is_better if metric else True,
-        value=fmt_value(value),  # type: ignore[arg-type]
-        baseline=fmt_value(base) if base is not None else None,  # type: ignore[arg-type]
+        value=fmt_value(value),
+        baseline=fmt_value(base) if base is not None else None,
         comparison=c,
         change=change,
         interval=interval,
