@@ -1,10 +1,11 @@
 """The analysis: everything computed from a valid project, built once per run and only read after.
 
 `analyse(project)` resolves every result's numbers (typed, or from imported runs) with its
-baseline, compares each metric (`compare`, the one place a "better by x%" is decided),
-finds each record's best gain and open blockers, indexes the shared blockers, and ranks the
-records. Pages, charts, the summary and the export read this object; none of them resolves
-or compares numbers again, so they agree on every sign.
+baseline, compares each metric (`compare`, the one place a decision is made, through
+`stats.compare`), finds each record's primary-metric evidence and open blockers, indexes the
+shared blockers, and ranks the records by tier, then that evidence's decision. Pages,
+charts, the summary and the export read this object; none of them resolves or compares
+numbers again, so they agree on every sign.
 """
 
 from __future__ import annotations
@@ -14,56 +15,67 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator import metrics, variants
+from generator import metrics, stats, variants
 from generator.model import Blocker, Result
-from generator.numbers import Stat, Value, stat
+from generator.numbers import Value, stat
 from generator.project import Project, RecordFile
 from generator.results.matching import numbers
 from generator.road import CampaignStack, campaign_stack
+from generator.stats import Comparison
 from generator.sweeps import Sweep, sweeps
 
 # --- the comparison -------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Delta:
-    metric: str
-    value: Stat
-    baseline: Stat
-    difference: float
-    # Relative change of the raw numbers: negative when a latency went down.
-    change_percent: float
-    # Signed so that positive is better in the metric's own direction.
-    gain_percent: float
-    # The difference is smaller than the two spreads combined, so it may be noise.
-    within_noise: bool
+class Rule:
+    """The campaign's `decision:` block, with its defaults when there is none."""
+
+    primary_metric: str | None
+    alpha: float
+    min_effect: float
+
+
+def rule(project: Project) -> Rule:
+    d = project.campaign.decision
+    if d is None:
+        return Rule(None, 0.05, 1.0)
+    return Rule(d.primary_metric, d.alpha, d.min_effect)
+
+
+def samples(value: Value) -> list[float]:
+    """A value's repetitions: a list as given, a number as one sample, a range as its midpoint (one sample)."""
+    if isinstance(value, list):
+        return [float(v) for v in value]
+    return [stat(value).mean]
 
 
 def compare(
-    metric_name: str, value: Value, baseline_value: Value, vocabulary: metrics.Vocabulary = metrics.BUILTIN
-) -> Delta | None:
-    """The change from `baseline_value` to `value`, or None when no percentage exists.
+    metric_name: str,
+    value: Value,
+    baseline_value: Value,
+    *,
+    paired: bool = False,
+    alpha: float = 0.05,
+    min_effect: float = 1.0,
+    vocabulary: metrics.Vocabulary = metrics.BUILTIN,
+) -> Comparison | None:
+    """The comparison of `value` with `baseline_value`, or None when the two cannot be compared.
 
-    There is none for an unknown metric or a baseline of zero. Every delta the outputs show
-    is made here, once per metric of each result. `vocabulary` adds the campaign's own metrics.
+    None for a metric outside the vocabulary (no direction) and for a paired result whose two
+    sides differ in n (`check` reports it as an error). Every comparison the outputs show is
+    made here, once per metric of each result, by `stats.compare`. `vocabulary` adds the
+    campaign's own metrics.
     """
     metric = vocabulary.lookup(metric_name)
     if metric is None:
         return None
-    v, b = stat(value), stat(baseline_value)
-    if b.mean == 0:
+    x, b = samples(value), samples(baseline_value)
+    if paired and len(x) != len(b):
         return None
-    difference = v.mean - b.mean
-    change = difference / abs(b.mean) * 100
-    gain = change if metric.higher_is_better else -change
-    # Independent spreads add in quadrature: the spread of a difference of two estimates.
-    combined = math.hypot(v.spread, b.spread)
-    return Delta(metric_name, v, b, difference, change, gain, abs(difference) < combined)
-
-
-def gain_rank(percent: float, within_noise: bool) -> tuple[float, float]:
-    """How gains compare: what was measured first, a within-noise change as none, its size only to break ties."""
-    return (0.0 if within_noise else percent, percent)
+    return stats.compare(
+        x, b, higher_is_better=metric.higher_is_better, paired=paired, alpha=alpha, min_effect=min_effect
+    )
 
 
 # --- what the analysis holds ----------------------------------------------------------------------
@@ -80,18 +92,20 @@ class ResolvedResult:
     # Said next to the delta: where the baseline came from, what limits the comparison.
     notes: tuple[str, ...]
     no_baseline: bool
-    # Per metric, in the order of `metrics`; None where no percentage exists.
-    deltas: Mapping[str, Delta | None]
+    # Per metric, in the order of `metrics`; None where the metric cannot be compared.
+    comparisons: Mapping[str, Comparison | None]
 
 
 @dataclass(frozen=True)
-class Gain:
-    """A record's best measured gain."""
+class Primary:
+    """A record's evidence on its primary metric: the one comparison that ranks it."""
 
-    percent: float
     metric: str
+    # The result it comes from: its index in the record's results, its label and load.
+    index: int
+    label: str
     concurrency: int | None
-    within_noise: bool
+    comparison: Comparison
 
 
 @dataclass(frozen=True)
@@ -121,7 +135,11 @@ class RecordAnalysis:
     results: tuple[ResolvedResult, ...]
     # Shared ones resolved to their definitions, each once.
     open_blockers: tuple[Blocker, ...]
-    best_gain: Gain | None
+    # The record's own `expected.metric`, else the campaign's `decision.primary_metric`.
+    primary_metric: str | None
+    primary: Primary | None
+    # No measured primary evidence, but evidence as the source reported it (never compared).
+    reported: bool
     # Its load sweeps, with capacity under the campaign's SLO and the frontier (generator.sweeps).
     sweeps: tuple[Sweep, ...] = ()
     # Each variant's results, in the order of the record's `variants`.
@@ -135,11 +153,12 @@ class Analysis:
     baseline_results: tuple[ResolvedResult, ...]
     # In series order (number, then slug), like `project.records`.
     records: tuple[RecordAnalysis, ...]
-    # By tier, then best gain (a gain within noise as none; no gain last), then number.
+    # By tier, then the primary metric's decision (`rank_key`), then number.
     ranked: tuple[RecordAnalysis, ...]
     blockers: BlockerIndex
     # The records by slug.
     by_slug: Mapping[str, RecordFile]
+    rule: Rule
     # The launch command in force (baseline + adopted changes) and the road to the goal.
     stack: CampaignStack
     _by_path: Mapping[Path, RecordAnalysis] = field(repr=False, compare=False)
@@ -154,9 +173,10 @@ class Analysis:
 def analyse(project: Project) -> Analysis:
     """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not)."""
     index = _blocker_index(project)
-    records = tuple(_record_analysis(project, rec, index.shared) for rec in project.records)
-    ranked = tuple(sorted(records, key=_rank_key))
-    baseline_results = tuple(resolve(project, r, None) for r in project.campaign.baseline.results)
+    decision = rule(project)
+    records = tuple(_record_analysis(project, rec, index.shared, decision) for rec in project.records)
+    ranked = tuple(sorted(records, key=rank_key))
+    baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
     return Analysis(
         project=project,
         baseline_results=baseline_results,
@@ -164,63 +184,89 @@ def analyse(project: Project) -> Analysis:
         ranked=ranked,
         blockers=index,
         by_slug=project.by_slug(),
+        rule=decision,
         stack=campaign_stack(project, records, baseline_results),
         _by_path={a.file.path: a for a in records},
     )
 
 
-def resolve(project: Project, result: Result, record: RecordFile | None) -> ResolvedResult:
+def resolve(
+    project: Project, result: Result, record: RecordFile | None, decision: Rule | None = None
+) -> ResolvedResult:
     """One result's numbers and their comparison with its baseline."""
+    d = decision or rule(project)
     found = numbers(project, result, record)
     vocabulary = project.campaign.vocabulary()
-    deltas: dict[str, Delta | None] = {}
+    out: dict[str, Comparison | None] = {}
     for name, value in found.metrics.items():
         base = found.baseline.get(name)
-        deltas[name] = None if base is None else compare(name, value, base, vocabulary)
-    return ResolvedResult(found.result, found.metrics, found.baseline, found.notes, found.no_baseline, deltas)
+        out[name] = (
+            None
+            if base is None
+            else compare(
+                name, value, base, paired=result.paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
+            )
+        )
+    return ResolvedResult(found.result, found.metrics, found.baseline, found.notes, found.no_baseline, out)
 
 
-def _record_analysis(project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> RecordAnalysis:
-    results = tuple(resolve(project, r, rec) for r in rec.record.results)
+def _record_analysis(
+    project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], decision: Rule
+) -> RecordAnalysis:
+    results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
+    by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
+    # With variants, the headline is the retained variant's alone (see `variants.headline`):
+    # diagnostic and rejected variants never rank.
+    headline = tuple(variants.headline(rec.record, results, by_variant))
+    expected = rec.record.expected
+    metric = expected.metric if expected is not None else decision.primary_metric
+    primary = _primary(rec, headline, metric)
+    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
+    reported = primary is None and any(r.has_reported for r in every)
     found = sweeps(
         [(r.result, r.metrics, r.baseline) for r in results], project.campaign.slo, project.campaign.hardware.count
     )
-    by_variant = tuple(tuple(resolve(project, r, rec) for r in v.results) for v in rec.record.variants)
-    # With variants, the headline is the retained variant's alone (see `variants.headline`).
-    headline = tuple(variants.headline(rec.record, results, by_variant))
     return RecordAnalysis(
-        rec, results, _open_blockers(rec, shared), _best_gain(headline), sweeps=found, variant_results=by_variant
+        rec, results, _open_blockers(rec, shared), metric, primary, reported, sweeps=found, variant_results=by_variant
     )
 
 
-def _best_gain(results: tuple[ResolvedResult, ...]) -> Gain | None:
-    """The best measured gain, or None without one.
+def _primary(rec: RecordFile, results: tuple[ResolvedResult, ...], metric: str | None) -> Primary | None:
+    """The comparison that ranks the record: of its primary metric, at the expected concurrency if given.
 
-    A change within noise is not a measured gain: it counts as no change (0%) when gains are
-    compared, so any real improvement comes before it, and it carries its flag wherever it is shown.
+    `results` are the record's headline results (its retained variant's, when it has variants);
+    `Primary.index` is the position among them.
+
+    Several results may measure the primary metric (one per load): those at `expected.concurrency`
+    are preferred when the record names one; among the rest the one that ranks first, and on a
+    tie the first in record order. Repetitions of one configuration are one result, so this
+    never picks the luckiest of several repeats.
     """
-    best: Gain | None = None
-    for resolved in results:
-        for name, d in resolved.deltas.items():
-            if d is None:
-                continue
-            # Ties keep the first result and metric in record order, so the choice is stable.
-            if best is None or gain_rank(d.gain_percent, d.within_noise) > gain_rank(best.percent, best.within_noise):
-                best = Gain(d.gain_percent, name, resolved.result.concurrency, d.within_noise)
-    return best
+    if metric is None:
+        return None
+    found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
+    expected = rec.record.expected
+    if expected is not None and expected.concurrency is not None:
+        at = [f for f in found if f[1].result.concurrency == expected.concurrency]
+        found = at or found
+    if not found:
+        return None
+    i, res, c = min(found, key=lambda f: (stats.rank_key(f[2]), f[0]))
+    return Primary(metric, i, res.result.label, res.result.concurrency, c)
 
 
-def _rank_key(a: RecordAnalysis) -> tuple[int, bool, tuple[float, ...], int]:
-    # Ranked on the gain as shown (one decimal), so two records that read the same tie on number.
-    best = a.best_gain
-    percent = round(best.percent, 1) if best else None
-    within = bool(best.within_noise) if best else False
-    return (
-        a.file.record.tier,
-        percent is None,
-        tuple(-x for x in gain_rank(percent or 0.0, within)),
-        a.file.number,
-    )
+def rank_key(a: RecordAnalysis) -> tuple[int, int, float, int]:
+    """Tier, then the primary metric's decision (`stats.rank_key`; reported evidence, then none, last), then number.
+
+    The number a group is ordered by is rounded to one decimal, as shown, so two records that
+    read the same tie on number.
+    """
+    if a.primary is not None:
+        group, value = stats.rank_key(a.primary.comparison)
+        value = round(value, 1) if math.isfinite(value) else value
+    else:
+        group, value = (4 if a.reported else 5), 0.0
+    return (a.file.record.tier, group, value, a.file.number)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

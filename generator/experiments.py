@@ -11,21 +11,22 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from generator import charts, variants
-from generator.analysis import Analysis, Delta, ResolvedResult
+from generator.analysis import Analysis, ResolvedResult
 from generator.metrics import Vocabulary
 from generator.model import Change, Record, Variant
 from generator.numbers import fmt_percent, fmt_value, stat
 from generator.outputs import svg_header
 from generator.paths import relative, series_dir
 from generator.project import Project, RecordFile
+from generator.stats import Comparison
 
 # A change this many times over (or under) its baseline also reads as a ratio: "106x lower".
 RATIO_FROM = 10.0
 
 
-def ratio_text(d: Delta) -> str | None:
+def ratio_text(c: Comparison) -> str | None:
     """A very large change as a ratio ("106x lower"), which a percentage near -100% hides."""
-    v, b = d.value.mean, d.baseline.mean
+    v, b = c.mean, c.baseline_mean
     if v <= 0 or b <= 0:
         return None
     ratio = max(v, b) / min(v, b)
@@ -71,12 +72,12 @@ def change_text(variant: Variant, record: Record) -> str:
 def _cell(resolved: ResolvedResult, name: str) -> str | None:
     value = resolved.metrics.get(name)
     if value is not None:
-        d = resolved.deltas.get(name)
-        if d is None:
+        c = resolved.comparisons.get(name)
+        if c is None or c.change_percent is None:
             return fmt_value(value)
-        ratio = ratio_text(d)
-        noise = ", within noise" if d.within_noise else ""
-        return f"{fmt_value(value)} ({fmt_percent(d.gain_percent)}{noise}{f', {ratio}' if ratio else ''})"
+        ratio = ratio_text(c)
+        # The raw change with its decision word, as the record's result tables show it.
+        return f"{fmt_value(value)} ({fmt_percent(c.change_percent)}, {c.decision}{f', {ratio}' if ratio else ''})"
     reported = resolved.result.reported_change.get(name)
     if reported is not None:
         shown = fmt_percent(reported) if isinstance(reported, float) else f"{fmt_value(reported)}%"

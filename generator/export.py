@@ -1,7 +1,9 @@
 """records.json: every record with what the generator computes from it, for other tools.
 
 One document: the campaign, then each record as written (normalised by the models) with its
-computed summary (rank, best gain, open blockers) and every result's deltas. The numbers are
+primary-metric evidence, its summary (rank, open blockers) and every result's comparisons (n
+on each side, change, interval, p, test, decision). `samples_csv` is the other export: every
+repetition as one row of a tidy table. The numbers are
 the ones the pages and the summary show, from the same functions. Deterministic: sorted keys,
 no timestamps, records in number order, so identical input gives identical bytes.
 """
@@ -17,12 +19,15 @@ from generator.summary import SLO_COLUMN, summary_rows
 from generator.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
-    from generator.analysis import Analysis, Delta, RecordAnalysis
+    from generator.analysis import Analysis, RecordAnalysis
     from generator.numbers import Stat
+    from generator.stats import Comparison
 
 FORMAT = "improvements-export"
-# Raised when a key is renamed or removed; adding keys keeps the version.
-VERSION = 1
+# Raised when a key is renamed or removed; adding keys keeps the version. 2: `deltas` became
+# `comparisons` (issue #12: n, interval, p, test, decision) and `summary.best_gain` became
+# the record's `primary`.
+VERSION = 2
 SITE_NAME = "records.json"
 
 
@@ -30,14 +35,24 @@ def _stat(s: Stat) -> dict[str, Any]:
     return {"kind": s.kind, "mean": s.mean, "spread": s.spread, "n": s.n, "low": s.low, "high": s.high}
 
 
-def _delta(d: Delta) -> dict[str, Any]:
+def _comparison(c: Comparison, value: Any, baseline: Any) -> dict[str, Any]:
+    from generator.numbers import stat
+
     return {
-        "value": _stat(d.value),
-        "baseline": _stat(d.baseline),
-        "difference": d.difference,
-        "change_percent": d.change_percent,
-        "gain_percent": d.gain_percent,
-        "within_noise": d.within_noise,
+        "value": _stat(stat(value)),
+        "baseline": _stat(stat(baseline)),
+        "n": c.n,
+        "baseline_n": c.baseline_n,
+        "mean": c.mean,
+        "baseline_mean": c.baseline_mean,
+        "difference": c.difference,
+        "change_percent": c.change_percent,
+        "ci_low_percent": c.ci_low_percent,
+        "ci_high_percent": c.ci_high_percent,
+        "p_value": c.p_value,
+        "test": c.test,
+        "decision": c.decision,
+        "reps_needed": c.reps_needed,
     }
 
 
@@ -50,18 +65,35 @@ def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str
     )
     out = []
     for result, resolved in zip(results, resolved_results, strict=True):
-        deltas = resolved.deltas
+        comparisons = resolved.comparisons
         out.append(
             {
                 "label": result.label,
                 "no_baseline": resolved.no_baseline,
                 "notes": list(resolved.notes),
-                "deltas": {name: (None if d is None else _delta(d)) for name, d in sorted(deltas.items())},
-                # "reported": evidence as the source gave it, never compared, so `deltas` is empty.
+                "comparisons": {
+                    name: (None if c is None else _comparison(c, resolved.metrics[name], resolved.baseline[name]))
+                    for name, c in sorted(comparisons.items())
+                },
+                # "reported": evidence as the source gave it, never compared, so `comparisons` is empty.
                 "evidence": result_evidence(result),
             }
         )
     return out
+
+
+def _primary(entry: RecordAnalysis) -> dict[str, Any]:
+    """The evidence that ranks the record; `decision` is "reported" for evidence only as reported."""
+    p = entry.primary
+    c = p.comparison if p else None
+    return {
+        "metric": entry.primary_metric,
+        "result": p.label if p else None,
+        "change_percent": c.change_percent if c else None,
+        "ci_low_percent": c.ci_low_percent if c else None,
+        "ci_high_percent": c.ci_high_percent if c else None,
+        "decision": c.decision if c else ("reported" if entry.reported else None),
+    }
 
 
 def export_data(analysis: Analysis) -> dict[str, Any]:
@@ -74,14 +106,6 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
     records: list[dict[str, Any]] = []
     for rec in sorted(project.records, key=lambda r: (r.number, r.slug)):
         row = by_slug[rec.slug]
-        best = None
-        if row["best_gain_percent"] is not None:
-            best = {
-                "percent": row["best_gain_percent"],
-                "metric": row["best_gain_metric"],
-                "concurrency": row["best_gain_concurrency"],
-                "within_noise": row["best_gain_within_noise"],
-            }
         records.append(
             {
                 "number": rec.number,
@@ -89,9 +113,9 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
                 "file": f"improvements/{rec.path.name}",
                 "page": f"{docs}/{project.output_name(rec)}",
                 "record": rec.record.model_dump(mode="json"),
+                "primary": _primary(analysis.record(rec)),
                 "summary": {
                     "rank": rank[rec.slug],
-                    "best_gain": best,
                     "open_blockers": row["open_blockers"],
                     "open_blocker_titles": list(row["open_blocker_titles"]),
                     "tier_source": row["tier_source"],
@@ -118,6 +142,37 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
 
 def dumps(analysis: Analysis) -> str:
     return json.dumps(export_data(analysis), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# The tidy table of samples: one row per repetition, for a notebook.
+SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency")
+
+
+def samples_csv(analysis: Analysis) -> str:
+    """Every sample of every compared metric of every record's result, both sides, as CSV.
+
+    A range is not a sample (it has no repetitions), nor is a figure given only as reported:
+    neither appears. Built with pandas, imported here only.
+    """
+    import pandas as pd
+
+    from generator.analysis import samples
+    from generator.csvsafe import formula_safe
+
+    rows: list[tuple[Any, ...]] = []
+    for entry in analysis.records:
+        for resolved in entry.results:
+            res = resolved.result
+            for name, value in resolved.metrics.items():
+                sides = [("record", value), ("baseline", resolved.baseline.get(name))]
+                for side, v in sides:
+                    if v is None or not isinstance(v, int | float | list):
+                        continue
+                    for k, x in enumerate(samples(v), 1):
+                        rows.append((entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency))
+    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    frame["concurrency"] = frame["concurrency"].astype("Int64")
+    return str(frame.to_csv(index=False, lineterminator="\n"))
 
 
 def write_site_export(analysis: Analysis, site_dir: Path) -> Path:

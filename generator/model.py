@@ -138,9 +138,14 @@ class Result(Strict):
     baseline: Metrics = Field(default_factory=dict)
     # The baseline is that record's result (its numbers, typed or imported): measured on top of it.
     baseline_from: BaselineFrom | None = None
-    # Imported runs (ids under results/runs/) instead of typed numbers.
-    run: Slug | None = None
+    # Imported runs (ids under results/runs/) instead of typed numbers: one id, or a list of
+    # repetitions of one configuration (each run one sample). A tuple, not a list, so the
+    # value stays hashable for code that looks a single id up.
+    run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     baseline_run: Slug | None = None
+    # The repetitions and the baseline's are matched by position (same prompts, same seed):
+    # the comparison uses the paired differences, and both sides need the same n.
+    paired: bool = False
     source: str | None = None
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.
@@ -169,6 +174,9 @@ class Result(Strict):
             )
         if self.baseline_from is not None and not self.metrics:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
+        ids = self.run_ids
+        if len(set(ids)) != len(ids):
+            raise ValueError("`run` names the same run twice; each repetition is a different run")
         return self
 
     @model_validator(mode="after")
@@ -189,6 +197,18 @@ class Result(Strict):
             "baseline": {k: _scaled(v, factors.get(k, 1.0)) for k, v in self.baseline.items()},
         }
         return self.model_copy(update=update)
+
+    @property
+    def run_ids(self) -> tuple[str, ...]:
+        """The imported runs this result is made of, in order (one per repetition)."""
+        if self.run is None:
+            return ()
+        return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def has_reported(self) -> bool:
+        """Evidence given only as the source reported it (never compared)."""
+        return bool(self.reported or self.reported_change or self.finding)
 
 
 def _scaled(value: Any, factor: float) -> Any:
@@ -485,6 +505,17 @@ def _new_metric_name(name: str) -> str:
 CustomMetricName = Annotated[str, Field(pattern=metrics.NAME_RE), AfterValidator(_new_metric_name)]
 
 
+class DecisionRule(Strict):
+    """How a comparison becomes a decision (docs/guide/decisions.md)."""
+
+    # The metric that ranks records and says "better"; a record may name its own in `expected.metric`.
+    primary_metric: MetricName
+    # The false-alarm rate accepted: the interval is the (1 - alpha) confidence interval.
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    # Percent: the smallest change that matters.
+    min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
+
+
 class Campaign(Strict):
     name: NonEmpty
     series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
@@ -494,6 +525,7 @@ class Campaign(Strict):
     engine: Engine
     baseline: Baseline
     goals: list[Goal] = Field(default_factory=list)
+    decision: DecisionRule | None = None
     tiers: dict[Literal[1, 2, 3], NonEmpty]
     context: list[str] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)

@@ -15,15 +15,16 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator import experiments, metrics, variants
-from generator.analysis import Analysis, Delta, ResolvedResult
+from generator.analysis import Analysis, ResolvedResult
 from generator.frontier_charts import slo_text, sweep_views
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
-from generator.numbers import fmt_number, fmt_percent, fmt_value
-from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
+from generator.numbers import Value, fmt_number, fmt_percent, fmt_value
+from generator.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
 from generator.reported import ReportedMetric, changes, figures
 from generator.stack_view import record_chain, record_command, road_context, stack_mark
+from generator.stats import POWER, REPS_CAP, Comparison
 from generator.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 _VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
@@ -54,8 +55,15 @@ class MetricRow:
     higher_is_better: bool
     value: str
     baseline: str | None
-    delta: Delta | None
+    comparison: Comparison | None
+    # The comparison as the table shows it; None when not compared.
     change: str | None
+    interval: str | None
+    n: str | None
+    test: str | None
+    decision: str | None
+    # For an inconclusive comparison: how many repetitions per side would settle it.
+    would_take: str | None
 
 
 @dataclass
@@ -69,41 +77,83 @@ class ResultView:
     # Evidence as the source reported it, labelled from the metric vocabulary; never compared.
     reported: list[ReportedMetric] = field(default_factory=list)
     reported_changes: list[ReportedMetric] = field(default_factory=list)
+    # The result's strip chart (path relative to the page, alt text), when it has one.
+    strip: dict[str, str] | None = None
 
 
-def _change_text(d: Delta, higher_is_better: bool) -> str:
-    word = "better" if d.gain_percent > 0 else ("worse" if d.gain_percent < 0 else "no change")
-    text = f"{fmt_percent(d.gain_percent)} {word}" if word != "no change" else "0.0%, no change"
-    if not higher_is_better and d.change_percent != 0:
-        text += f" (raw {fmt_percent(d.change_percent)})"
-    if d.within_noise:
-        text += ", within noise"
-    ratio = experiments.ratio_text(d)
-    return f"{text}, {ratio}" if ratio else text
+_TESTS = {"welch": "Welch's t", "paired": "paired t"}
 
 
-def result_view(resolved: ResolvedResult, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> ResultView:
+def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
+    """(change, interval) as shown: in percent of the baseline mean, or in the unit when it is 0."""
+    if c.change_percent is None:
+        sign = "+" if c.difference > 0 else ""
+        change = f"{sign}{fmt_number(c.difference)} {unit} (baseline mean 0, no percent)"
+        if c.ci_low is None or c.ci_high is None:
+            return change, None
+        return change, f"{fmt_number(c.ci_low)} to {fmt_number(c.ci_high)} {unit}"
+    if c.ci_low_percent is None or c.ci_high_percent is None:
+        return fmt_percent(c.change_percent), None
+    return fmt_percent(c.change_percent), f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+
+
+def _decision_text(c: Comparison) -> str:
+    if c.decision == "unreplicated":
+        return "unreplicated (single shot)"
+    if c.p_value is None:
+        return f"{c.decision} (no spread, no p)"
+    return f"{c.decision} (p = {c.p_value:.2g})"
+
+
+def _would_take(c: Comparison) -> str | None:
+    if c.decision != "inconclusive":
+        return None
+    where = f"a true change of {fmt_number(c.min_effect)}% at the spread seen here"
+    odds = f"power {POWER:g} at alpha {c.alpha:g}"
+    if c.reps_over_cap:
+        return f"more than {REPS_CAP:,} repetitions per side would be needed to detect {where} ({odds})"
+    if c.reps_needed is None:
+        return None
+    return f"{c.reps_needed} repetitions per side would detect {where} ({odds})"
+
+
+def _metric_row(
+    name: str, value: Value, base: Value | None, c: Comparison | None, vocabulary: metrics.Vocabulary
+) -> MetricRow:
+    metric = vocabulary.lookup(name)
+    unit = metric.unit if metric else ""
+    change, interval = _change(c, unit) if c is not None else (None, None)
+    ratio = experiments.ratio_text(c) if c is not None else None
+    if change is not None and ratio:
+        change = f"{change}, {ratio}"
+    return MetricRow(
+        name=name,
+        label=metric.label if metric else name,
+        unit=unit,
+        higher_is_better=metric.higher_is_better if metric else True,
+        value=fmt_value(value),
+        baseline=fmt_value(base) if base is not None else None,
+        comparison=c,
+        change=change,
+        interval=interval,
+        n=f"{c.n} / {c.baseline_n}" if c is not None else None,
+        test=_TESTS[c.test] if c is not None and c.test else None,
+        decision=_decision_text(c) if c is not None else None,
+        would_take=_would_take(c) if c is not None else None,
+    )
+
+
+def result_view(
+    resolved: ResolvedResult,
+    strip: dict[str, str] | None = None,
+    vocabulary: metrics.Vocabulary = metrics.BUILTIN,
+) -> ResultView:
     # An imported run fills in the load and workload it recorded.
     result = resolved.result
-    deltas = resolved.deltas
-    rows: list[MetricRow] = []
-    for name, value in resolved.metrics.items():
-        metric = vocabulary.lookup(name)
-        base = resolved.baseline.get(name)
-        d = deltas.get(name)
-        higher = metric.higher_is_better if metric else True
-        rows.append(
-            MetricRow(
-                name=name,
-                label=metric.label if metric else name,
-                unit=metric.unit if metric else "",
-                higher_is_better=higher,
-                value=fmt_value(value),
-                baseline=fmt_value(base) if base is not None else None,
-                delta=d,
-                change=_change_text(d, higher) if d is not None else None,
-            )
-        )
+    rows = [
+        _metric_row(name, value, resolved.baseline.get(name), resolved.comparisons.get(name), vocabulary)
+        for name, value in resolved.metrics.items()
+    ]
     rate = result.request_rate
     rate_text = None
     if rate is not None:
@@ -117,6 +167,7 @@ def result_view(resolved: ResolvedResult, vocabulary: metrics.Vocabulary = metri
         request_rate=rate_text,
         reported=figures(result),
         reported_changes=changes(result),
+        strip=strip,
     )
 
 
@@ -217,7 +268,10 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "variants": experiments.variant_table(analysis, rec),
         "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
-        "results": [result_view(res, campaign.vocabulary()) for res in analysis.record(rec).results],
+        "results": [
+            result_view(res, _strip_view(charts, strip_path(project, rec, i), here), campaign.vocabulary())
+            for i, res in enumerate(analysis.record(rec).results)
+        ],
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
         "slo": slo_text(project),
@@ -226,6 +280,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
         "builds_on": [page_link(s) for s in r.builds_on if s in by_slug],
         "in_stack": stack_mark(analysis, rec),
+        **_rule_context(analysis),
         "home_link": relative(root_dir / "index.md", here),
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
@@ -302,7 +357,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "campaign": campaign,
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
-        "baseline_results": [result_view(res, campaign.vocabulary()) for res in analysis.baseline_results],
+        "baseline_results": [result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
         "goals": goals,
         "tier_counts": counts,
         "tier_own": own,
@@ -331,7 +386,24 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)
-    return {"campaign": project.campaign, "rows": rows, "plots": views}
+    return {"campaign": project.campaign, "rows": rows, "plots": views, **_rule_context(analysis)}
+
+
+def _rule_context(analysis: Analysis) -> dict[str, str]:
+    """How comparisons are decided, as the pages state it."""
+    r = analysis.rule
+    return {
+        "alpha": fmt_number(r.alpha),
+        "confidence": f"{fmt_number((1 - r.alpha) * 100)}%",
+        "min_effect": fmt_number(r.min_effect),
+        "primary_metric": r.primary_metric or "",
+    }
+
+
+def _strip_view(charts: Mapping[str, str], path: str, page_dir: PurePosixPath) -> dict[str, str] | None:
+    if path not in charts:
+        return None
+    return {"src": relative(PurePosixPath(path), page_dir), "alt": charts[path]}
 
 
 def _plot_views(

@@ -37,6 +37,11 @@ def record_plot_path(project: Project, rec: RecordFile) -> str:
     return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}.svg")
 
 
+def strip_path(project: Project, rec: RecordFile, index: int) -> str:
+    """The strip chart of a record's result (by its index): every repetition of both sides."""
+    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}-result-{index + 1}-strip.svg")
+
+
 def summary_plot_paths(project: Project) -> tuple[str, str]:
     root = str(docs_root(project))
     return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")

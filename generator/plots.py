@@ -342,12 +342,11 @@ def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
     """(who, run) for every imported run a record or the baseline names."""
     runs = project.runs
     for result in project.campaign.baseline.results:
-        if result.run is not None and result.run in runs:
-            yield "baseline", runs[result.run]
+        yield from (("baseline", runs[rid]) for rid in result.run_ids if rid in runs)
     for rec in project.records:
         for result in rec.record.results:
-            if result.run is not None and result.run in runs:
-                yield f"{rec.number:02d} {rec.record.title}", runs[result.run]
+            who = f"{rec.number:02d} {rec.record.title}"
+            yield from ((who, runs[rid]) for rid in result.run_ids if rid in runs)
 
 
 def throughput_latency_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:

@@ -29,6 +29,7 @@ from generator.plots import plots
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile
 from generator.stack_view import road_plot
+from generator.strips import strips
 from generator.validate import require_project
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent / "templates"
@@ -200,6 +201,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         alts[road[0]] = road[1]
     sweeps = experiments.sweep_charts(analysis)
     alts.update({p.path: p.alt for p in sweeps})
+    strip_charts = strips(analysis)
+    alts.update({s.path: s.alt for s in strip_charts})
     page_cache = _PageCache(analysis, build_cache)
 
     def render(name: str, context: dict[str, Any]) -> str | None:
@@ -240,6 +243,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     if road is not None:
         out[road[0]] = road[2]
     out.update({p.path: p.svg for p in sweeps})
+    out.update({s.path: s.svg for s in strip_charts})
     return dict(sorted(out.items()))
 
 

@@ -102,17 +102,30 @@ class CampaignStack:
 
 
 def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> StepChange | None:
-    """A step's measured change on `metric`: the result at the road's concurrency, else the first measured.
+    """A step's measured change on `metric`: the result at the road's concurrency, else the record's primary one.
 
-    The one place the road reads a comparison; switch it to the record's primary comparison
-    (change, interval, decision) when the analysis has one.
+    The one place the road reads a comparison: the analysis' (change, interval, decision),
+    never one of its own.
     """
-    found = [(r, r.deltas.get(metric)) for r in ra.results]
-    measured = [(r, d) for r, d in found if d is not None]
+    found = [(r, r.comparisons.get(metric)) for r in ra.results]
+    measured = [(r, c) for r, c in found if c is not None]
     if not measured:
         return None
-    res, d = next(((r, d) for r, d in measured if r.result.concurrency == concurrency), measured[0])
-    return StepChange(res.result, d.baseline, d.value, d.difference, d.change_percent, None, None, d.within_noise)
+    primary = ra.primary
+    first = next(((r, c) for r, c in measured if primary is not None and r.result.label == primary.label), measured[0])
+    res, c = next(((r, c) for r, c in measured if r.result.concurrency == concurrency), first)
+    interval = None if c.ci_low is None or c.ci_high is None else (c.ci_low, c.ci_high)
+    before, after = stat(res.baseline[metric]), stat(res.metrics[metric])
+    return StepChange(
+        res.result,
+        before,
+        after,
+        c.difference,
+        c.change_percent or 0.0,
+        interval,
+        c.decision,
+        c.decision == "no-change",
+    )
 
 
 def campaign_stack(

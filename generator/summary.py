@@ -1,7 +1,9 @@
 """The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
 
-Ranked by tier, then best measured gain (largest first; a gain within noise counts as no
-change; records with no measured gain after those with one), then number. pandas and
+Ranked by tier, then the decision on each record's primary metric (`better` by the low end
+of its interval; then `unreplicated` by its point change; then `no-change` and
+`inconclusive`; then `worse`; then evidence only as reported; then not measured), then
+number (docs/guide/decisions.md). pandas and
 tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
 for them.
 """
@@ -26,10 +28,15 @@ COLUMNS = (
     "title",
     "tier",
     "status",
-    "best_gain_percent",
-    "best_gain_metric",
-    "best_gain_concurrency",
-    "best_gain_within_noise",
+    "primary_metric",
+    "primary_result",
+    "primary_concurrency",
+    "primary_change_percent",
+    "primary_ci_low_percent",
+    "primary_ci_high_percent",
+    "primary_n",
+    "primary_baseline_n",
+    "primary_decision",
     "open_blockers",
     "open_blocker_titles",
     # "sources" or "own" (the records' own placement, not given by their sources), or None.
@@ -39,11 +46,12 @@ COLUMNS = (
     # The reported evidence as written ("901, 927 tok/s output_throughput at concurrency 512").
     "reported",
     "in_stack",
+    # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
     "variants",
 )
-FORMATS = ("table", "markdown", "csv", "json")
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
+FORMATS = ("table", "markdown", "csv", "json")
 
 
 def summary_rows(
@@ -66,7 +74,9 @@ def summary_rows(
             continue
         if tag_set is not None and not tag_set & set(r.tags):
             continue
-        best, blockers = entry.best_gain, entry.open_blockers
+        primary, blockers = entry.primary, entry.open_blockers
+        c = primary.comparison if primary else None
+        decision = c.decision if c else ("reported" if entry.reported else None)
         rows.append(
             {
                 "number": rec.number,
@@ -74,18 +84,27 @@ def summary_rows(
                 "title": r.title,
                 "tier": r.tier,
                 "status": r.status,
-                "best_gain_percent": round(best.percent, 1) if best else None,
-                "best_gain_metric": best.metric if best else None,
-                "best_gain_concurrency": best.concurrency if best else None,
-                "best_gain_within_noise": best.within_noise if best else None,
+                "primary_metric": entry.primary_metric,
+                "primary_result": primary.label if primary else None,
+                "primary_concurrency": primary.concurrency if primary else None,
+                "primary_change_percent": _round(c.change_percent if c else None),
+                "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
+                "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
+                "primary_n": c.n if c else None,
+                "primary_baseline_n": c.baseline_n if c else None,
+                "primary_decision": decision,
                 "open_blockers": len(blockers),
                 "open_blocker_titles": [b.title or "" for b in blockers],
                 "tier_source": r.tier_source,
                 "evidence": evidence(r),
                 "reported": record_text(r),
                 "in_stack": analysis.stack.has(rec.slug),
-                # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
                 "variants": variants.summary_text(r),
+                # Not columns: read by plots.py's gains chart until it reads the primary_* keys.
+                # The primary change, + = better; "within noise" = not decided.
+                "best_gain_percent": _round(c.gain_percent if c else None),
+                "best_gain_metric": entry.primary_metric if c else None,
+                "best_gain_within_noise": c.decision not in ("better", "worse") if c else None,
             }
         )
         if analysis.project.campaign.slo:
@@ -93,21 +112,38 @@ def summary_rows(
     return rows
 
 
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
 def gain_text(row: dict[str, Any]) -> str:
-    """The best gain as people read it: "+12.3% output_throughput at concurrency 64"."""
-    if row["best_gain_percent"] is None:
-        # Reported evidence is never a gain: its figures as written, with no computed sign.
-        if row.get("reported"):
-            return f"as reported: {row['reported']}"
-        return f"not measured ({row['variants']})" if row.get("variants") else "not measured"
+    """The primary metric's evidence as people read it.
+
+    "+6.6% output_throughput (interval +0.5% to +12.8%), n=5 vs 5, better, at concurrency 64";
+    the change keeps the number's sign (a latency that fell is negative) and the decision
+    word says whether that is better.
+    """
+    decision = row["primary_decision"]
+    tried = f" ({row['variants']})" if row.get("variants") else ""
+    if decision is None:
+        missing = "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
+        return missing + tried
+    if decision == "reported":
+        # Reported evidence is never compared: its figures as written, with no computed sign.
+        return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
     where = (
-        f"at concurrency {row['best_gain_concurrency']}"
-        if row["best_gain_concurrency"] is not None
+        f"at concurrency {row['primary_concurrency']}"
+        if row["primary_concurrency"] is not None
         else "concurrency not recorded"
     )
-    noise = ", within noise" if row["best_gain_within_noise"] else ""
-    tried = f" ({row['variants']})" if row.get("variants") else ""
-    return f"{fmt_percent(row['best_gain_percent'])} {row['best_gain_metric']}{noise}, {where}{tried}"
+    change = row["primary_change_percent"]
+    text = f"{fmt_percent(change)} " if change is not None else "no percent (baseline mean 0), "
+    text += str(row["primary_metric"])
+    low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
+    if low is not None and high is not None:
+        text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
+    word = "unreplicated (single shot)" if decision == "unreplicated" else decision
+    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
 
 
 def tier_text(row: dict[str, Any]) -> str:
@@ -140,25 +176,15 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
     if fmt == "csv":
         frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
-        frame["best_gain_percent"] = frame["best_gain_percent"].map(lambda v: "" if v is None else f"{v:.1f}")
-        frame["best_gain_within_noise"] = frame["best_gain_within_noise"].map(
-            lambda v: "" if v is None else str(v).lower()
-        )
+        for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
+            frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
         frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
         from generator.csvsafe import formula_safe
 
         # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
         slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-        for column in (
-            "slug",
-            "title",
-            "status",
-            "best_gain_metric",
-            "open_blocker_titles",
-            "reported",
-            "variants",
-            *slo_text,
-        ):
+        text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
+        for column in (*text_columns, "reported", "variants", *slo_text):
             frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
         return frame.to_csv(index=False, lineterminator="\n")
 
@@ -170,7 +196,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
             "Title": frame["title"],
             "Tier": [tier_text(row) for row in rows],
             "Status": [status_text(row) for row in rows],
-            "Best gain": [gain_text(row) for row in rows],
+            "Primary metric": [gain_text(row) for row in rows],
             "Open blockers": [blockers_text(row) for row in rows],
         },
         dtype=object,
@@ -187,7 +213,7 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     if shown.empty and fmt == "table":
         return "no records match\n"
     # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.
-    widths = [None, 40, None, None, 30, 50, 40][: len(shown.columns)] if fmt == "table" else None
+    widths = [None, 40, None, None, 30, 50] if fmt == "table" else None
     table = tabulate(
         shown.values.tolist(),
         headers=list(shown.columns),

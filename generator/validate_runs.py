@@ -12,10 +12,11 @@ from collections.abc import Mapping
 
 from generator import variants
 from generator.model import Result
+from generator.numbers import stat
 from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
 from generator.read import Positions
-from generator.results.matching import declared_settings, differences, match, name_text, numbers
+from generator.results.matching import configuration, declared_settings, differences, match, name_text, numbers
 from generator.results.run import Run
 
 
@@ -78,12 +79,19 @@ def _result_problems(
                 "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
             )
         )
-    for key in ("run", "baseline_run"):
-        rid = getattr(result, key)
-        if rid is not None and rid not in runs:
-            out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
-    resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
-    found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
+    single = isinstance(result.run, str)
+    for j, rid in enumerate(result.run_ids):
+        if rid not in runs:
+            where = (*loc, "run") if single else (*loc, "run", j)
+            out.append(_unknown_run(shown, pos, where, rid, runs, broken.get(rid)))
+    if result.baseline_run is not None and result.baseline_run not in runs:
+        rid = result.baseline_run
+        out.append(_unknown_run(shown, pos, (*loc, "baseline_run"), rid, runs, broken.get(rid)))
+    resolvable = all(rid in runs for rid in result.run_ids) and result.baseline_run in (None, *runs)
+    if resolvable:
+        out += _repeat_problems(result, runs, shown, pos, loc)
+    first = runs[result.run_ids[0]] if resolvable and result.run_ids else None
+    found = match(project, result, first) if rec is not None and first is not None else None
     if found is not None and found.ambiguous:
         line, col = pos.of(loc)
         listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
@@ -117,11 +125,12 @@ def _result_problems(
                 severity="warning",
             )
         )
-    if found is None or result.run is None or rec is None:
+    if rec is not None and resolvable and result.paired:
+        out += _paired_problems(project, result, rec, shown, pos, loc)
+    if found is None or rec is None:
         return out
-    run = runs[result.run]
     allowed = declared_settings(variants.change_for(rec.record, result), project.campaign.baseline.command)
-    diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+    diffs = sorted({d for rid in result.run_ids for b in found.runs for d in differences(runs[rid], b, allowed)})
     if diffs:
         line, col = pos.of(loc)
         out.append(
@@ -137,3 +146,54 @@ def _result_problems(
             )
         )
     return out
+
+
+def _repeat_problems(
+    result: Result, runs: Mapping[str, Run], shown: str, pos: Positions, loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """Runs listed as repetitions must be one configuration: anything else is not a sample of it."""
+    ids = result.run_ids
+    if len(ids) < 2:
+        return []
+    first = configuration(runs[ids[0]])
+    for j, rid in enumerate(ids[1:], 1):
+        if configuration(runs[rid]) != first:
+            line, col = pos.of((*loc, "run", j))
+            return [
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "invalid-value",
+                    f"result `{result.label}` lists run `{rid}` as a repetition of `{ids[0]}`, but the two are "
+                    "different configurations (another benchmark, load, workload or name)",
+                    "list only repeated runs of one configuration in `run`; give the other its own result",
+                )
+            ]
+    return []
+
+
+def _paired_problems(
+    project: Project, result: Result, rec: RecordFile, shown: str, pos: Positions, loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """`paired: true` matches repetitions by position, so every compared metric needs equal n on both sides."""
+    found = numbers(project, result, rec)
+    for name, value in found.metrics.items():
+        base = found.baseline.get(name)
+        if base is None:
+            continue
+        n, base_n = stat(value).n, stat(base).n
+        if n != base_n:
+            line, col = pos.of((*loc, "paired"), key=True)
+            return [
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "invalid-value",
+                    f"result `{result.label}` is `paired: true` but `{name}` has {n} repetition(s) here and "
+                    f"{base_n} in its baseline; paired repetitions are matched by position",
+                    "give both sides the same repetitions in the same order, or remove `paired: true`",
+                )
+            ]
+    return []

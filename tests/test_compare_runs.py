@@ -49,13 +49,15 @@ def test_record_from_imported_runs_renders_computed_deltas(campaign: Path, tmp_p
     text = page(campaign, "single-batch-overlap")
     batch1 = section(text, "graphs, cuda_graph, 256/32, batch 1")
     # 112.0005 / 93.4972 - 1 = +19.79 %: computed from the two runs, never typed.
-    assert "| Decode throughput (median) (tok/s, higher is better) | 93.5 | 112 | +19.8% better |" in batch1
+    # One run a side: the change is shown, never called better.
+    single = "| none | 1 / 1 | none | unreplicated (single shot) |"
+    assert "| Decode throughput (tok/s, higher is better) | 93.5 | 112 | +19.8% " + single in batch1
     # Seconds in the file, milliseconds on the page: 0.2906 s and 0.3466 s.
-    assert "| Total latency (ms, lower is better) | 346.6 | 290.6 | +16.2% better (raw -16.2%) |" in batch1
+    assert "| Total latency (ms, lower is better) | 346.6 | 290.6 | -16.2% " + single in batch1
     assert "- Concurrency: 1" in batch1
     assert "matched by workload and load" in batch1
     batch16 = section(text, "graphs, cuda_graph, 256/32, batch 16")
-    assert "| Overall throughput (tok/s, higher is better) | 9881 | 9078 | -8.1% worse |" in batch16
+    assert "| Overall throughput (tok/s, higher is better) | 9881 | 9078 | -8.1% " + single in batch16
 
 
 def test_not_comparable_is_a_warning_at_the_result_and_said_on_the_page(campaign: Path) -> None:
@@ -173,7 +175,7 @@ def test_different_configurations_are_not_averaged_the_same_name_is_chosen(campa
     assert "mean of" not in again
     # The cuda_graph baseline run at batch 1 (112.0), not the mean with no_cuda_graph (93.5).
     assert "Compared with the baseline run `sglang-batch-bs1-0c527fb59c`, matched by workload, load and name" in again
-    assert "| Decode throughput (median) (tok/s, higher is better) | 112 | 120.5 | +7.6% better |" in again
+    assert "| Decode throughput (tok/s, higher is better) | 112 | 120.5 | +7.6% | none | 1 / 1 | none |" in again
 
 
 def test_ambiguous_baseline_is_not_averaged_and_check_warns(campaign: Path, tmp_path: Path) -> None:
@@ -190,7 +192,7 @@ def test_ambiguous_baseline_is_not_averaged_and_check_warns(campaign: Path, tmp_
     renamed = section(page(campaign, "mscclpp-allreduce"), "renamed")
     assert "mean of" not in renamed
     assert "Ambiguous baseline: 2 baseline runs match" in renamed and "`baseline_run`" in renamed
-    assert "| Decode throughput (median) (tok/s, higher is better) | no baseline | 112 | not compared |" in renamed
+    assert "| Decode throughput (tok/s, higher is better) | no baseline | 112 | not compared | none | none |" in renamed
     # Naming the baseline settles it: no warning left.
     record = campaign / "improvements" / "02-mscclpp-allreduce.yaml"
     text = record.read_text()
@@ -212,4 +214,4 @@ def test_repeated_baseline_runs_are_averaged(campaign: Path, tmp_path: Path) -> 
     ok("build", "--root", str(campaign))
     graphs = section(page(campaign, "mscclpp-allreduce"), "graphs")
     assert "Compared with the mean of 2 repeated baseline runs with the same workload and load" in graphs
-    assert "| Decode throughput (median) (tok/s, higher is better) | 112 ± 2.828 (n=2) | 112 |" in graphs
+    assert "| Decode throughput (tok/s, higher is better) | 112 ± 2.828 (n=2) | 112 | 0.0% | none | 1 / 2 |" in graphs

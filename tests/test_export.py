@@ -17,10 +17,10 @@ def test_export_has_every_record_with_the_summarys_numbers(campaign: Path) -> No
     run = run_cli("export", "--format", "json", cwd=campaign)
     assert run.returncode == 0, run.stderr
     data = json.loads(run.stdout)
-    assert (data["format"], data["version"]) == (FORMAT, 1)
+    assert (data["format"], data["version"]) == (FORMAT, 2)
     files, _ = record_files(campaign / "improvements")
     assert [(r["number"], r["slug"]) for r in data["records"]] == [(n, s) for _p, n, s in files]
-    # The summary command, a separate path, agrees on rank, best gain and open blockers.
+    # The summary command, a separate path, agrees on rank, primary evidence and open blockers.
     rows = json.loads(run_cli("summary", "--format", "json", cwd=campaign).stdout)
     by_slug = {r["slug"]: r for r in data["records"]}
     for rank, row in enumerate(rows, 1):
@@ -28,22 +28,19 @@ def test_export_has_every_record_with_the_summarys_numbers(campaign: Path) -> No
         assert summary["rank"] == rank
         assert summary["open_blockers"] == row["open_blockers"]
         assert summary["open_blocker_titles"] == row["open_blocker_titles"]
-        best = summary["best_gain"]
-        if row["best_gain_percent"] is None:
-            assert best is None
-        else:
-            assert (best["percent"], best["metric"], best["concurrency"]) == (
-                row["best_gain_percent"],
-                row["best_gain_metric"],
-                row["best_gain_concurrency"],
-            )
+        primary = by_slug[row["slug"]]["primary"]
+        assert (primary["metric"], primary["result"], primary["decision"]) == (
+            row["primary_metric"],
+            row["primary_result"],
+            row["primary_decision"],
+        )
     for rec in data["records"]:
         assert (campaign / rec["file"]).is_file()
         assert rec["page"].startswith("docs/improvements/glb5improvement-")
         assert rec["record"]["title"] and len(rec["results"]) == len(rec["record"]["results"])
 
 
-def test_export_computes_deltas_from_typed_numbers(minimal: Path) -> None:
+def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
     (minimal / "improvements" / "01-x.yaml").write_text(
         "title: X\ntier: 1\nstatus: in-progress\nhypothesis: H\n"
         "results:\n  - label: a\n    concurrency: 4\n"
@@ -52,17 +49,22 @@ def test_export_computes_deltas_from_typed_numbers(minimal: Path) -> None:
     )
     data = json.loads(run_cli("export", cwd=minimal).stdout)
     (rec,) = data["records"]
-    deltas = rec["results"][0]["deltas"]
-    assert round(deltas["output_throughput"]["gain_percent"], 6) == 10.0
-    # A latency that went down is a gain.
-    assert round(deltas["ttft_p99"]["change_percent"], 6) == -10.0
-    assert round(deltas["ttft_p99"]["gain_percent"], 6) == 10.0
-    assert rec["summary"]["best_gain"] == {
-        "percent": 10.0,
+    comparisons = rec["results"][0]["comparisons"]
+    tp = comparisons["output_throughput"]
+    assert round(tp["change_percent"], 6) == 10.0
+    assert (tp["n"], tp["baseline_n"], tp["test"], tp["decision"], tp["p_value"]) == (1, 1, None, "unreplicated", None)
+    assert tp["ci_low_percent"] is None and tp["ci_high_percent"] is None
+    # The change keeps the number's sign: a latency that went down is negative.
+    assert round(comparisons["ttft_p99"]["change_percent"], 6) == -10.0
+    assert rec["primary"] == {
         "metric": "output_throughput",
-        "concurrency": 4,
-        "within_noise": False,
+        "result": "a",
+        "change_percent": tp["change_percent"],
+        "ci_low_percent": None,
+        "ci_high_percent": None,
+        "decision": "unreplicated",
     }
+    assert "best_gain" not in rec["summary"]
 
 
 def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp_path: Path) -> None:

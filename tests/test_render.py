@@ -232,24 +232,26 @@ def test_stat_kinds() -> None:
     assert (rng.kind, rng.mean, rng.spread, rng.low, rng.high) == ("range", 9.5, 1.5, 8, 11)
 
 
-def test_delta_sign_follows_the_metric_direction() -> None:
-    throughput = analysis.compare("output_throughput", 110.0, 100.0)
-    latency = analysis.compare("ttft_p99", 90.0, 100.0)
+def test_the_change_keeps_the_numbers_sign_and_the_decision_follows_the_metric_direction() -> None:
+    throughput = analysis.compare("output_throughput", [110.0, 111.0, 109.0], [100.0, 101.0, 99.0])
+    latency = analysis.compare("ttft_p99", [90.0, 91.0, 89.0], [100.0, 101.0, 99.0])
     assert throughput is not None and latency is not None
-    assert throughput.gain_percent == pytest.approx(10.0) and throughput.change_percent == pytest.approx(10.0)
-    assert latency.gain_percent == pytest.approx(10.0) and latency.change_percent == pytest.approx(-10.0)
-    worse = analysis.compare("ttft_p99", 110.0, 100.0)
-    assert worse is not None and worse.gain_percent == pytest.approx(-10.0)
-    assert analysis.compare("output_throughput", 1.0, 0.0) is None
+    assert throughput.change_percent == pytest.approx(10.0) and throughput.decision == "better"
+    assert latency.change_percent == pytest.approx(-10.0) and latency.decision == "better"
+    worse = analysis.compare("ttft_p99", [110.0, 111.0, 109.0], [100.0, 101.0, 99.0])
+    assert worse is not None and worse.decision == "worse"
+    # A zero baseline has no percent; the comparison still exists, decided in the metric's unit.
+    zero = analysis.compare("output_throughput", 1.0, 0.0)
+    assert zero is not None and zero.change_percent is None and zero.decision == "unreplicated"
+    assert analysis.compare("no_such_metric", 1.0, 2.0) is None
 
 
-def test_within_noise_compares_the_difference_with_the_spread() -> None:
-    noisy = analysis.compare("output_throughput", [100.0, 110.0, 90.0], 102.0)
-    clear = analysis.compare("output_throughput", [200.0, 210.0, 190.0], 102.0)
-    single = analysis.compare("output_throughput", 101.0, 100.0)
-    assert noisy is not None and noisy.within_noise
-    assert clear is not None and not clear.within_noise
-    assert single is not None and not single.within_noise
+def test_a_range_is_one_sample_and_a_paired_mismatch_is_not_compared() -> None:
+    from generator.model import Range
+
+    ranged = analysis.compare("output_throughput", Range(min=100, max=120), 100.0)
+    assert ranged is not None and ranged.decision == "unreplicated" and ranged.change_percent == pytest.approx(10.0)
+    assert analysis.compare("output_throughput", [1.0, 2.0], [1.0, 2.0, 3.0], paired=True) is None
 
 
 def test_number_formatting() -> None:

@@ -69,7 +69,7 @@ def test_csv_text_cells_never_start_a_formula(hostile: Path) -> None:
         assert shown == formula_safe(title)
         assert not shown.startswith(("=", "+", "-", "@", "\t", "\r"))
     loss = next(row for row in rows if row["slug"] == "hostile-1")
-    assert loss["best_gain_percent"] == "-2.8"  # a number in a numeric column stays a number
+    assert loss["primary_change_percent"] == "-2.8"  # a number in a numeric column stays a number
 
 
 @pytest.mark.parametrize(

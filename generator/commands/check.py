@@ -36,6 +36,13 @@ def command(root: Path | None, fmt: str) -> None:
     repo = resolve_root(root)
     report = Report()
     project = load_project(repo, report)
+    if project is not None and report.ok:
+        # The status against the evidence needs the analysis, which only a valid project has.
+        from generator.analysis import analyse
+        from generator.verdicts import status_problems
+
+        for problem in status_problems(analyse(project)):
+            report.add(problem)
     out = format_report(report, fmt)
     if fmt == "text":
         sys.stderr.write(out)

@@ -1,4 +1,4 @@
-"""`improvements export`: every record with its computed summary, as one JSON document."""
+"""`improvements export`: every record with its computed evidence as JSON, or every sample as CSV."""
 
 from __future__ import annotations
 
@@ -15,25 +15,31 @@ from generator.cli import emit, resolve_root, root_option
 Examples:
   improvements export --format json > records.json
   improvements export --output site-extra/records.json
-  improvements export | jq '.records[] | {slug, best: .summary.best_gain}'
+  improvements export | jq '.records[] | {slug, primary}'
+  improvements export --format csv -o samples.csv   # one row per repetition, for pandas
 """,
 )
 @root_option
-@click.option("--format", "fmt", type=click.Choice(["json"]), default="json", show_default=True, help="Output format.")
+@click.option(
+    "--format", "fmt", type=click.Choice(["json", "csv"]), default="json", show_default=True, help="Output format."
+)
 @click.option("--output", "-o", type=click.Path(dir_okay=False, path_type=Path), help="Write to FILE, not stdout.")
 def command(root: Path | None, fmt: str, output: Path | None) -> None:
-    """Export every record with its computed summary as JSON.
+    """Export every record with its computed evidence as JSON, or every sample as CSV.
 
-    One document: the campaign, and each record as written with its rank in the summary,
-    best measured gain, open blockers and every result's deltas (the same numbers the pages
-    show). Sorted keys and no timestamps, so the same records give the same bytes. `mkdocs
-    build` also publishes it at the site root as records.json.
+    JSON: one document, the campaign and each record as written with its primary-metric
+    evidence, its rank in the summary, open blockers and every result's comparisons (n on
+    each side, change, interval, p-value, test, decision: the same numbers the pages show).
+    Sorted keys and no timestamps, so the same records give the same bytes. `mkdocs build`
+    also publishes it at the site root as records.json.
+
+    CSV: a tidy table of every sample, one row per repetition (record, result, side, metric,
+    repetition, value, concurrency), ready for a notebook.
     """
     from generator.analysis import analyse
-    from generator.export import dumps
+    from generator.export import dumps, samples_csv
     from generator.validate import require_project
 
-    del fmt  # JSON is the one format; the option keeps the command line stable when others come
     project = require_project(resolve_root(root))
-    text = dumps(analyse(project))
-    emit(text, output)
+    analysis = analyse(project)
+    emit(samples_csv(analysis) if fmt == "csv" else dumps(analysis), output)

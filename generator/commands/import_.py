@@ -177,6 +177,7 @@ def _link(
 
     from generator.edit import Document, set_key
     from generator.model import Baseline, Record
+    from generator.results.matching import configuration
 
     doc = Document.from_path(target)
     container: Any = doc.data["baseline"] if baseline else doc.data
@@ -185,20 +186,37 @@ def _link(
     if results is None:
         results = CommentedSeq()
         set_key(container, "results", results, order)
-    linked = {item.get("run") for item in results if isinstance(item, dict)}
+    known = {**project.runs, **{run.id: run for run in runs}}
+    linked = {rid for item in results if isinstance(item, dict) for rid in _ids(item.get("run"))}
     labels = {str(item.get("label")) for item in results if isinstance(item, dict)}
     new = [run for run in runs if run.id not in linked]
-    trailing = _take_trailing_comment(results) if new else None
+    # Repetitions are samples: a run of a configuration that a result already holds joins it,
+    # and new runs of one configuration become one result, on either side of a comparison.
+    groups: dict[Any, Any] = {}
+    for item in results:
+        ids = _ids(item.get("run")) if isinstance(item, dict) else []
+        if ids and ids[0] in known:
+            groups.setdefault(configuration(known[ids[0]]), item)
+    fresh = [run for run in new if configuration(run) not in groups]
+    distinct = len({configuration(run) for run in fresh})
+    trailing = _take_trailing_comment(results) if fresh else None
     added: list[tuple[Run, str]] = []
     for run in new:
+        item = groups.get(configuration(run))
+        if item is not None:
+            _append_run(item, run.id)
+            added.append((run, str(item.get("label"))))
+            continue
         base = label.strip() if label else run.describe()
-        if label and len(new) > 1:
+        if label and distinct > 1:
             base = f"{base}, {run.describe()}"
         chosen, n = base, 2
         while chosen in labels:
             chosen, n = f"{base} ({n})", n + 1
         labels.add(chosen)
-        results.append(CommentedMap([("label", chosen), ("run", run.id)]))
+        item = CommentedMap([("label", chosen), ("run", run.id)])
+        results.append(item)
+        groups[configuration(run)] = item
         added.append((run, chosen))
     if trailing is not None:
         results[-1].ca.items["run"] = [None, None, trailing, None]
@@ -209,6 +227,28 @@ def _link(
     pending = replace(project, runs={**project.runs, **{run.id: run for run in runs}})
     problems = _check(pending, target, text, baseline)
     return text, added, [p for p in problems if p.severity == "error"]
+
+
+def _ids(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _append_run(item: Any, rid: str) -> None:
+    """Add a repetition to a result's `run`, turning a single id into a list of ids."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    current = item.get("run")
+    if isinstance(current, list):
+        current.append(rid)
+        return
+    seq = CommentedSeq([current, rid])
+    # A comment after the single id (a trailing blank line) moves to the end of the list.
+    slot = item.ca.items.pop("run", None)
+    item["run"] = seq
+    if slot and len(slot) > 2 and slot[2] is not None:
+        seq.ca.items[1] = [slot[2], None]
 
 
 def _take_trailing_comment(results: Any) -> Any:

@@ -37,9 +37,13 @@ Examples:
 def command(
     root: Path | None, fmt: str, tiers: tuple[int, ...], statuses: tuple[str, ...], tags: tuple[str, ...]
 ) -> None:
-    """Print every record ranked by tier, then best measured gain, then number.
+    """Print every record ranked by tier, then its primary metric's decision, then number.
 
-    A best gain within noise is flagged as such and ranks as no change, after real gains.
+    The primary metric is the record's `expected.metric`, else the campaign's
+    `decision.primary_metric`; other metrics never rank. Within a tier: better (by the low end
+    of the interval), unreplicated (by the point change), no-change and inconclusive, worse,
+    reported only, not measured. The column shows the change, interval, n on each side and
+    the decision.
     """
     from generator.analysis import analyse
     from generator.summary import format_rows, summary_rows

@@ -148,8 +148,9 @@ def differences(run: Run, base: Run, allowed: set[str] | frozenset[str] = frozen
 
 
 def baseline_runs(project: Project) -> list[tuple[Result, Run]]:
+    """Every imported run of the campaign baseline, each repetition of a result on its own."""
     runs = project.runs
-    return [(r, runs[r.run]) for r in project.campaign.baseline.results if r.run is not None and r.run in runs]
+    return [(r, runs[rid]) for r in project.campaign.baseline.results for rid in r.run_ids if rid in runs]
 
 
 @dataclass
@@ -162,7 +163,7 @@ class Match:
     ambiguous: list[Run] = field(default_factory=list)
 
 
-def _configuration(run: Run) -> tuple[str, tuple[tuple[str, str], ...]]:
+def configuration(run: Run) -> tuple[str, tuple[tuple[str, str], ...]]:
     """What repeats of one configuration share: the benchmark and every setting but the date."""
     return run.kind, tuple(sorted((k, repr(v)) for k, v in run.settings.items() if k not in _REPEAT_KEYS))
 
@@ -181,7 +182,7 @@ def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
     """The repeats of one configuration to compare with and why, or the candidates when none is clear."""
     groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[Run]] = {}
     for same in best:
-        groups.setdefault(_configuration(same), []).append(same)
+        groups.setdefault(configuration(same), []).append(same)
     if len(groups) == 1:
         return best, "workload and load"
     named = [g for g in groups.values() if _name(g[0]) == _name(run) and any(x is not None for x in _name(run))]
@@ -191,6 +192,7 @@ def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
 
 
 def match(project: Project, result: Result, run: Run) -> Match:
+    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
     runs = project.runs
     if result.baseline_run is not None:
         base = runs.get(result.baseline_run)
@@ -199,8 +201,9 @@ def match(project: Project, result: Result, run: Run) -> Match:
         return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
     best: list[Run] = []
     best_score = -1
+    own = {run.id, *result.run_ids}
     for _res, candidate in baseline_runs(project):
-        if candidate.id == run.id or candidate.kind != run.kind:
+        if candidate.id in own or candidate.kind != run.kind:
             continue
         if any(run.settings.get(k) != candidate.settings.get(k) for k in LOAD_KEYS):
             continue
@@ -315,14 +318,24 @@ def resolve(
     """
     if result.run is None:
         return None
-    run = project.runs.get(result.run)
-    if run is None:
-        why = project.broken_runs.get(result.run, f"the imported run `{result.run}` does not exist under results/runs/")
-        return result, {}, {}, [why]
+    repeats: list[Run] = []
+    for rid in result.run_ids:
+        found_run = project.runs.get(rid)
+        if found_run is None:
+            why = project.broken_runs.get(rid, f"the imported run `{rid}` does not exist under results/runs/")
+            return result, {}, {}, [why]
+        repeats.append(found_run)
+    run = repeats[0]
     if record is None:
         record = owner(project, result)
-    values: dict[str, Any] = dict(shown_metrics(run))
+    # Repetitions are samples: a metric of several runs is the list of their values, in order.
+    values: dict[str, Any] = {}
+    for name, first in shown_metrics(run).items():
+        points = [r.metrics[name] for r in repeats if name in r.metrics]
+        values[name] = first if len(points) == 1 else points
     notes: list[str] = []
+    if len(repeats) > 1:
+        notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
     found = match(project, result, run)
     notes += found.notes
     base: dict[str, Any] = {}
@@ -333,7 +346,7 @@ def resolve(
                 base[name] = points[0] if len(points) == 1 else points
         if record is not None:
             allowed = declared_settings(variants.change_for(record.record, result), project.campaign.baseline.command)
-            diffs = sorted({d for b in found.runs for d in differences(run, b, allowed)})
+            diffs = sorted({d for r in repeats for b in found.runs for d in differences(r, b, allowed)})
             if diffs:
                 notes.append("Not comparable with its baseline beyond the declared change: " + "; ".join(diffs) + ".")
     elif found.typed is not None:
@@ -342,7 +355,9 @@ def resolve(
         missing = [k for k in values if k not in base]
         if missing and len(missing) < len(values):
             notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
-    notes += run.notes
+    for note in (n for r in repeats for n in r.notes):
+        if note not in notes:
+            notes.append(note)
     return as_result(result, run), values, base, notes
 
 
