@@ -195,10 +195,11 @@ def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
             assert not pairs & {v for v in typed if isinstance(v, (int, float))}, rec.slug
     analysis = analyse(project)
     for slug in ("num-continuous-decode-steps", "all-reduce-fusion-sm120"):
-        assert analysis.record(project.by_slug()[slug]).best_gain is None
+        assert analysis.record(project.by_slug()[slug]).primary is None
     rows = {row["slug"]: row for row in summary_rows(analysis)}
-    assert rows["num-continuous-decode-steps"]["best_gain_percent"] is None
-    assert rows["all-reduce-fusion-sm120"]["best_gain_percent"] is None
+    assert rows["num-continuous-decode-steps"]["primary_change_percent"] is None
+    assert rows["all-reduce-fusion-sm120"]["primary_change_percent"] is None
+    assert rows["num-continuous-decode-steps"]["primary_decision"] == "reported"
 
 
 def test_reported_words_are_the_sources_words(project: Project) -> None:
@@ -643,15 +644,16 @@ def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None
     assert report.ok, report
     analysis = analyse(project)
     reported = analysis.record(project.by_slug()["reported-only"])
-    assert reported.best_gain is None
+    assert reported.primary is None and reported.reported
     for res in reported.results:
-        assert not res.metrics and not res.baseline and not res.deltas
+        assert not res.metrics and not res.baseline and not res.comparisons
     measured = analysis.record(project.by_slug()["measured"])
-    assert measured.best_gain is not None and round(measured.best_gain.percent, 1) == 5.0
+    assert measured.primary is not None and measured.primary.comparison.change_percent is not None
+    assert round(measured.primary.comparison.change_percent, 1) == 5.0
     # Same tier: the measured gain ranks first, the reported-only record after it despite its number.
     assert [a.file.slug for a in analysis.ranked] == ["measured", "reported-only"]
     rows = summary_rows(analysis)
-    assert [(r["slug"], r["best_gain_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
+    assert [(r["slug"], r["primary_change_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
     from generator.render import render_files
 
     pages = render_files(analysis)
@@ -682,7 +684,7 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     assert f"| as reported: {_MIXED_REPORTED} |" in format_rows(rows, "markdown")
     (csv_row,) = [r for r in csv.DictReader(io.StringIO(format_rows(rows, "csv"))) if r["slug"] == "reported-only"]
     assert (csv_row["tier"], csv_row["tier_source"], csv_row["evidence"]) == ("1", "own", "reported")
-    assert (csv_row["reported"], csv_row["best_gain_percent"]) == (_MIXED_REPORTED, "")
+    assert (csv_row["reported"], csv_row["primary_change_percent"]) == (_MIXED_REPORTED, "")
     data = {d["slug"]: d for d in json.loads(format_rows(rows, "json"))}
     assert data["reported-only"]["tier"] == 1 and data["reported-only"]["reported"] == _MIXED_REPORTED
     assert (data["measured"]["tier_source"], data["measured"]["evidence"]) == ("sources", "measured")
@@ -694,7 +696,7 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     row06 = next(line for line in summary.splitlines() if line.startswith("| 06 |"))
     assert "as reported: 236, 1867 tok/s throughput, concurrency not recorded" in row06
     row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
-    assert "| 1 | blocked | not measured |" in row01
+    assert "| 1 | blocked | output_throughput not measured |" in row01
 
 
 def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> None:
@@ -714,11 +716,13 @@ def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
     records = {r["slug"]: r for r in export_data(analyse(project))["records"]}
     reported, measured = records["reported-only"], records["measured"]
     assert (reported["summary"]["tier_source"], reported["summary"]["evidence"]) == ("own", "reported")
-    assert reported["summary"]["reported"] == _MIXED_REPORTED and reported["summary"]["best_gain"] is None
-    assert [(r["evidence"], r["deltas"]) for r in reported["results"]] == [("reported", {}), ("reported", {})]
+    assert reported["summary"]["reported"] == _MIXED_REPORTED and reported["primary"]["change_percent"] is None
+    assert reported["primary"]["decision"] == "reported"
+    assert [(r["evidence"], r["comparisons"]) for r in reported["results"]] == [("reported", {}), ("reported", {})]
     assert (measured["summary"]["tier_source"], measured["summary"]["evidence"]) == ("sources", "measured")
     ((result,),) = [measured["results"]]
-    assert result["evidence"] == "measured" and round(result["deltas"]["output_throughput"]["gain_percent"], 1) == 5.0
+    assert result["evidence"] == "measured"
+    assert round(result["comparisons"]["output_throughput"]["change_percent"], 1) == 5.0
 
 
 def test_reported_metrics_carry_their_label_and_unit(project: Project, pages: dict[str, str], mixed: Path) -> None:

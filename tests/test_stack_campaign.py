@@ -294,7 +294,7 @@ def test_baseline_from_resolves_the_other_records_numbers(tmp_path: Path) -> Non
     drafter = analysis.record(analysis.by_slug["drafter"]).results[0]
     assert dict(drafter.baseline) == {"output_throughput": 138.3}
     assert drafter.notes == ("Measured on top of 05-dp-attention: compared with its result `arm 2`.",)
-    delta = drafter.deltas["output_throughput"]
+    delta = drafter.comparisons["output_throughput"]
     assert delta is not None and delta.change_percent == pytest.approx((153.5 - 138.3) / 138.3 * 100)
     # Change the number once, in its own record: the drafter's baseline follows.
     dp = root / "improvements" / "05-dp-attention.yaml"

@@ -269,7 +269,7 @@ def test_record_page_has_capacity_and_frontier_svg(sweep_campaign: Path) -> None
         in never
     )
     summary = (sweep_campaign / "docs" / "summary.md").read_text()
-    assert "| Best gain | Open blockers | Capacity under SLO |" in summary
+    assert "| Primary metric | Open blockers | Capacity under SLO |" in summary
     assert "| 2200 tok/s (+37.5% vs baseline) |" in summary
 
 
@@ -285,7 +285,7 @@ def test_summary_column_in_every_format(sweep_campaign: Path) -> None:
     got = {row["slug"]: row["capacity_under_slo"] for row in rows}  # type: ignore[union-attr]
     assert {k: got[k] for k in expected} == expected
     csv_text = run_cli("summary", "--root", str(sweep_campaign), "--format", "csv").stdout
-    assert csv_text.splitlines()[0].endswith(",reported,capacity_under_slo")
+    assert csv_text.splitlines()[0].endswith(",variants,capacity_under_slo")
     assert "\n5,interpolated,Interpolated," in csv_text and ",2200 tok/s (+37.5% vs baseline)\n" in csv_text
     for fmt in ("table", "markdown"):
         out = run_cli("summary", "--root", str(sweep_campaign), "--format", fmt).stdout

@@ -46,13 +46,16 @@ def test_the_fixtures_check_clean(repo: Path) -> None:
 def test_a_sweep_ranks_on_its_retained_value_and_draws_its_chart(repo: Path) -> None:
     row = _rows(repo)["prefill-cap"]
     # 16384 gained more (+19%) but was rejected: the headline is the retained 8192's +18%.
-    assert (row["best_gain_percent"], row["best_gain_metric"]) == (18.0, "output_throughput")
+    assert (row["primary_change_percent"], row["primary_metric"]) == (18.0, "output_throughput")
     assert row["variants"] == "retained 8192; 4 of 5 rejected"
-    assert gain_text(row) == "+18.0% output_throughput, at concurrency 64 (retained 8192; 4 of 5 rejected)"
+    assert gain_text(row) == (
+        "+18.0% output_throughput, n=3 vs 1, unreplicated (single shot), at concurrency 64 "
+        "(retained 8192; 4 of 5 rejected)"
+    )
     assert run_cli("build", cwd=repo).returncode == 0
     page = _page(repo, "prefill-cap")
     assert "Variants: retained 8192; 4 of 5 rejected. Swept: `--chunked-prefill-size`." in page
-    assert "| 8192 | 8192 | retained | --chunked-prefill-size 8192 | 1180 ± 10 (n=3) (+18.0%) | not measured |" in page
+    assert "| 8192 | 8192 | retained | --chunked-prefill-size 8192 | 1180 ± 10 (n=3) (+18.0%, unreplicated) |" in page
     assert "](plots/sweeps/prefill-cap.svg)" in page
     assert "--chunked-prefill-size 8192\n```" in page  # the launch command is the retained variant's
     svg = (repo / "docs" / "improvements" / "plots" / "sweeps" / "prefill-cap.svg").read_bytes()
@@ -63,7 +66,8 @@ def test_a_sweep_ranks_on_its_retained_value_and_draws_its_chart(repo: Path) -> 
 def test_a_multi_arm_record_never_ranks_its_diagnostic_or_rejected_arms(repo: Path) -> None:
     row = _rows(repo)["allreduce-arms"]
     # The diagnostic pair's 4500x drop is larger; only the retained arm gives the headline.
-    assert (row["best_gain_percent"], row["best_gain_metric"]) == (99.1, "allreduce_p99")
+    # Its own primary metric (`expected.metric`), lower is better: the change is a drop.
+    assert (row["primary_change_percent"], row["primary_metric"]) == (-99.1, "allreduce_p99")
     assert row["variants"] == "retained pinned buffers; 2 of 3 rejected"
     record = require_project(repo).by_slug()["allreduce-arms"].record
     change = variants.effective_change(record)
@@ -76,12 +80,12 @@ def test_a_campaign_metric_in_microseconds_converted_once_and_shown_as_a_ratio(r
     [resolved] = analysis.record(rec).variant_results[2]
     # Written in ms with `units`, stored in the metric's own µs.
     assert resolved.metrics["allreduce_p99"] == pytest.approx(42.5)
-    delta = resolved.deltas["allreduce_p99"]
-    assert delta is not None and delta.gain_percent > 0  # lower is better: a drop is a gain
+    c = resolved.comparisons["allreduce_p99"]
+    assert c is not None and c.gain_percent is not None and c.gain_percent > 0  # lower is better: a drop is a gain
     assert run_cli("build", cwd=repo).returncode == 0
     page = _page(repo, "allreduce-arms")
     assert "All-reduce latency (P99) (µs, lower is better)" in page
-    assert "42.5 (+99.1%, 106x lower)" in page
+    assert "42.5 (-99.1%, unreplicated, 106x lower)" in page
     assert "- Hardware: 4x NVIDIA RTX PRO 6000 Blackwell Server Edition" in page
     assert "No launch command is shown: this record's command was not recorded" in page
     assert "```bash" not in page
@@ -90,10 +94,11 @@ def test_a_campaign_metric_in_microseconds_converted_once_and_shown_as_a_ratio(r
 
 def test_a_rejection_on_reported_evidence_only(repo: Path) -> None:
     row = _rows(repo)["reported-only"]
-    assert row["status"] == "rejected" and row["best_gain_percent"] is None
+    assert row["status"] == "rejected" and row["primary_change_percent"] is None
+    assert row["primary_decision"] == "reported"
     assert run_cli("build", cwd=repo).returncode == 0
     page = _page(repo, "reported-only")
-    assert "| `output_throughput` | +0.4% |" in page
+    assert "| Output token throughput (tok/s) | +0.4% |" in page
     assert "- Finding, as reported: no measurable change" in page
 
 
@@ -126,10 +131,10 @@ def test_min_and_max_are_latency_statistics(minimal: Path) -> None:
     (minimal / "improvements" / "01-max.yaml").write_text(
         "title: Max\ntier: 1\nstatus: in-progress\nhypothesis: H\nresults:\n"
         "  - label: c1\n    metrics: {ttft_max: 2.0, itl_min: 1}\n    baseline: {ttft_max: 4.0, itl_min: 1}\n"
-        "    units: {ttft_max: s}\n"
+        "    units: {ttft_max: s}\nexpected: {metric: ttft_max}\n"
     )
     [row] = summary_rows(analyse(require_project(minimal)))
-    assert (row["best_gain_percent"], row["best_gain_metric"]) == (50.0, "ttft_max")
+    assert (row["primary_change_percent"], row["primary_metric"]) == (-50.0, "ttft_max")
 
 
 @pytest.mark.parametrize(
