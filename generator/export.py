@@ -12,6 +12,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator import jsonsafe
 from generator.summary import summary_rows
 
 if TYPE_CHECKING:
@@ -97,7 +98,12 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
 
 
 def dumps(analysis: Analysis) -> str:
-    return json.dumps(export_data(analysis), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    # JSON has no NaN or Infinity: such a number (a campaign detail written `.nan`) is written
+    # as "nan", "inf" or "-inf", and `non_finite` lists where, so a reader knows it is not text.
+    data, places = jsonsafe.finite(export_data(analysis))
+    if places:
+        data["non_finite"] = sorted(places)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 def write_site_export(analysis: Analysis, site_dir: Path) -> Path:

@@ -7,7 +7,9 @@ an unknown key and the one it was probably meant to be).
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -25,9 +27,15 @@ def describe(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
-        return "a boolean"
+        return f"the boolean `{str(value).lower()}`"
     if isinstance(value, int | float):
         return "a number"
+    if isinstance(value, dt.date):
+        # Only an explicit `!!timestamp` makes one now (the reader keeps dates as text), but a
+        # date is never "text": say what was found.
+        return f"the date `{value.isoformat()}`"
+    if isinstance(value, str) and len(value) <= 30 and value.isprintable() and "`" not in value:
+        return f"the text `{value}`"
     return "text"
 
 
@@ -131,6 +139,14 @@ def validation_problems(
         line, col = pos.of(loc)
         value = _value_at(data, loc)
         name = _dotted(loc) or "document"
+        if kind in ("date_parsing", "date_from_datetime_parsing") and isinstance(value, str):
+            # The reader keeps a date as the text written (YAML 1.2); pydantic reads it here.
+            reason = str(err.get("ctx", {}).get("error", "")) or None
+            code, msg = "invalid-value", f"`{_shown(value)}` is not a valid date"
+            if (loc, code) not in seen:
+                seen.add((loc, code))
+                problems.append(Problem(path, line, col, code, msg, reason and f"{reason}; write YYYY-MM-DD"))
+            continue
         if kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
             want = _TYPE_WORDS.get(kind, "a mapping")
             code, msg = "wrong-type", f"`{name}` must be {want}, not {describe(value)}"
@@ -141,7 +157,9 @@ def validation_problems(
             )
             code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
             if close:
-                problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
+                if (loc, code) not in seen:
+                    seen.add((loc, code))
+                    problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
                 continue
         elif kind == "string_pattern_mismatch":
             code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
@@ -164,6 +182,15 @@ def validation_problems(
                 )
             )
             continue
+        elif kind == "boolean_number":
+            expected = "1, 2 or 3" if "tier" in loc else "a number"
+            code, msg = "wrong-type", f"`{name}` must be {expected}, not {describe(value)}"
+        elif kind == "finite_number" or (kind in _BOUNDS and isinstance(value, float) and not math.isfinite(value)):
+            code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
+        elif kind in _BOUNDS:
+            word, key = _BOUNDS[kind]
+            limit = err.get("ctx", {}).get(key)
+            code, msg = "invalid-value", f"`{name}` is {_shown(value)}; expected a number {word} {_shown(limit)}"
         elif kind == "finite_number":
             code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
         elif kind == "value_error":
@@ -176,6 +203,23 @@ def validation_problems(
         seen.add((loc, code))
         problems.append(Problem(path, line, col, code, msg))
     return problems
+
+
+_BOUNDS = {
+    "greater_than": ("greater than", "gt"),
+    "greater_than_equal": ("of at least", "ge"),
+    "less_than": ("less than", "lt"),
+    "less_than_equal": ("of at most", "le"),
+}
+
+
+def _shown(value: Any) -> str:
+    """A number as the user reads it: 1e15 rather than 1000000000000000, a long one cut short."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**6:
+        digits = len(str(abs(value)))
+        return f"{value:.3g}" if digits <= 300 else f"a number of {digits:,} digits"
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _keys_along(data: Any, loc: tuple[Any, ...]) -> set[str]:
