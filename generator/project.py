@@ -18,7 +18,7 @@ from pydantic import BaseModel, ValidationError
 from generator import cache
 from generator.model import FILENAME_RE, Campaign, Record
 from generator.problems import Problem, Report, rel
-from generator.read import Positions, YamlProblem, parse, read_text
+from generator.read import Positions, YamlProblem, check_text, parse, read_text
 from generator.results.run import Run
 from generator.results.store import load_runs
 from generator.schema_errors import describe, validation_problems
@@ -136,6 +136,7 @@ def load_text(path: Path, text: str, model: type[BaseModel], shown: str, report:
     The commands that edit a file check the edited text through this before writing it.
     """
     try:
+        check_text(text)
         data, pos = parse(text)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))

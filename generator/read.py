@@ -128,6 +128,18 @@ def read_text(path: Path) -> str:
             f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
             "save the file as UTF-8",
         ) from None
+    check_text(text)
+    return text
+
+
+def check_text(text: str) -> None:
+    """The limits a file's text is held to, for text a command is about to write as much as for
+    text read: an edit that `check` would refuse is refused before it is written."""
+    if len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise YamlProblem(1, 1, "file-too-large", f"the file would be over the limit of {MAX_FILE_BYTES:,} bytes")
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise YamlProblem(*text_position(text, nul), "nul-byte", "text contains a NUL character")
     # A text no longer than the limit has no line over it; most records are, and skip the split.
     for n, line_text in enumerate(text.splitlines() if len(text) > MAX_LINE_CHARS else (), 1):
         if len(line_text) > MAX_LINE_CHARS:
@@ -138,7 +150,6 @@ def read_text(path: Path) -> str:
                 f"line is {len(line_text):,} characters, over the limit of {MAX_LINE_CHARS:,}",
                 "use a block scalar (|) for long text",
             )
-    return text
 
 
 # What YAML 1.1 does not allow in a stream (its printable set is tab, line breaks, U+0020-U+007E,

@@ -97,7 +97,7 @@ def command(
 
 def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
     """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
-    from generator.edit import atomic_write
+    from generator.edit import write_edited
     from generator.problems import rel
     from generator.results import store
 
@@ -111,7 +111,7 @@ def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFi
             store.write_bytes(path, write.data)
         path = target
         if text is not None:
-            atomic_write(target, text)
+            write_edited(target, text)
     except OSError as exc:
         for old_path, old in reversed(done):
             with contextlib.suppress(OSError):
@@ -175,7 +175,7 @@ def _link(
 
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from generator.edit import Document, set_key
+    from generator.edit import Document, set_key, styled_like
     from generator.model import Baseline, Record
 
     doc = Document.from_path(target)
@@ -198,7 +198,7 @@ def _link(
         while chosen in labels:
             chosen, n = f"{base} ({n})", n + 1
         labels.add(chosen)
-        results.append(CommentedMap([("label", chosen), ("run", run.id)]))
+        results.append(CommentedMap([("label", styled_like(None, chosen)), ("run", run.id)]))
         added.append((run, chosen))
     if trailing is not None:
         results[-1].ca.items["run"] = [None, None, trailing, None]
