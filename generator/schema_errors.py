@@ -86,14 +86,35 @@ _TYPE_KINDS = {*_TYPE_WORDS, "list_type", "dict_type", "model_attributes_type"}
 def _clean_loc(err: Any, data: Any) -> Path_:
     """The error's location in the data: pydantic's union-member tags ("float", "list[float]")
     dropped. A missing field's own name is not in the data either, but it is the point of the
-    message, so it stays."""
-    along = _keys_along(data, err["loc"])
-    last = len(err["loc"]) - 1
-    return tuple(
-        p
-        for i, p in enumerate(err["loc"])
-        if isinstance(p, int) or p in along or (err["type"] == "missing" and i == last)
-    )
+    message, so it stays.
+
+    One step per part of the location, each a lookup in the mapping it names: collecting every
+    key along the path instead made a file with thousands of unknown keys quadratic."""
+    loc, out, current = err["loc"], [], data
+    last = len(loc) - 1
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out.append(part)
+            current = current[part] if isinstance(current, list) and 0 <= part < len(current) else None
+        elif isinstance(current, dict) and part in current:
+            out.append(part)
+            current = current[part]
+        elif err["type"] == "missing" and i == last:
+            out.append(part)
+    return tuple(out)
+
+
+def _noise(errors: list[tuple[Any, Path_]]) -> set[Path_]:
+    """Type errors at a place where something more specific was found: at a deeper place, or
+    another kind of error at the same place. In one pass over the errors (comparing each pair
+    was quadratic in their number)."""
+    deeper: set[Path_] = set()
+    specific: set[Path_] = set()
+    for err, loc in errors:
+        deeper.update(loc[:n] for n in range(len(loc)))
+        if err["type"] not in _TYPE_KINDS:
+            specific.add(loc)
+    return {loc for err, loc in errors if err["type"] in _TYPE_KINDS and (loc in deeper or loc in specific)}
 
 
 def validation_problems(
@@ -109,14 +130,7 @@ def validation_problems(
     # A value checked against a union (a number, a list of numbers or a range) gets a type error
     # from each member it is not. When one member took it and found something more specific
     # (`.nan` is not finite, a range misses `max`), the other members' type errors are noise.
-    noise = {
-        loc
-        for err, loc in errors
-        if err["type"] in _TYPE_KINDS
-        and any(
-            other[: len(loc)] == loc and (len(other) > len(loc) or e["type"] not in _TYPE_KINDS) for e, other in errors
-        )
-    }
+    noise = _noise(errors)
     for err, loc in errors:
         kind = err["type"]
         if kind in _TYPE_KINDS and loc in noise:
@@ -220,22 +234,6 @@ def _shown(value: Any) -> str:
         return f"{value:.3g}" if digits <= 300 else f"a number of {digits:,} digits"
     text = f"{value:g}" if isinstance(value, float) else str(value)
     return text if len(text) <= 40 else text[:40] + "..."
-
-
-def _keys_along(data: Any, loc: tuple[Any, ...]) -> set[str]:
-    keys: set[str] = set()
-    current = data
-    for part in loc:
-        if isinstance(current, dict):
-            keys.update(k for k in current if isinstance(k, str))
-            current = current.get(part)
-        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
-            current = current[part]
-        else:
-            current = None
-    if isinstance(current, dict):
-        keys.update(k for k in current if isinstance(k, str))
-    return keys
 
 
 def _value_at(data: Any, loc: Path_) -> Any:
