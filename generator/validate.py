@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from generator import cache
+from generator.links import reference_problems
 from generator.model import Result
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile, RecordName, read_project
@@ -128,6 +129,7 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     """Rules across files: numbers, slugs, references, sources, status rules and metrics."""
     problems, by_slug = _name_problems(project.root, files)
     problems += _name_length_problems(project, files)
+    problems += reference_problems(project)
     problems += _campaign_problems(project)
     blocker_ids, duplicates = _blocker_ids(project)
     problems += duplicates

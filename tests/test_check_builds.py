@@ -227,3 +227,43 @@ def test_non_finite_campaign_details_are_valid_json_and_said_so(tmp_path: Path) 
     assert (details["limit"], details["sm_clock"]) == ("inf", "nan")
     assert data["non_finite"] == ["campaign.model.details.limit", "campaign.model.details.sm_clock"]
     json.loads(out["summary"])
+
+
+REFERENCES = (
+    "references:\n"
+    "  - {title: a, url: x.md}\n"
+    "  - {title: b, url: ../y}\n"
+    "  - {title: c, url: /z}\n"
+    "  - {title: d, url: 'x.md#part'}\n"
+    "  - {title: e, url: 'sub/'}\n"
+    "  - {title: f, url: a/../../../outside.md}\n"
+    "  - {title: g, url: '../summary.md#top'}\n"
+)
+GOOD_REFERENCES = (
+    "references:\n"
+    "  - {title: summary, url: ../summary.md}\n"
+    "  - {title: blockers, url: '../blockers.md'}\n"
+    "  - {title: itself, url: glb5improvement-90-x.md}\n"
+    "  - {title: a note, url: ../notes/kept.md}\n"
+    "  - {title: web, url: 'https://example.org/a'}\n"
+)
+
+
+def test_reference_links_the_strict_site_build_refuses_are_check_errors(tmp_path: Path) -> None:
+    lines = _check_problems(_campaign(tmp_path, REFERENCES))
+    assert [ln.split("90-x.yaml:")[1].split(": error")[0] for ln in lines] == [f"{n}:21" for n in range(6, 13)]
+    assert "`references[0].url` `x.md` points at `docs/improvements/x.md`, which is not a page" in lines[0]
+    assert "`references[2].url` `/z` is an absolute path" in lines[2]
+    assert "`references[5].url` `a/../../../outside.md` leads outside docs/" in lines[5]
+    assert "`references[6].url` `../summary.md#top` names an anchor (`#top`)" in lines[6]
+
+
+@pytest.mark.mkdocs
+def test_reference_links_check_accepts_build_a_strict_site(tmp_path: Path) -> None:
+    root = _campaign(tmp_path, GOOD_REFERENCES)
+    (root / "docs" / "notes").mkdir(parents=True)
+    (root / "docs" / "notes" / "kept.md").write_text("# Kept\n")
+    (root / "mkdocs.yml").write_text("site_name: Links\nplugins: [improvements]\n")
+    assert run_cli("check", cwd=root).returncode == 0
+    res = run_cli("build", "--site", cwd=root)
+    assert res.returncode == 0 and "Traceback" not in res.stderr, res.stderr[-2000:]

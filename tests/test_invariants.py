@@ -178,7 +178,7 @@ def test_what_check_accepts_builds_and_exports(data: dict[str, Any]) -> None:
 @settings(SETTINGS, max_examples=4)
 def test_what_check_accepts_builds_a_site(data: dict[str, Any]) -> None:
     with _campaign(data) as root:
-        shutil.copy(REPO / "mkdocs.yml", root / "mkdocs.yml")
+        (root / "mkdocs.yml").write_text("site_name: Generated\nplugins: [improvements]\n")
         if _no_traceback(root, "check") != 0:
             return
         assert _no_traceback(root, "build", "--site") == 0
