@@ -200,3 +200,15 @@ def test_renumber_to_a_number_too_long_for_a_file_name(campaign: Path) -> None:
     assert r.returncode == 2
     assert "over the file system's" in r.stderr and "nothing was renamed" in r.stderr
     assert tree(campaign) == before
+
+
+def test_a_run_file_edited_past_the_count_bound_is_a_check_error(campaign: Path, tmp_path: Path) -> None:
+    assert import_(campaign, str(bench(tmp_path, max_concurrency=16)), "--record", "02").returncode == 0
+    [run_file] = (campaign / "results" / "runs").glob("*.json")
+    data = json.loads(run_file.read_text())
+    data["settings"]["max_concurrency"] = 10**400
+    run_file.write_text(json.dumps(data))
+    for args in (("check",), ("build",)):
+        res = run_cli(*args, cwd=campaign)
+        no_traceback(res)
+        assert res.returncode == 1 and "has max_concurrency out of range for a count" in res.stderr, res.stderr

@@ -70,10 +70,9 @@ _LENGTHS = ("input_len", "output_len")
 _COUNTS = ("max_concurrency", "batch_size", "num_prompts", "tp_size", "dp_size", "pp_size", "ep_size", "gpu_count")
 
 
-def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
-    """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`, a
-    concurrency past what a record may hold, `model.MAX_COUNT`)."""
-    found = next(
+def count_out_of_range(run: Run) -> tuple[str, int] | None:
+    """The first count setting out of its range, with its value; None when all are in range."""
+    return next(
         (
             (key, value)
             for key in (*_LENGTHS, *_COUNTS)
@@ -82,6 +81,12 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
         ),
         None,
     )
+
+
+def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
+    """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`, a
+    concurrency past what a record may hold, `model.MAX_COUNT`)."""
+    found = count_out_of_range(run)
     if found is None:
         return None
     key, value = found
