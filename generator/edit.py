@@ -224,10 +224,12 @@ def _direct(
         if i2 in to_a:
             return (to_a[i2], to_a[i2])
         return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1) if i1 > 0 else None
-    lines = [to_a.get(i) for i in range(i1, i2)]
-    if None in lines or lines != list(range(lines[0], lines[0] + len(lines))):  # type: ignore[operator]
+    if any(i not in to_a for i in range(i1, i2)):
         return None
-    return (lines[0], lines[-1] + 1)  # type: ignore[operator]
+    first = to_a[i1]
+    if [to_a[i] for i in range(i1, i2)] != list(range(first, first + i2 - i1)):
+        return None
+    return (first, to_a[i2 - 1] + 1)
 
 
 # Text longer than this is written as a block scalar, which ruamel folds at `_WIDTH`: on one
