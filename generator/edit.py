@@ -28,6 +28,8 @@ from ruamel.yaml.scalarstring import (
     SingleQuotedScalarString,
 )
 
+from generator.fsio import atomic_write
+
 # Wide enough that ruamel never re-folds a long line the user kept on one line.
 _WIDTH = 4096
 
@@ -68,8 +70,7 @@ class Document:
 
     def __init__(self, text: str) -> None:
         self.original = text
-        # ruamel keeps a CR inside comments; edit LF text and put the CRs back when done.
-        self._crlf = "\r\n" in text
+        # ruamel keeps a CR inside comments; edit LF text and put each line's CR back when done.
         self._lf = text.replace("\r\n", "\n")
         self._yaml = _yaml()
         mapping, offset = _guess_indent(self._lf)
@@ -89,19 +90,59 @@ class Document:
         return buf.getvalue()
 
     def text(self) -> str:
-        """The edited file: the original with only the lines the edit changed replaced."""
-        edited = splice(self._lf, self._base, self._dump())
+        """The edited file: the original with only the lines the edit changed replaced, each
+        kept line with its own line ending."""
+        dumped = self._dump()
+        edited = splice(self._lf, self._base, dumped, keep_restyled=True)
+        if edited != self._lf and not _same_data(edited, dumped):
+            edited = splice(self._lf, self._base, dumped)
         if edited == self._lf:
             return self.original
-        return edited.replace("\n", "\r\n") if self._crlf else edited
+        return _endings_like(self.original, edited) if "\r" in self.original else edited
 
 
-def splice(original: str, base: str, edited: str) -> str:
+def _same_data(text: str, rendered: str) -> bool:
+    """Whether the spliced text holds what ruamel's rendering of the edit holds."""
+    from generator.read import YamlProblem, parse
+
+    try:
+        return bool(parse(text)[0] == parse(rendered)[0])
+    except YamlProblem:
+        return False
+
+
+def _endings_like(original: str, edited: str) -> str:
+    """`edited` (LF only) with each line the original had kept with that line's own ending, and
+    new lines ending as most of the file's lines do: a file with mixed endings stays mixed."""
+    old = original.split("\n")
+    crlf = sum(line.endswith("\r") for line in old[:-1])
+    new_ending = "\r" if crlf * 2 > len(old) - 1 else ""
+    keys = [line.removesuffix("\r") for line in old]
+    lines = edited.split("\n")
+    out: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, keys, lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            out.extend(old[i1:i2])
+            continue
+        # A changed line keeps the ending of the line it replaces; an added one, the file's.
+        for k, line in enumerate(lines[j1:j2]):
+            replaced = old[i1 + k] if i1 + k < i2 else None
+            out.append(line + ("\r" if replaced is not None and replaced.endswith("\r") else new_ending))
+    # The last piece is what follows the final newline: never given an ending of its own.
+    if out and lines[-1] == "":
+        out[-1] = ""
+    return "\n".join(out)
+
+
+def splice(original: str, base: str, edited: str, *, keep_restyled: bool = False) -> str:
     """Apply the change from `base` to `edited` (ruamel renderings) onto `original` (the user's text).
 
     Lines are matched between the user's text and ruamel's rendering of it; each changed hunk
     is widened until both its ends sit on lines the two agree on, so a region ruamel
-    re-styled is only replaced when the edit itself falls inside it.
+    re-styled is only replaced when the edit itself falls inside it. With `keep_restyled`, an
+    insertion right after such a region (a new item after a flow mapping the user wrote over
+    several lines) goes before the next shared line instead, leaving the region as written;
+    the caller checks that the result still holds the edit's data.
     """
     if base == edited:
         return original
@@ -118,7 +159,7 @@ def splice(original: str, base: str, edited: str) -> str:
     ops = [op for op in difflib.SequenceMatcher(None, b, c, autojunk=False).get_opcodes() if op[0] != "equal"]
     spans: list[tuple[int, int, int, int]] = []  # (a_start, a_end, j1, j2)
     for _tag, i1, i2, j1, j2 in ops:
-        span = _direct(i1, i2, len(b), len(a), to_a)
+        span = _direct(i1, i2, len(b), len(a), to_a, keep_restyled)
         if span is None:
             # Widen until both ends sit on lines the user's text and ruamel's rendering share.
             while i1 > 0 and (i1 - 1) not in to_a:
@@ -157,10 +198,14 @@ def _above_comments(a: list[str], at: int, floor: int) -> int:
     return at
 
 
-def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[int, int] | None:
+def _direct(
+    i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int], keep_restyled: bool = False
+) -> tuple[int, int] | None:
     """Where a hunk of ruamel's rendering sits in the user's text, when that needs no widening."""
     if i1 == i2:  # an insertion: it needs the line above it shared, or ruamel's indentation may not fit the user's
         above = i1 == 0 or (i1 - 1) in to_a
+        if not above and keep_restyled and (i2 == n or i2 in to_a):
+            return (n_a, n_a) if i2 == n else (to_a[i2], to_a[i2])
         if not above:
             return None
         if i2 == n:
@@ -170,14 +215,30 @@ def _direct(i1: int, i2: int, n: int, n_a: int, to_a: dict[int, int]) -> tuple[i
         return (to_a[i1 - 1] + 1, to_a[i1 - 1] + 1) if i1 > 0 else None
     if any(i not in to_a for i in range(i1, i2)):
         return None
-    lines = [to_a[i] for i in range(i1, i2)]
-    if lines != list(range(lines[0], lines[0] + len(lines))):
+    first = to_a[i1]
+    if [to_a[i] for i in range(i1, i2)] != list(range(first, first + i2 - i1)):
         return None
-    return (lines[0], lines[-1] + 1)
+    return (first, to_a[i2 - 1] + 1)
+
+
+# Text longer than this is written as a block scalar, which ruamel folds at `_WIDTH`: on one
+# line it would pass the reader's line limit (read.MAX_LINE_CHARS) and `check` would refuse
+# the file the edit wrote.
+_FOLD_OVER = _WIDTH
+
+
+def write_edited(path: Path, text: str) -> None:
+    """Write an edited user file atomically. A record that is a symlink stays one: the file it
+    points at is edited (replacing the link with a copy would cut it from where it lives)."""
+    import os
+
+    atomic_write(Path(os.path.realpath(path)) if path.is_symlink() else path, text)
 
 
 def styled_like(old: Any, new: str) -> Any:
     """`new` in the quoting style of `old`, so a quoted value stays quoted after an edit."""
+    if len(new) > _FOLD_OVER and not isinstance(old, FoldedScalarString | LiteralScalarString):
+        return (LiteralScalarString if "\n" in new else FoldedScalarString)(new)
     for kind in (DoubleQuotedScalarString, SingleQuotedScalarString):
         if isinstance(old, kind):
             return kind(new)

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from generator import jsonsafe
 from generator.reported import result_evidence
 from generator.summary import SLO_COLUMN, summary_rows
 from generator.sweeps import export_data as sweep_data
@@ -141,7 +142,12 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
 
 
 def dumps(analysis: Analysis) -> str:
-    return json.dumps(export_data(analysis), indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+    # JSON has no NaN or Infinity: such a number (a campaign detail written `.nan`) is written
+    # as "nan", "inf" or "-inf", and `non_finite` lists where, so a reader knows it is not text.
+    data, places = jsonsafe.finite(export_data(analysis))
+    if places:
+        data["non_finite"] = sorted(places)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
 
 
 # The tidy table of samples: one row per repetition, for a notebook.

@@ -8,11 +8,21 @@ positioned problems.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import PydanticCustomError
 
 from generator import metrics
@@ -37,7 +47,32 @@ class Strict(BaseModel):
 # A measured or predicted number: NaN and infinities (`.nan`, `.inf` in YAML) are not results,
 # and they break every comparison and mean computed from them; nor is anything near the float
 # limit (1e308), where a mean or a difference overflows. 1e15 is beyond any throughput or latency.
-Finite = Annotated[float, Field(allow_inf_nan=False, ge=-1e15, le=1e15)]
+# Nor is anything so near zero (5e-324) that a change relative to it overflows into an infinite
+# percent: with both bounds, every difference, ratio and mean the analysis takes stays finite.
+def _comparable(value: float) -> float:
+    if value != 0 and abs(value) < 1e-15:
+        raise ValueError(
+            f"{value:g} is too close to zero to compare with; a measurement is 0 or at least 1e-15 in size"
+        )
+    return value
+
+
+def _not_boolean(value: Any) -> Any:
+    # pydantic takes `true` for 1 in a number or a tier: a slip, never what the user meant.
+    if isinstance(value, bool):
+        raise PydanticCustomError("boolean_number", "a boolean is not a number")
+    return value
+
+
+Finite = Annotated[
+    float, Field(allow_inf_nan=False, ge=-1e15, le=1e15), BeforeValidator(_not_boolean), AfterValidator(_comparable)
+]
+# A count (requests in flight, tokens, GPUs): bounded like a measurement, so charts and means of
+# it stay within what a float holds (a 400-digit concurrency overflowed the chart's axis).
+MAX_COUNT = 10**15
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT), BeforeValidator(_not_boolean)]
+Length = Annotated[int, Field(ge=0, le=MAX_COUNT), BeforeValidator(_not_boolean)]
+Tier = Annotated[Literal[1, 2, 3], BeforeValidator(_not_boolean)]
 
 
 class Range(Strict):
@@ -99,9 +134,9 @@ Metrics = dict[MetricName, MetricValue]
 
 class Workload(Strict):
     dataset: str | None = None
-    input_len: int | None = Field(default=None, ge=0)
-    output_len: int | None = Field(default=None, ge=0)
-    num_prompts: int | None = Field(default=None, ge=1)
+    input_len: Length | None = None
+    output_len: Length | None = None
+    num_prompts: Count | None = None
     note: str | None = None
 
 
@@ -130,9 +165,9 @@ class BaselineFrom(Strict):
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: Count | None = None
     # Requests per second; "inf" for unlimited, "trace" for trace replay.
-    request_rate: float | Literal["inf", "trace"] | None = None
+    request_rate: Annotated[float, Field(gt=0)] | Literal["inf", "trace"] | None = None
     workload: Workload | None = None
     metrics: Metrics = Field(default_factory=dict)
     baseline: Metrics = Field(default_factory=dict)
@@ -156,6 +191,12 @@ class Result(Strict):
     # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
     # the metric's own: converted once, as the file is loaded.
     units: dict[MetricName, NonEmpty] = Field(default_factory=dict)
+
+    @field_validator("request_rate")
+    @classmethod
+    def _unlimited(cls, v: float | str | None) -> float | str | None:
+        # `.inf` and `inf` say the same; one spelling downstream (and none that JSON refuses).
+        return "inf" if isinstance(v, float) and math.isinf(v) else v
 
     @model_validator(mode="after")
     def _has_numbers(self) -> Result:
@@ -225,15 +266,51 @@ class Expected(Strict):
     metric: MetricName
     # Percent; positive means better in the metric's own direction.
     gain: Finite | Range | None = None
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: Count | None = None
     note: str | None = None
+
+
+def _shell_words(value: str) -> str:
+    """Text that is split into shell words (a flag's value, a command): refused here when
+    `shlex` cannot split it, so that what `check` accepts, every page can print."""
+    try:
+        shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(_unsplittable(value) or str(exc).lower()) from None
+    return value
+
+
+def _unsplittable(text: str) -> str | None:
+    # shlex says only "No closing quotation"; this finds which quote, by shlex's own rules
+    # (a backslash escapes outside single quotes; inside double quotes it matters only
+    # before a quote or a backslash, and skipping any other character is harmless).
+    quote, start, i = "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            if i + 1 == len(text):
+                return f"ends in a lone backslash (character {i + 1}) that escapes nothing"
+            i += 2
+            continue
+        if not quote and c in "'\"":
+            quote, start = c, i
+        elif c == quote:
+            quote = ""
+        i += 1
+    if not quote:
+        return None
+    shown = text if len(text) <= 60 else text[max(0, start - 20) : start + 20]
+    return f"the {quote} at character {start + 1} of `{shown}` is never closed; shell words need their quotes in pairs"
+
+
+ShellText = Annotated[str, AfterValidator(_shell_words)]
 
 
 class Flag(Strict):
     """A launch flag. Written as "--flag value" or as a mapping when it needs a note."""
 
     flag: Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]
-    value: str | None = None
+    value: ShellText | None = None
     note: str | None = None
     # Where the flag's meaning depends on the engine version, say how.
     versions: str | None = None
@@ -268,7 +345,7 @@ class Change(Strict):
     env: dict[str, str] = Field(default_factory=dict)
     patches: list[Patch] = Field(default_factory=list)
     # Set when the idea cannot be expressed as flags on the campaign's baseline command.
-    base_command: str | None = None
+    base_command: ShellText | None = None
     # "not-recorded" when the flags, removed flags and environment above do not fully express
     # the change on the baseline (a different base configuration, a patch, a kernel): pages
     # then print no generated launch command and say what is `missing` instead.
@@ -346,7 +423,7 @@ class Reference(Strict):
 
 class Record(Strict):
     title: NonEmpty
-    tier: Literal[1, 2, 3]
+    tier: Tier
     # Where the tier comes from, when that matters: "sources" when the record's sources place
     # it there, "own" when they do not and the placement is the record's own (pages mark it).
     # Left out, nothing is said.
@@ -437,7 +514,7 @@ class ModelInfo(Strict):
 class Hardware(Strict):
     gpu: NonEmpty
     # Leave out when the source does not say how many GPUs: pages then say "not recorded".
-    count: int | None = Field(default=None, ge=1)
+    count: Count | None = None
     architecture: str | None = None
     interconnect: str | None = None
     details: dict[str, Detail] = Field(default_factory=dict)
@@ -452,7 +529,7 @@ class Engine(Strict):
 
 class Baseline(Strict):
     label: NonEmpty
-    command: NonEmpty
+    command: Annotated[NonEmpty, AfterValidator(_shell_words)]
     # True when the command was not recorded as run but written out from what the sources say
     # (pages label it a reconstruction); `command_note` says what it rests on.
     command_reconstructed: bool = False
@@ -467,7 +544,7 @@ class Goal(Strict):
     target: Finite
     # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
     direction: Literal["above", "below"] | None = None
-    concurrency: int | None = Field(default=None, ge=1)
+    concurrency: Count | None = None
     current: Finite | Range | None = None
     note: str | None = None
 
@@ -526,7 +603,7 @@ class Campaign(Strict):
     baseline: Baseline
     goals: list[Goal] = Field(default_factory=list)
     decision: DecisionRule | None = None
-    tiers: dict[Literal[1, 2, 3], NonEmpty]
+    tiers: dict[Tier, NonEmpty]
     context: list[str] = Field(default_factory=list)
     references: list[Reference] = Field(default_factory=list)
     # Where the generated series goes, relative to the repository root.
@@ -552,7 +629,7 @@ class Campaign(Strict):
 # Record names the setup's Hardware, defined with the campaign's below.
 Record.model_rebuild()
 
-FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$")
+FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
 
 
 def apply_change(command: str, change: Change | None) -> list[str]:

@@ -157,7 +157,9 @@ def result_view(
     rate = result.request_rate
     rate_text = None
     if rate is not None:
-        rate_text = {"inf": "unlimited", "trace": "trace replay"}.get(str(rate), f"{fmt_number(float(rate))} req/s")
+        # Not `.get(str(rate), f"{float(rate)}...")`: the default is built first, and `trace` is not a number.
+        words = {"inf": "unlimited", "trace": "trace replay"}
+        rate_text = words[rate] if isinstance(rate, str) else f"{fmt_number(float(rate))} req/s"
     return ResultView(
         result=result,
         rows=rows,

@@ -156,6 +156,9 @@ def _style() -> dict[RcKeyType, Any]:
         "savefig.transparent": True,
         "legend.frameon": False,
         "path.simplify": False,
+        # Titles and labels are the records' text: `$x^2$` is shown as written, not parsed as math
+        # (an unbalanced `$` was a traceback at build).
+        "text.parse_math": False,
     }
 
 

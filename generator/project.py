@@ -19,7 +19,7 @@ from generator import cache
 from generator.cuttext import cut_text_problems
 from generator.model import FILENAME_RE, Campaign, Record, metric_context
 from generator.problems import Problem, Report, rel
-from generator.read import Positions, YamlProblem, parse, read_text
+from generator.read import Positions, YamlProblem, check_text, parse, read_text
 from generator.results.run import Run
 from generator.results.store import load_runs
 from generator.schema_errors import describe, validation_problems
@@ -151,6 +151,7 @@ def load_text(
     campaign is its own context (its `metrics:`); a record's is the campaign's (`context`).
     """
     try:
+        check_text(text)
         data, pos = parse(text)
     except YamlProblem as exc:
         hint = exc.hint

@@ -128,6 +128,18 @@ def read_text(path: Path) -> str:
             f"byte 0x{data[exc.start]:02x} is not valid UTF-8",
             "save the file as UTF-8",
         ) from None
+    check_text(text)
+    return text
+
+
+def check_text(text: str) -> None:
+    """The limits a file's text is held to, for text a command is about to write as much as for
+    text read: an edit that `check` would refuse is refused before it is written."""
+    if len(text) > MAX_FILE_BYTES // 4 and len(text.encode("utf-8", "surrogatepass")) > MAX_FILE_BYTES:
+        raise YamlProblem(1, 1, "file-too-large", f"the file would be over the limit of {MAX_FILE_BYTES:,} bytes")
+    nul = text.find("\x00")
+    if nul >= 0:
+        raise YamlProblem(*text_position(text, nul), "nul-byte", "text contains a NUL character")
     # A text no longer than the limit has no line over it; most records are, and skip the split.
     for n, line_text in enumerate(text.splitlines() if len(text) > MAX_LINE_CHARS else (), 1):
         if len(line_text) > MAX_LINE_CHARS:
@@ -138,7 +150,6 @@ def read_text(path: Path) -> str:
                 f"line is {len(line_text):,} characters, over the limit of {MAX_LINE_CHARS:,}",
                 "use a block scalar (|) for long text",
             )
-    return text
 
 
 # What YAML 1.1 does not allow in a stream (its printable set is tab, line breaks, U+0020-U+007E,
@@ -260,8 +271,8 @@ class _ComposeLoader(_Loader):  # type: ignore[misc,valid-type]
     """libyaml's composer with PyYAML's tag resolution cut down to what it does for us.
 
     The C composer calls back into Python three times per node (descend, resolve, ascend);
-    PyYAML's versions consult path resolvers that nothing registers. These give the same tags
-    in a fraction of the time, which is most of the gap between our parse and libyaml's.
+    PyYAML's versions consult path resolvers that nothing registers. These give YAML 1.2's core
+    tags (see `_CORE`) in a fraction of the time, which is most of the gap between our parse and libyaml's.
     """
 
     def descend_resolver(self, current_node: Any, current_index: Any) -> None:
@@ -281,19 +292,50 @@ class _ComposeLoader(_Loader):  # type: ignore[misc,valid-type]
 
 
 _STR_TAG, _MERGE_TAG = _STD + "str", _STD + "merge"
-# Plain scalars' implicit tags by first character, as yaml.resolver.Resolver.resolve finds them.
-_IMPLICIT_ANY: tuple[tuple[str, Any], ...] = tuple(_Loader.yaml_implicit_resolvers.get(None, ()))
+# Plain scalars are read by YAML 1.2's core schema, as the editing commands (ruamel.yaml) read
+# them, not by PyYAML's YAML 1.1 rules: there `on`, `yes` and `n` are booleans, `010` is eight,
+# `1:30` is ninety and `2024-01-01` a date, so a key written `on:` became `True`, `tier: yes`
+# became 1 and a title that looks like a date was not text. In 1.2 each of these is the text
+# the user wrote; a date field reads its text as a date, and an explicit tag still works.
+_CORE: tuple[tuple[str, Any], ...] = (
+    (_STD + "bool", re.compile(r"(?:true|True|TRUE|false|False|FALSE)\Z")),
+    (_STD + "int", re.compile(r"(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)\Z")),
+    (
+        _STD + "float",
+        re.compile(
+            r"(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))\Z"
+        ),
+    ),
+    (_STD + "null", re.compile(r"(?:~|null|Null|NULL|)\Z")),
+    (_MERGE_TAG, re.compile(r"<<\Z")),
+)
+_BOOL, _INT, _FLOAT, _NULL, _MERGE = _CORE
+# The resolvers that can match, by a scalar's first character (checked once per plain scalar).
 _IMPLICIT: dict[str, tuple[tuple[str, Any], ...]] = {
-    first: (*resolvers, *_IMPLICIT_ANY)
-    for first, resolvers in _Loader.yaml_implicit_resolvers.items()
-    if first is not None
+    **{c: (_BOOL,) for c in "tTfF"},
+    **{c: (_INT, _FLOAT) for c in "-+0123456789"},
+    **{".": (_FLOAT,), "~": (_NULL,), "n": (_NULL,), "N": (_NULL,), "<": (_MERGE,)},
 }
+_IMPLICIT_ANY: tuple[tuple[str, Any], ...] = (_NULL,)  # only the empty scalar is left
 _CONSTRUCTOR = _Loader("")
-# Text is taken as it is; these are the other scalars records may hold. Dates stay dates.
+
+
+def _core_int(node: yaml.ScalarNode) -> int:
+    """A YAML 1.2 integer (decimal with any leading zeros, 0o octal, 0x hex); other forms
+    under an explicit `!!int` tag as PyYAML reads them."""
+    value = node.value
+    if re.fullmatch(r"[-+]?[0-9]+", value):
+        return int(value, 10)
+    if re.fullmatch(r"0o[0-7]+", value):
+        return int(value[2:], 8)
+    return int(_CONSTRUCTOR.construct_yaml_int(node))
+
+
+# Text is taken as it is; these are the other scalars records may hold.
 _SCALARS: dict[str, Any] = {
     _STD + "null": _CONSTRUCTOR.construct_yaml_null,
     _STD + "bool": _CONSTRUCTOR.construct_yaml_bool,
-    _STD + "int": _CONSTRUCTOR.construct_yaml_int,
+    _STD + "int": _core_int,
     _STD + "float": _CONSTRUCTOR.construct_yaml_float,
     _STD + "timestamp": _CONSTRUCTOR.construct_yaml_timestamp,
 }
@@ -356,7 +398,7 @@ class _Builder:
 
 
 def _key(node: yaml.Node) -> Any:
-    """A mapping key: text or a whole number, anything else as its text."""
+    """A mapping key: text or a whole number, anything else as the text the user wrote."""
     if type(node) is not yaml.ScalarNode:
         raise YamlProblem(*_mark(node.start_mark), "yaml-unsupported", "complex mapping key", "keys are plain words")
     if node.tag == _STR_TAG:
@@ -370,7 +412,8 @@ def _key(node: yaml.Node) -> Any:
         )
     key = _scalar(node)
     if not isinstance(key, str | int) or isinstance(key, bool):
-        key = str(key)
+        # A key named `true`, `null` or `1.5` is reported as written, not as Python's `True`.
+        key = node.value
     return key
 
 

@@ -121,6 +121,8 @@ def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
                 shown = _shown_template(root, frame_name)
                 break
     message = getattr(exc, "message", None) or str(exc)
+    if not isinstance(exc, jinja2.TemplateError | TemplateFailure):
+        message = f"{type(exc).__name__}: {message}"
     return Problem(
         shown,
         line,
@@ -208,7 +210,10 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     def render(name: str, context: dict[str, Any]) -> str | None:
         try:
             return env.get_template(name).render(context)
-        except (jinja2.TemplateError, TemplateFailure) as exc:
+        except Exception as exc:
+            # A campaign's own template can raise whatever its expressions do (`{{ 1 // 0 }}`, a
+            # filter given a mapping), not only jinja's errors: each is that template's problem,
+            # reported at its line, never a traceback.
             report.add(_template_problem(project.root, name, exc))
             return None
 

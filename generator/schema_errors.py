@@ -7,7 +7,9 @@ an unknown key and the one it was probably meant to be).
 
 from __future__ import annotations
 
+import datetime as dt
 import difflib
+import math
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -25,9 +27,15 @@ def describe(value: Any) -> str:
     if value is None:
         return "nothing (null)"
     if isinstance(value, bool):
-        return "a boolean"
+        return f"the boolean `{str(value).lower()}`"
     if isinstance(value, int | float):
         return "a number"
+    if isinstance(value, dt.date):
+        # Only an explicit `!!timestamp` makes one now (the reader keeps dates as text), but a
+        # date is never "text": say what was found.
+        return f"the date `{value.isoformat()}`"
+    if isinstance(value, str) and len(value) <= 30 and value.isprintable() and "`" not in value:
+        return f"the text `{value}`"
     return "text"
 
 
@@ -78,14 +86,35 @@ _TYPE_KINDS = {*_TYPE_WORDS, "list_type", "dict_type", "model_attributes_type"}
 def _clean_loc(err: Any, data: Any) -> Path_:
     """The error's location in the data: pydantic's union-member tags ("float", "list[float]")
     dropped. A missing field's own name is not in the data either, but it is the point of the
-    message, so it stays."""
-    along = _keys_along(data, err["loc"])
-    last = len(err["loc"]) - 1
-    return tuple(
-        p
-        for i, p in enumerate(err["loc"])
-        if isinstance(p, int) or p in along or (err["type"] == "missing" and i == last)
-    )
+    message, so it stays.
+
+    One step per part of the location, each a lookup in the mapping it names: collecting every
+    key along the path instead made a file with thousands of unknown keys quadratic."""
+    loc, out, current = err["loc"], [], data
+    last = len(loc) - 1
+    for i, part in enumerate(loc):
+        if isinstance(part, int):
+            out.append(part)
+            current = current[part] if isinstance(current, list) and 0 <= part < len(current) else None
+        elif isinstance(current, dict) and part in current:
+            out.append(part)
+            current = current[part]
+        elif err["type"] == "missing" and i == last:
+            out.append(part)
+    return tuple(out)
+
+
+def _noise(errors: list[tuple[Any, Path_]]) -> set[Path_]:
+    """Type errors at a place where something more specific was found: at a deeper place, or
+    another kind of error at the same place. In one pass over the errors (comparing each pair
+    was quadratic in their number)."""
+    deeper: set[Path_] = set()
+    specific: set[Path_] = set()
+    for err, loc in errors:
+        deeper.update(loc[:n] for n in range(len(loc)))
+        if err["type"] not in _TYPE_KINDS:
+            specific.add(loc)
+    return {loc for err, loc in errors if err["type"] in _TYPE_KINDS and (loc in deeper or loc in specific)}
 
 
 def validation_problems(
@@ -101,14 +130,7 @@ def validation_problems(
     # A value checked against a union (a number, a list of numbers or a range) gets a type error
     # from each member it is not. When one member took it and found something more specific
     # (`.nan` is not finite, a range misses `max`), the other members' type errors are noise.
-    noise = {
-        loc
-        for err, loc in errors
-        if err["type"] in _TYPE_KINDS
-        and any(
-            other[: len(loc)] == loc and (len(other) > len(loc) or e["type"] not in _TYPE_KINDS) for e, other in errors
-        )
-    }
+    noise = _noise(errors)
     for err, loc in errors:
         kind = err["type"]
         if kind in _TYPE_KINDS and loc in noise:
@@ -131,6 +153,14 @@ def validation_problems(
         line, col = pos.of(loc)
         value = _value_at(data, loc)
         name = _dotted(loc) or "document"
+        if kind in ("date_parsing", "date_from_datetime_parsing") and isinstance(value, str):
+            # The reader keeps a date as the text written (YAML 1.2); pydantic reads it here.
+            reason = str(err.get("ctx", {}).get("error", "")) or None
+            code, msg = "invalid-value", f"`{_shown(value)}` is not a valid date"
+            if (loc, code) not in seen:
+                seen.add((loc, code))
+                problems.append(Problem(path, line, col, code, msg, reason and f"{reason}; write YYYY-MM-DD"))
+            continue
         if kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
             want = _TYPE_WORDS.get(kind, "a mapping")
             code, msg = "wrong-type", f"`{name}` must be {want}, not {describe(value)}"
@@ -141,7 +171,9 @@ def validation_problems(
             )
             code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
             if close:
-                problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
+                if (loc, code) not in seen:
+                    seen.add((loc, code))
+                    problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
                 continue
         elif kind == "string_pattern_mismatch":
             code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
@@ -164,6 +196,15 @@ def validation_problems(
                 )
             )
             continue
+        elif kind == "boolean_number":
+            expected = "1, 2 or 3" if "tier" in loc else "a number"
+            code, msg = "wrong-type", f"`{name}` must be {expected}, not {describe(value)}"
+        elif kind == "finite_number" or (kind in _BOUNDS and isinstance(value, float) and not math.isfinite(value)):
+            code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
+        elif kind in _BOUNDS:
+            word, key = _BOUNDS[kind]
+            limit = err.get("ctx", {}).get(key)
+            code, msg = "invalid-value", f"`{name}` is {_shown(value)}; expected a number {word} {_shown(limit)}"
         elif kind == "finite_number":
             code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
         elif kind == "value_error":
@@ -178,20 +219,21 @@ def validation_problems(
     return problems
 
 
-def _keys_along(data: Any, loc: tuple[Any, ...]) -> set[str]:
-    keys: set[str] = set()
-    current = data
-    for part in loc:
-        if isinstance(current, dict):
-            keys.update(k for k in current if isinstance(k, str))
-            current = current.get(part)
-        elif isinstance(current, list) and isinstance(part, int) and 0 <= part < len(current):
-            current = current[part]
-        else:
-            current = None
-    if isinstance(current, dict):
-        keys.update(k for k in current if isinstance(k, str))
-    return keys
+_BOUNDS = {
+    "greater_than": ("greater than", "gt"),
+    "greater_than_equal": ("of at least", "ge"),
+    "less_than": ("less than", "lt"),
+    "less_than_equal": ("of at most", "le"),
+}
+
+
+def _shown(value: Any) -> str:
+    """A number as the user reads it: 1e15 rather than 1000000000000000, a long one cut short."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) >= 10**6:
+        digits = len(str(abs(value)))
+        return f"{value:.3g}" if digits <= 300 else f"a number of {digits:,} digits"
+    text = f"{value:g}" if isinstance(value, float) else str(value)
+    return text if len(text) <= 40 else text[:40] + "..."
 
 
 def _value_at(data: Any, loc: Path_) -> Any:

@@ -164,12 +164,12 @@ def blockers_text(row: dict[str, Any]) -> str:
 
 def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     """The rows as a terminal table, markdown, CSV or JSON, ending with a newline."""
-    import json
+    from generator import jsonsafe
 
     columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
     if fmt == "json":
         # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
-        return json.dumps([{k: row[k] for k in columns} for row in rows], indent=2, ensure_ascii=False) + "\n"
+        return jsonsafe.dumps([{k: row[k] for k in columns} for row in rows], indent=2, ensure_ascii=False) + "\n"
 
     import pandas as pd
 

@@ -13,6 +13,7 @@ import os
 from pathlib import Path
 
 from generator import cache, variants
+from generator.links import reference_problems
 from generator.model import Result
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile, RecordName, read_project
@@ -128,6 +129,8 @@ def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: 
 def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     """Rules across files: numbers, slugs, references, sources, status rules and metrics."""
     problems, by_slug = _name_problems(project.root, files)
+    problems += _name_length_problems(project, files)
+    problems += reference_problems(project)
     problems += _campaign_problems(project)
     blocker_ids, duplicates = _blocker_ids(project)
     problems += duplicates
@@ -173,6 +176,31 @@ def _name_problems(root: Path, files: list[RecordName]) -> tuple[list[Problem], 
             )
         by_slug.setdefault(slug, path)
     return problems, by_slug
+
+
+# The longest file name Linux, macOS and Windows file systems all take (bytes or UTF-16 units).
+NAME_MAX = 255
+
+
+def _name_length_problems(project: Project, files: list[RecordName]) -> list[Problem]:
+    """Records whose page would get a file name too long to write: the page's name is the record's
+    with the series before it, so a name that fits in improvements/ can fail at `build`."""
+    problems: list[Problem] = []
+    for path, number, slug in files:
+        name = f"{project.campaign.series}-{number:02d}-{slug}.md"
+        if len(name.encode()) > NAME_MAX:
+            problems.append(
+                Problem(
+                    rel(path, project.root),
+                    1,
+                    1,
+                    "bad-filename",
+                    f"the record's page would be named `{name[:60]}...`, {len(name.encode())} characters, "
+                    f"over the {NAME_MAX} a file name may have",
+                    f"shorten the slug by at least {len(name.encode()) - NAME_MAX} characters",
+                )
+            )
+    return problems
 
 
 def _campaign_problems(project: Project) -> list[Problem]:

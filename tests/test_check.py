@@ -22,7 +22,7 @@ EXPECTED: dict[str, tuple[str, int, int, str]] = {
     "90-empty.yaml": ("empty-file", 1, 1, "holds no YAML document"),
     "90-tab.yaml": ("yaml-tab", 5, 1, "tab"),
     "90-malformed.yaml": ("yaml-syntax", 4, 11, "expected ',' or ']'"),
-    "90-wrong-type.yaml": ("wrong-type", 5, 7, "`tags` must be a list, not text"),
+    "90-wrong-type.yaml": ("wrong-type", 5, 7, "`tags` must be a list, not the text `blocked-on-pcie`"),
     "90-not-utf8.yaml": ("not-utf8", 1, 11, "byte 0xe9 is not valid UTF-8"),
     "90-unknown-metric.yaml": ("unknown-metric", 9, 7, "did you mean `output_throughput`?"),
     "90-status-rule.yaml": ("status-rule", 3, 9, "needs a `verdict` and at least one result"),

@@ -39,16 +39,26 @@ def no_traceback(r) -> None:
     assert "Traceback" not in r.stderr, r.stderr
 
 
-def test_a_huge_concurrency_gives_a_short_run_id(campaign: Path, tmp_path: Path) -> None:
+def test_a_huge_concurrency_is_refused_and_the_largest_allowed_builds(campaign: Path, tmp_path: Path) -> None:
     # Was: the 4,000-digit concurrency went into results/runs/<id>.json, the file system refused
-    # the name after the raw copy was written, and import crashed with a part written.
+    # the name after the raw copy was written, and import crashed with a part written. Then,
+    # with a short id, it imported and `build` crashed: a chart cannot place a number that
+    # overflows a float. A count is now bounded as a record's is (model.MAX_COUNT).
+    before = tree(campaign)
     r = import_(campaign, str(bench(tmp_path, max_concurrency=10**4000)), "--record", "02")
     no_traceback(r)
+    assert r.returncode == 1 and "max_concurrency of 4,001 digits; a count is 1 or more, and at most 1e+15" in r.stderr
+    assert tree(campaign) == before
+    r = import_(campaign, str(bench(tmp_path, max_concurrency=10**15)), "--record", "02")
     assert r.returncode == 0, r.stderr
     names = [p.name for p in (campaign / "results").rglob("*") if p.is_file()]
     assert names and all(len(n) <= 120 for n in names)
     [run_file] = (campaign / "results" / "runs").glob("*.json")
-    assert json.loads(run_file.read_text())["settings"]["max_concurrency"] == 10**4000  # the value is kept
+    assert json.loads(run_file.read_text())["settings"]["max_concurrency"] == 10**15  # the value is kept
+    for args in (("check",), ("build",), ("export", "-o", "x.json")):
+        res = run_cli(*args, cwd=campaign)
+        no_traceback(res)
+        assert res.returncode == 0, (args, res.stderr[-2000:])
 
 
 def test_a_lone_surrogate_is_a_positioned_problem(campaign: Path, tmp_path: Path) -> None:
@@ -190,3 +200,15 @@ def test_renumber_to_a_number_too_long_for_a_file_name(campaign: Path) -> None:
     assert r.returncode == 2
     assert "over the file system's" in r.stderr and "nothing was renamed" in r.stderr
     assert tree(campaign) == before
+
+
+def test_a_run_file_edited_past_the_count_bound_is_a_check_error(campaign: Path, tmp_path: Path) -> None:
+    assert import_(campaign, str(bench(tmp_path, max_concurrency=16)), "--record", "02").returncode == 0
+    [run_file] = (campaign / "results" / "runs").glob("*.json")
+    data = json.loads(run_file.read_text())
+    data["settings"]["max_concurrency"] = 10**400
+    run_file.write_text(json.dumps(data))
+    for args in (("check",), ("build",)):
+        res = run_cli(*args, cwd=campaign)
+        no_traceback(res)
+        assert res.returncode == 1 and "has max_concurrency out of range for a count" in res.stderr, res.stderr

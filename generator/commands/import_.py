@@ -97,7 +97,7 @@ def command(
 
 def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
     """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
-    from generator.fsio import atomic_write
+    from generator.edit import write_edited
     from generator.problems import rel
     from generator.results import store
 
@@ -111,7 +111,7 @@ def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFi
             store.write_bytes(path, write.data)
         path = target
         if text is not None:
-            atomic_write(target, text)
+            write_edited(target, text)
     except OSError as exc:
         for old_path, old in reversed(done):
             with contextlib.suppress(OSError):
@@ -175,7 +175,7 @@ def _link(
 
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from generator.edit import Document, set_key
+    from generator.edit import Document, set_key, styled_like
     from generator.model import Baseline, Record
     from generator.results.matching import configuration
 
@@ -214,7 +214,7 @@ def _link(
         while chosen in labels:
             chosen, n = f"{base} ({n})", n + 1
         labels.add(chosen)
-        item = CommentedMap([("label", chosen), ("run", run.id)])
+        item = CommentedMap([("label", styled_like(None, chosen)), ("run", run.id)])
         results.append(item)
         groups[configuration(run)] = item
         added.append((run, chosen))

@@ -59,12 +59,18 @@ def yaml_scalar(value: str, key: str, *, indent: int = 2, width: int = 92) -> st
 
     import yaml
 
-    from generator.read import YamlProblem, parse
+    from generator.read import MAX_LINE_CHARS, YamlProblem, check_text, parse
+
+    too_long = False
 
     def reads_back(rendered: str) -> bool:
+        nonlocal too_long
         try:
             data, _ = parse(f"{key}: {rendered}\n")
-        except YamlProblem:
+            check_text(f"{' ' * indent}{key}: {rendered}\n")
+        except YamlProblem as exc:
+            # Text that reads back but breaks a file limit would be written, then refused by `check`.
+            too_long = too_long or exc.code in ("line-too-long", "file-too-large")
             return False
         return isinstance(data, dict) and data.get(key) == value
 
@@ -78,6 +84,11 @@ def yaml_scalar(value: str, key: str, *, indent: int = 2, width: int = 92) -> st
     for rendered in candidates:
         if reads_back(rendered):
             return rendered
+    if too_long:
+        raise click.UsageError(
+            f"the {key} is too long for a record: a line holds at most {MAX_LINE_CHARS:,} characters "
+            "and a word cannot be folded"
+        )
     raise click.UsageError(f"cannot write this {key} as YAML; use `--edit` and type it in the file")
 
 

@@ -118,8 +118,7 @@ def command(
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.edit import Document, delete_key, set_key
-    from generator.fsio import atomic_write
+    from generator.edit import Document, delete_key, set_key, write_edited
     from generator.model import Record
     from generator.problems import ProblemsFound, Report, rel
     from generator.validate import load_project
@@ -176,7 +175,7 @@ def command(
                 f"`--resolve-blocker {still_open[0][1]}` marks it so in the same edit)\n"
             )
         raise ProblemsFound(refused)
-    atomic_write(path, text)
+    write_edited(path, text)
     if old_status != status:
         sys.stdout.write(f"{shown}: status {old_status} -> {status}\n")
     for name, before in resolved:

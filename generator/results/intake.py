@@ -13,6 +13,7 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from generator.model import MAX_COUNT
 from generator.problems import Problem
 from generator.read import text_position
 from generator.results.formats import FORMATS
@@ -69,16 +70,23 @@ _LENGTHS = ("input_len", "output_len")
 _COUNTS = ("max_concurrency", "batch_size", "num_prompts", "tp_size", "dp_size", "pp_size", "ep_size", "gpu_count")
 
 
-def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
-    """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`)."""
-    found = next(
+def count_out_of_range(run: Run) -> tuple[str, int] | None:
+    """The first count setting out of its range, with its value; None when all are in range."""
+    return next(
         (
             (key, value)
             for key in (*_LENGTHS, *_COUNTS)
-            if isinstance(value := run.settings.get(key), int) and value < (0 if key in _LENGTHS else 1)
+            if isinstance(value := run.settings.get(key), int)
+            and not (0 if key in _LENGTHS else 1) <= value <= MAX_COUNT
         ),
         None,
     )
+
+
+def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
+    """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`, a
+    concurrency past what a record may hold, `model.MAX_COUNT`)."""
+    found = count_out_of_range(run)
     if found is None:
         return None
     key, value = found
@@ -88,9 +96,15 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
         line,
         col,
         "invalid-value",
-        f"the {FORMATS[run.format]} run on line {line} has {key} {value}; a count is {least} or more",
+        f"the {FORMATS[run.format]} run on line {line} has {key} {_shown(value)}; "
+        f"a count is {least} or more, and at most {MAX_COUNT:.0e}",
         "the file does not describe a run that happened; fix or drop its line",
     )
+
+
+def _shown(value: int) -> str:
+    # A 4,000-digit count (which a chart could not place: it overflows a float) is named by size.
+    return str(value) if len(str(value)) <= 20 else f"of {len(str(value)):,} digits"
 
 
 # A lone surrogate (JSON allows the escape `\ud800`) is not a character and cannot be written as UTF-8.

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from generator.results import intake
 from generator.results.parse import ParsedFile
 from generator.results.run import Run
 
@@ -109,6 +110,10 @@ def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
             continue
         if run.id != rid:
             broken[rid] = f"results/{RUNS_DIR}/{name} holds run `{run.id}`, not `{rid}`"
+            continue
+        # A run file changed by hand after import is held to import's own bounds.
+        if (out_of_range := intake.count_out_of_range(run)) is not None:
+            broken[rid] = f"results/{RUNS_DIR}/{name} has {out_of_range[0]} out of range for a count"
             continue
         runs[rid] = run
     return runs, broken
