@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import metrics
 from generator.analysis import Analysis, Delta, ResolvedResult
+from generator.evidence import baseline_evidence, record_evidence
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
 from generator.numbers import fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, summary_plot_paths
@@ -200,6 +201,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "own_base_command": bool(r.change and r.change.base_command),
         "blockers": blockers,
         "results": [result_view(res) for res in analysis.record(rec).results],
+        "evidence": record_evidence(analysis, rec),
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "related": [page_link(s) for s in r.related if s in by_slug],
         "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
@@ -267,6 +269,7 @@ def home_context(analysis: Analysis) -> dict[str, Any]:
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
         "baseline_results": [result_view(res) for res in analysis.baseline_results],
+        "baseline_evidence": baseline_evidence(analysis),
         "goals": goals,
         "tier_counts": counts,
         "record_count": len(project.records),

@@ -90,6 +90,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
         if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
             files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if self.analysis is not None:
+            publish_raw_files(self.analysis.project, files, config)
         if self.default_nav and config.nav is not None:
             # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
             listed = set(_paths(config.nav))
@@ -116,6 +118,23 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if self.analysis is not None:
             write_site_export(self.analysis, Path(config.site_dir))
         mark_site(Path(config.site_dir))
+
+
+def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
+    """The kept raw benchmark files, at results/raw/ beside the pages, so each result links its evidence."""
+    from generator.evidence import published_raw_files
+    from generator.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        return
+    prefix = "" if folder == "." else folder + "/"
+    for path, data in published_raw_files(project).items():
+        # A file of that name in docs/ wins, like the stylesheet; it is the campaign's own.
+        if files.get_file_from_path(prefix + path) is None:
+            files.append(File.generated(config, prefix + path, content=data))
 
 
 def repo_root(config: MkDocsConfig) -> Path:
