@@ -144,7 +144,9 @@ def workload_text(run: Run) -> Markup | None:
             parts.append(f"{code(key)} {code(shown)}")
     measured = [f"{code(k)} {code(_number(run.measured[k]))}" for k in _MEASURED if k in run.measured]
     if "completed" in run.metrics:
-        measured.append(f"{code(run.keys.get('completed', 'completed'))} {code(_number(int(run.metrics['completed'])))}")
+        measured.append(
+            f"{code(run.keys.get('completed', 'completed'))} {code(_number(int(run.metrics['completed'])))}"
+        )
     if not parts and not measured:
         return None
     text = "as the file states it: " + (", ".join(parts) if parts else "no workload keys")
