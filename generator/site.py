@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +112,9 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if page.title and not page.is_homepage and not page.meta.get("title"):
             page.meta["title"] = html.escape(Markup(page.title).striptags())
 
+    def on_page_content(self, html: str, /, *, page: Any, config: MkDocsConfig, files: Files) -> str:
+        return embed_charts(html)
+
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.export import write_site_export
 
@@ -135,6 +139,28 @@ def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> N
         # A file of that name in docs/ wins, like the stylesheet; it is the campaign's own.
         if files.get_file_from_path(prefix + path) is None:
             files.append(File.generated(config, prefix + path, content=data))
+
+
+# A generated chart as markdown renders it (the link already made relative by mkdocs).
+_CHART_IMG = re.compile(
+    r'<img alt="(?P<alt>[^"<>]*)" src="(?P<src>(?:\.\./)*(?:[A-Za-z0-9_.-]+/)*plots/[a-z0-9-]+\.svg)" />'
+)
+
+
+def embed_charts(html: str) -> str:
+    """Each chart as an <object>, so the SVG's <title> tooltips (a cut label's full text) show on hover.
+
+    An <img> shows an SVG as a picture only: no tooltip, no selectable text. The <img> stays
+    inside as the fallback. Done on the built HTML, after mkdocs has made the link relative,
+    so the markdown on disk keeps a plain image that every builder and forge shows.
+    """
+    return _CHART_IMG.sub(
+        lambda m: (
+            f'<object class="improvements-chart" type="image/svg+xml" data="{m["src"]}" role="img" '
+            f'aria-label="{m["alt"]}">{m[0]}</object>'
+        ),
+        html,
+    )
 
 
 def repo_root(config: MkDocsConfig) -> Path:
