@@ -25,8 +25,6 @@ import click
 import yaml
 
 from generator.site import (
-    STYLESHEET,
-    TAGS_PAGE,
     ImprovementsPlugin,
     _config_file,
     base_nav,
@@ -35,7 +33,7 @@ from generator.site import (
     render_for_site,
     tier_nav,
 )
-from generator.site_defaults import has_plugin, user_settings
+from generator.site_defaults import STYLESHEET, TAGS_PAGE, has_plugin, user_settings
 
 # Top-level mkdocs.yml settings Zensical reads, copied as mkdocs resolved them.
 _PASSED = ("site_name", "site_description", "site_author", "site_url", "repo_url", "repo_name", "copyright")
