@@ -33,7 +33,7 @@ from generator.site import (
     render_for_site,
     tier_nav,
 )
-from generator.site_defaults import STYLESHEET, TAGS_PAGE, has_plugin, user_settings
+from generator.site_defaults import SEARCH_DEFAULTS, STYLESHEET, TAGS_PAGE, has_plugin, user_settings
 
 # Top-level mkdocs.yml settings Zensical reads, copied as mkdocs resolved them.
 _PASSED = ("site_name", "site_description", "site_author", "site_url", "repo_url", "repo_name", "copyright")
@@ -77,7 +77,7 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
                 {name: config.mdx_configs[name]} if config.mdx_configs.get(name) else name
                 for name in config.markdown_extensions
             ],
-            "plugins": [name for name in ("search", "tags") if has_plugin(config, name)],
+            "plugins": _plugins(config, user),
         }
     )
     if nav is not None:
@@ -91,6 +91,21 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
     prefix = "" if folder == "." else folder + "/"
     extra.update({prefix + path: data for path, data in published_raw_files(project).items()})
     return out, extra, Path(config.site_dir)
+
+
+def _plugins(config: Any, user: dict[str, Any]) -> list[Any]:
+    """mkdocs.yml's plugins with their options, less this one, plus the search and tags the plugin adds."""
+    out: list[Any] = []
+    for entry in user.get("plugins") or []:
+        name = next(iter(entry)) if isinstance(entry, dict) else entry
+        if str(name).split(" #")[0].rsplit("/", 1)[-1] != "improvements":
+            out.append(entry)
+    given = {str(next(iter(e)) if isinstance(e, dict) else e).rsplit("/", 1)[-1] for e in out}
+    if "search" not in given and has_plugin(config, "search"):
+        out.append({"search": dict(SEARCH_DEFAULTS)})
+    if "tags" not in given and has_plugin(config, "tags"):
+        out.append("tags")
+    return out
 
 
 def _copy_docs(src: Path, dest: Path) -> None:
