@@ -215,3 +215,23 @@ def test_pages_are_deterministic_with_evidence(campaign: Path) -> None:
     assert run_cli("build", "--root", str(root), "--quiet").returncode == 0
     assert {p: p.read_bytes() for p in (root / "docs").rglob("*.md")} == before
     assert analyse(require_project(root)).baseline_results
+
+
+def test_typed_results_show_the_provenance_they_state(campaign: Path) -> None:
+    path = campaign / "improvements" / "campaign.yaml"
+    reconstructed = "  command_reconstructed: true\n"
+    path.write_text(
+        path.read_text().replace(
+            reconstructed,
+            reconstructed + "  provenance:\n    image: lmsysorg/sglang:v0.5.9-cu129\n    date: 2026-04-28\n",
+        )
+    )
+    proc = run_cli("build", "--root", str(campaign), "--quiet")
+    assert proc.returncode == 0, proc.stderr
+    home = (campaign / "docs" / "index.md").read_text()
+    assert (
+        "- Measured on: container image `lmsysorg/sglang:v0.5.9-cu129` (campaign baseline); "
+        "date `2026-04-28` (campaign baseline)"
+    ) in home
+    # A typed result without provenance says nothing new: its page is as before.
+    assert "Measured on" not in page_of(campaign, 1)
