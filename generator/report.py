@@ -26,10 +26,23 @@ TEMPLATE = "report.md.j2"
 SHOWN_METRICS = 4
 
 
-def _stack(analysis: Analysis) -> Any:
-    # The stack (the launch command with the adopted changes applied) belongs to the analysis
-    # when it computes one; until then the report says where to get it.
-    return getattr(analysis, "stack", None)
+def _stack(analysis: Analysis) -> dict[str, Any] | None:
+    """The stack as the report shows it, read from the analysis when it holds one, else None.
+
+    Read by name: the analysis gains its stack (`Analysis.stack`, a `CampaignStack`: the launch
+    command in force, the adopted records applied, what the command cannot say) in another
+    branch; until it has one the report says where the stack comes from.
+    """
+    found = getattr(analysis, "stack", None)
+    if found is None:
+        return None
+    inner = getattr(found, "stack", None)
+    records = getattr(found, "records", ()) or ()
+    return {
+        "command": getattr(inner, "command", None) if inner is not None else None,
+        "records": [f"{rec.number:02d}. {rec.record.title}" for rec in records],
+        "notes": [f"{label}: {what}" for label, what in getattr(found, "notes", ()) or ()],
+    }
 
 
 def report_context(analysis: Analysis) -> dict[str, Any]:

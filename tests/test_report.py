@@ -81,3 +81,20 @@ def test_output_through_a_link_is_refused(tmp_path: Path) -> None:
 def test_help_has_examples() -> None:
     proc = run_cli("report", "--help")
     assert proc.returncode == 0 and "improvements report -o report.md" in proc.stdout
+
+
+def test_report_shows_the_analysis_stack_when_it_has_one() -> None:
+    """`Analysis.stack` (a CampaignStack: the command in force, the adopted records, notes) is read by name."""
+    from types import SimpleNamespace
+
+    analysis = analyse(require_project(REPO))
+    rec = analysis.project.records[0]
+    command = "python -m sglang.launch_server \\\n    --tp-size 8"
+    stack = SimpleNamespace(stack=SimpleNamespace(command=command), records=(rec,), notes=(("01", "a patch"),))
+    object.__setattr__(analysis, "stack", stack)
+    text = report_text(analysis)
+    section = text[text.index("## Stack") : text.index("## Records")]
+    assert f"in this order: {rec.number:02d}. {rec.record.title}." in section
+    assert f"```bash\n{command}\n```" in section and "- Not in the command: 01: a patch" in section
+    object.__setattr__(analysis, "stack", SimpleNamespace(stack=None, records=(), notes=()))
+    assert "build on each other in a circle" in report_text(analysis)
