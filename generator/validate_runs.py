@@ -15,6 +15,7 @@ from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
 from generator.read import Positions
 from generator.results.matching import declared_settings, differences, match, name_text, numbers
+from generator.results.provenance import mismatches
 from generator.results.run import Run
 
 
@@ -76,6 +77,8 @@ def _result_problems(
         rid = getattr(result, key)
         if rid is not None and rid not in runs:
             out.append(_unknown_run(shown, pos, (*loc, key), rid, runs, broken.get(rid)))
+    if result.run is not None and result.run in runs:
+        out += _other_setup(project, result, runs[result.run], shown, pos, loc)
     resolvable = result.run is None or (result.run in runs and result.baseline_run in (None, *runs))
     found = match(project, result, runs[result.run]) if rec is not None and resolvable and result.run else None
     if found is not None and found.ambiguous:
@@ -131,3 +134,22 @@ def _result_problems(
             )
         )
     return out
+
+
+def _other_setup(
+    project: Project, result: Result, run: Run, shown: str, pos: Positions, loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """A warning per fact where the run's file names another model or engine than campaign.yaml."""
+    line, col = pos.of((*loc, "run"))
+    return [
+        Problem(
+            shown,
+            line,
+            col,
+            "other-setup",
+            f"result `{result.label}` names run `{run.id}`, and {what} (the file's `{key}`)",
+            "import the file into the campaign it was measured for, or say in the result's `note` why it belongs here",
+            severity="warning",
+        )
+        for key, what in mismatches(project.campaign, run)
+    ]
