@@ -28,6 +28,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "renumber": ("renumber", "Move a record to another number, or close the gaps."),
     "schema": ("schema", "Print the JSON Schema of records and campaign.yaml."),
     "export": ("export", "Export every record with its computed summary as JSON."),
+    "report": ("report", "Write the whole campaign as one markdown document, for a pull request."),
 }
 
 EPILOG = """\b

@@ -162,6 +162,24 @@ class BaselineFrom(Strict):
     result: NonEmpty
 
 
+class Provenance(Strict):
+    """What a number was measured on, as far as the source says: left out, pages say "not recorded".
+
+    An imported run adds what its file states (engine, version, model, tokenizer, client
+    backend, server arguments); these fields hold what a benchmark file never says.
+    """
+
+    engine_version: str | None = None
+    # The engine's source revision (a git commit or tag), when built from source.
+    engine_commit: str | None = None
+    # The container image, with its tag or digest (lmsysorg/sglang:v0.5.9-cu129).
+    image: str | None = None
+    date: dt.date | None = None
+    # The machine, when it is not the campaign's (another GPU count, a different host).
+    hardware: str | None = None
+    note: str | None = None
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -188,6 +206,7 @@ class Result(Strict):
     reported_change: dict[MetricName, Finite | Range] = Field(default_factory=dict)
     finding: str | None = None
     note: str | None = None
+    provenance: Provenance | None = None
     # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
     # the metric's own: converted once, as the file is loaded.
     units: dict[MetricName, NonEmpty] = Field(default_factory=dict)
@@ -537,6 +556,8 @@ class Baseline(Strict):
     env: dict[str, str] = Field(default_factory=dict)
     results: list[Result] = Field(default_factory=list)
     note: str | None = None
+    # What the baseline was measured on; each baseline result may add its own.
+    provenance: Provenance | None = None
 
 
 class Goal(Strict):

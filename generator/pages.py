@@ -16,6 +16,7 @@ from typing import Any
 
 from generator import experiments, metrics, variants
 from generator.analysis import Analysis, ResolvedResult
+from generator.evidence import baseline_evidence, record_evidence
 from generator.frontier_charts import slo_text, sweep_views
 from generator.model import Attempt, Blocker, Goal, Result, apply_change
 from generator.numbers import Value, fmt_number, fmt_percent, fmt_value
@@ -274,6 +275,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
             result_view(res, _strip_view(charts, strip_path(project, rec, i), here), campaign.vocabulary())
             for i, res in enumerate(analysis.record(rec).results)
         ],
+        "evidence": record_evidence(analysis, rec),
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
         "slo": slo_text(project),
@@ -360,6 +362,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "engine_version": campaign.engine.version or "not recorded",
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
         "baseline_results": [result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
+        "baseline_evidence": baseline_evidence(analysis),
         "goals": goals,
         "tier_counts": counts,
         "tier_own": own,

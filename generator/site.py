@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+import re
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -90,6 +91,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
         if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
             files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if self.analysis is not None:
+            publish_raw_files(self.analysis.project, files, config)
         if self.default_nav and config.nav is not None:
             # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
             listed = set(_paths(config.nav))
@@ -109,6 +112,9 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if page.title and not page.is_homepage and not page.meta.get("title"):
             page.meta["title"] = html.escape(Markup(page.title).striptags())
 
+    def on_page_content(self, html: str, /, *, page: Any, config: MkDocsConfig, files: Files) -> str:
+        return embed_charts(html)
+
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.export import write_site_export
 
@@ -116,6 +122,45 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if self.analysis is not None:
             write_site_export(self.analysis, Path(config.site_dir))
         mark_site(Path(config.site_dir))
+
+
+def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
+    """The kept raw benchmark files, at results/raw/ beside the pages, so each result links its evidence."""
+    from generator.evidence import published_raw_files
+    from generator.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        return
+    prefix = "" if folder == "." else folder + "/"
+    for path, data in published_raw_files(project).items():
+        # A file of that name in docs/ wins, like the stylesheet; it is the campaign's own.
+        if files.get_file_from_path(prefix + path) is None:
+            files.append(File.generated(config, prefix + path, content=data))
+
+
+# A generated chart as markdown renders it (the link already made relative by mkdocs).
+_CHART_IMG = re.compile(
+    r'<img alt="(?P<alt>[^"<>]*)" src="(?P<src>(?:\.\./)*(?:[A-Za-z0-9_.-]+/)*plots/[a-z0-9-]+\.svg)" />'
+)
+
+
+def embed_charts(html: str) -> str:
+    """Each chart as an <object>, so the SVG's <title> tooltips (a cut label's full text) show on hover.
+
+    An <img> shows an SVG as a picture only: no tooltip, no selectable text. The <img> stays
+    inside as the fallback. Done on the built HTML, after mkdocs has made the link relative,
+    so the markdown on disk keeps a plain image that every builder and forge shows.
+    """
+    return _CHART_IMG.sub(
+        lambda m: (
+            f'<object class="improvements-chart" type="image/svg+xml" data="{m["src"]}" role="img" '
+            f'aria-label="{m["alt"]}">{m[0]}</object>'
+        ),
+        html,
+    )
 
 
 def repo_root(config: MkDocsConfig) -> Path:

@@ -17,6 +17,7 @@ from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
 from generator.read import Positions
 from generator.results.matching import configuration, declared_settings, differences, match, name_text, numbers
+from generator.results.provenance import mismatches
 from generator.results.run import Run
 
 
@@ -90,6 +91,8 @@ def _result_problems(
     resolvable = all(rid in runs for rid in result.run_ids) and result.baseline_run in (None, *runs)
     if resolvable:
         out += _repeat_problems(result, runs, shown, pos, loc)
+    for rid in (r for r in result.run_ids if r in runs):
+        out += _other_setup(project, result, runs[rid], shown, pos, loc)
     first = runs[result.run_ids[0]] if resolvable and result.run_ids else None
     found = match(project, result, first) if rec is not None and first is not None else None
     if found is not None and found.ambiguous:
@@ -197,3 +200,22 @@ def _paired_problems(
                 )
             ]
     return []
+
+
+def _other_setup(
+    project: Project, result: Result, run: Run, shown: str, pos: Positions, loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """A warning per fact where the run's file names another model or engine than campaign.yaml."""
+    line, col = pos.of((*loc, "run"))
+    return [
+        Problem(
+            shown,
+            line,
+            col,
+            "other-setup",
+            f"result `{result.label}` names run `{run.id}`, and {what} (the file's `{key}`)",
+            "import the file into the campaign it was measured for, or say in the result's `note` why it belongs here",
+            severity="warning",
+        )
+        for key, what in mismatches(project.campaign, run)
+    ]

@@ -174,7 +174,10 @@ def test_different_configurations_are_not_averaged_the_same_name_is_chosen(campa
     again = section(page(campaign, "mscclpp-allreduce"), "again")
     assert "mean of" not in again
     # The cuda_graph baseline run at batch 1 (112.0), not the mean with no_cuda_graph (93.5).
-    assert "Compared with the baseline run `sglang-batch-bs1-0c527fb59c`, matched by workload, load and name" in again
+    # The baseline run's id links to its section on the home page (the campaign baseline's runs).
+    base_id = "sglang-batch-bs1-0c527fb59c"
+    linked = f"[`{base_id}`](../index.md#run-{base_id})"
+    assert f"Compared with the baseline run {linked}, matched by workload, load and name" in again
     assert "| Decode throughput (tok/s, higher is better) | 112 | 120.5 | +7.6% | none | 1 / 1 | none |" in again
 
 

@@ -17,6 +17,7 @@ Examples:
   improvements build                     # write docs/ from the records
   improvements build --site              # and build the static site into site/
   improvements build --site --site-dir /tmp/site
+  improvements build --zensical          # the same site, built with Zensical
 """,
 )
 @root_option
@@ -27,13 +28,18 @@ Examples:
     default=None,
     help="Where --site puts the site (default: mkdocs.yml's site_dir, usually site/).",
 )
+@click.option(
+    "--zensical", "with_zensical", is_flag=True, help="Also build the static site, with Zensical instead of mkdocs."
+)
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing when the build succeeds.")
-def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bool) -> None:
+def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bool, with_zensical: bool) -> None:
     """Render every record through the shared template into docs/; exit 1, writing nothing, on any error."""
     from generator.render import build
 
-    if site_dir is not None and not with_site:
-        raise click.UsageError("--site-dir needs --site")
+    if with_site and with_zensical:
+        raise click.UsageError("--site and --zensical build the same site folder; give one")
+    if site_dir is not None and not (with_site or with_zensical):
+        raise click.UsageError("--site-dir needs --site or --zensical")
     repo = resolve_root(root)
     if with_site:
         from generator.site import refuse_foreign_site
@@ -57,10 +63,11 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
             f"{len(result.files)} file(s): {len(result.written)} written, "
             f"{len(result.unchanged)} unchanged, {len(result.removed)} removed\n"
         )
-    if with_site:
+    if with_site or with_zensical:
         from generator.site import build_site
+        from generator.zensical import build_zensical
 
-        built = build_site(repo, site_dir)
+        built = build_zensical(repo, site_dir) if with_zensical else build_site(repo, site_dir)
         if not quiet:
             sys.stdout.write(
                 f"site built in {built}: open {built / 'index.html'}"

@@ -81,6 +81,7 @@ def command(
     _write_all(repo, target, text if added else None, parsed)
 
     shown = rel(target, repo)
+    _warn_provenance(project, parsed)
     for p in parsed:
         if p.redacted:
             # Where, never what: the key path or line names the place, the value stays unsaid.
@@ -93,6 +94,20 @@ def command(
     sys.stdout.write(f"imported {len(added)} run(s) from {len(parsed)} file(s), linked from {shown}:\n")
     for run, result_label in added:
         sys.stdout.write(f"  {run.id}  {result_label}\n")
+
+
+def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
+    """Say where a file names another model or engine than the campaign: imported all the same, it may be a mix-up."""
+    from generator.results.provenance import mismatches
+
+    seen: set[tuple[str, str]] = set()
+    for p in parsed:
+        for run in p.runs:
+            for key, what in mismatches(project.campaign, run):
+                where = f"{p.shown}:{run.source.get('line', 1)}: {key}"
+                if (where, what) not in seen:
+                    seen.add((where, what))
+                    sys.stderr.write(f"warning: {where}: {what} (improvements/campaign.yaml)\n")
 
 
 def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:

@@ -16,7 +16,7 @@ from typing import Any
 
 from generator.problems import Problem
 from generator.read import byte_position, text_position
-from generator.results import formats, intake
+from generator.results import formats, intake, provenance
 from generator.results.redact import redact, redact_text
 from generator.results.run import Run, rate_slug, run_id
 
@@ -175,6 +175,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
                 problems.append(impossible)
                 continue
             _identify(run, item, line)
+            provenance.fill(run, item)
             parsed.runs.append(run)
     unrecognised = [p for p in problems if p.code == "import-unrecognised"]
     if len(unrecognised) > 1:
@@ -279,6 +280,7 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
             problems.append(impossible)
         else:
             _identify(run, pairs, start + 1)
+            provenance.fill(run, None)
             parsed.runs.append(run)
         i = j + 1
     if problems:

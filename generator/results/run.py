@@ -68,6 +68,10 @@ class Run:
     unmapped: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    # What the file states about where it was measured (results/provenance.py): name -> value,
+    # and name -> the key it was read from.
+    provenance: dict[str, str] = field(default_factory=dict)
+    provenance_keys: dict[str, str] = field(default_factory=dict)
 
     @property
     def concurrency(self) -> int | None:
@@ -108,6 +112,16 @@ class Run:
             "unmapped": sorted(self.unmapped),
             "notes": list(self.notes),
             "source": dict(self.source),
+            # Only when the file states any, so runs imported before keep their bytes.
+            **(
+                {
+                    "provenance": {
+                        k: {"value": v, "key": self.provenance_keys.get(k, k)} for k, v in self.provenance.items()
+                    }
+                }
+                if self.provenance
+                else {}
+            ),
         }
 
     @classmethod
@@ -124,6 +138,8 @@ class Run:
             unmapped=list(data.get("unmapped") or []),
             notes=list(data.get("notes") or []),
             source=dict(data.get("source") or {}),
+            provenance={k: str(v["value"]) for k, v in (data.get("provenance") or {}).items()},
+            provenance_keys={k: str(v.get("key", k)) for k, v in (data.get("provenance") or {}).items()},
         )
 
     def describe(self) -> str:
