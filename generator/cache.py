@@ -61,7 +61,7 @@ def code_digest() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     versions = []
-    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "matplotlib", "MarkupSafe"):
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "MarkupSafe"):
         try:
             versions.append(version(dist))
         except PackageNotFoundError:

@@ -1,7 +1,7 @@
 """The `improvements` command line.
 
 Each command lives in its own module under `generator.commands` and is imported only when
-it runs, so `improvements --help` never pays for pandas, matplotlib or mkdocs.
+it runs, so `improvements --help` never pays for pandas, scipy or mkdocs.
 """
 
 from __future__ import annotations

@@ -237,8 +237,10 @@ def test_a_gain_within_noise_is_flagged_and_ranks_after_a_real_gain(noisy: Path)
     summary_page = next((noisy / "docs").glob("*summary*.md")).read_text()
     assert "+8.3% output_throughput, within noise, at concurrency 8" in summary_page
     gains = (noisy / "docs" / "plots" / "summary-gains.svg").read_text()
-    assert "+8.3% (within noise)" in gains
-    assert "08 Small real: +2.0% output_throughput; tier 1, 07 Noisy: +8.3% output_throughput, within noise" in gains
+    # A gain within noise is drawn as inconclusive, in words beside its value.
+    assert "+8.3% inconclusive" in gains
+    noisy_bar = "07 Noisy (output_throughput, tier 1): +8.3%, inconclusive"
+    assert f"{noisy_bar}; 08 Small real (output_throughput, tier 1): +2.0%" in gains
 
 
 def test_a_real_gain_in_the_same_record_is_preferred_to_a_larger_one_within_noise(minimal: Path) -> None:
