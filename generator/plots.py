@@ -136,13 +136,16 @@ def _label(metric_name: str) -> str:
 def record_series(axis: str, rows: list[Row], throughput: str, latency: str | None) -> list[charts.Series]:
     """This record and the baseline, per workload: (latency, throughput) per load, or (load, throughput)."""
     names = sorted({_series_name(r.result) for r, _e, _ in rows})
+    # A line per workload only where a workload was measured at two loads or more; otherwise
+    # lines of one point each would draw nothing to follow, so the points share one line.
+    split = any(len({e["x"] for r, e, _ in rows if _series_name(r.result) == n}) >= 2 for n in names)
     out: list[charts.Series] = []
-    for name in names:
+    for name in names if split else [None]:
         suffix = f" ({name})" if name and len(names) > 1 else ""
         mine: list[tuple[float, charts.Point]] = []
         base: list[tuple[float, charts.Point]] = []
         for r, extra, _ in rows:
-            if _series_name(r.result) != name or throughput not in r.metrics:
+            if (name is not None and _series_name(r.result) != name) or throughput not in r.metrics:
                 continue
             x = extra["x"]
             if latency is None:
