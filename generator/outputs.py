@@ -246,8 +246,8 @@ def write_outputs(
         manifest_path.parent.mkdir(parents=True, exist_ok=True)
         temps: dict[str, Path] = {}
         try:
-            for rel_path, data in changes.items():
-                temps[rel_path] = fsio.write_temp(root / rel_path, data)
+            written = fsio.write_temps({root / rel_path: data for rel_path, data in changes.items()})
+            temps = {rel_path: written[root / rel_path] for rel_path in changes}
             # Claim every file before it appears, so a crash never leaves an unlisted output.
             claimed = _manifest_bytes([*previous, *wanted])
             fsio.atomic_write(manifest_path, claimed)
