@@ -60,7 +60,7 @@ def code_digest() -> str:
             h.update(path.read_bytes())
     from importlib.metadata import PackageNotFoundError, version
 
-    versions = []
+    versions: list[str | None] = []
     for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "MarkupSafe"):
         try:
             versions.append(version(dist))

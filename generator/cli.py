@@ -72,7 +72,7 @@ root_option = click.option(
 
 def resolve_root(root: Path | None) -> Path:
     """The campaign repository to work on, or a usage error saying how to point at one."""
-    from generator.project import find_root
+    from generator.stamp import find_root
 
     if root is not None:
         # A folder of records without campaign.yaml is still a campaign, a broken one: loading

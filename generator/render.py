@@ -17,7 +17,7 @@ from typing import Any
 import jinja2
 from jinja2.sandbox import SandboxedEnvironment
 
-from generator import cache, pages
+from generator import cache, pages, stamp
 from generator.analysis import Analysis, analyse
 from generator.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.memo import memo
@@ -260,14 +260,17 @@ class BuildResult:
 
 def build(root: Path) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error."""
-    # Unchanged records, pages and charts come from .improvements-cache/, keyed by content.
+    # Before anything is read: a file changed while the build runs leaves a digest that no
+    # longer matches, so the next build runs in full rather than trusting these outputs.
+    inputs = stamp.inputs_digest(root)
+    # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
     build_cache = cache.BuildCache(root)
     project = require_project(root, build_cache)
     analysis = analyse(project)
     files = render_files(analysis, build_cache)
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
     result: WriteResult = write_outputs(
-        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME)
+        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
     )
     build_cache.save()
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)

@@ -30,11 +30,20 @@ Examples:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing when the build succeeds.")
 def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bool) -> None:
     """Render every record through the shared template into docs/; exit 1, writing nothing, on any error."""
-    from generator.render import build
-
     if site_dir is not None and not with_site:
         raise click.UsageError("--site-dir needs --site")
     repo = resolve_root(root)
+    if not with_site:
+        from generator.stamp import up_to_date
+
+        # Decided from file bytes before pydantic, Jinja2 or the charts are imported.
+        count = up_to_date(repo)
+        if count is not None:
+            if not quiet:
+                sys.stdout.write(f"{count} file(s): 0 written, {count} unchanged, 0 removed\n")
+            return
+    from generator.render import build
+
     if site_dir is not None:
         from generator.site import refuse_foreign_site_dir
 
