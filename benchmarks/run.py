@@ -346,13 +346,20 @@ def _wait(what: str, check: object, limit: float, step: float = 0.05) -> float:
     raise Failed(f"serve: {what} not seen within {limit:.0f} s")
 
 
+def _page(work: Path, record: Path) -> Path:
+    """The generated page of a record: SERIES-NN-slug.md, whatever the width of the record's number."""
+    number = int(record.name.split("-", 1)[0])
+    pages = (work / "docs" / "improvements").glob("*.md")
+    return next(p for p in pages if p.name.split("-")[1].isdigit() and int(p.name.split("-")[1]) == number)
+
+
 def bench_serve(n: int, work: Path, records: list[Path], repeat: int, say: object) -> dict[str, object]:
     """From saving a record to its page showing the change, through `improvements serve`; builds per edit."""
     port = _free_port()
     log = OUT / f"serve-{n}.log"
     run_once([*IMPROVEMENTS, "build", "--root", str(work)], REPO)  # the pages whose URLs are polled
     target = records[len(records) // 3]
-    page = next((work / "docs" / "improvements").glob(f"*-{target.name.split('-', 1)[0]}-*.md"))
+    page = _page(work, target)
     url = f"http://127.0.0.1:{port}/improvements/{page.stem}.html"  # use_directory_urls: false
     with log.open("wb") as err:
         proc = subprocess.Popen(
@@ -376,7 +383,7 @@ def bench_serve(n: int, work: Path, records: list[Path], repeat: int, say: objec
                 time.sleep(2.0)  # a second build, if any, shows up in the log meanwhile
             per_edit = (log.read_text().count("Building documentation") - builds) / repeat
             # A new title changes every page's navigation: another page must show it.
-            other = next((work / "docs" / "improvements").glob(f"*-{records[0].name.split('-', 1)[0]}-*.md"))
+            other = _page(work, records[0])
             other_url = f"http://127.0.0.1:{port}/improvements/{other.stem}.html"
             title = f"Renamed while serving {time.time_ns()}"
             retitle(target, title)
