@@ -145,9 +145,16 @@ def _docs_root(root: Path) -> str | None:
     return str(series.parent if len(series.parts) > 1 else series)
 
 
-def up_to_date(root: Path) -> int | None:
-    """The number of outputs when a build of `root` would change nothing, else None."""
+def up_to_date(root: Path) -> tuple[int | None, str]:
+    """(the number of outputs when a build of `root` would change nothing, else None; the inputs' digest).
+
+    The digest is handed to the build that follows, which would otherwise hash everything again.
+    """
     inputs = inputs_digest(root)
+    return _matching(root, inputs), inputs
+
+
+def _matching(root: Path, inputs: str) -> int | None:
     tried: set[str] = set()
     for docs in (DEFAULT_DOCS_ROOT, None):
         folder = docs if docs is not None else _docs_root(root)

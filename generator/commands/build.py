@@ -33,11 +33,12 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
     if site_dir is not None and not with_site:
         raise click.UsageError("--site-dir needs --site")
     repo = resolve_root(root)
+    inputs = None
     if not with_site:
         from generator.stamp import up_to_date
 
         # Decided from file bytes before pydantic, Jinja2 or the charts are imported.
-        count = up_to_date(repo)
+        count, inputs = up_to_date(repo)
         if count is not None:
             if not quiet:
                 sys.stdout.write(f"{count} file(s): 0 written, {count} unchanged, 0 removed\n")
@@ -50,7 +51,7 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
         # Before anything is written: mkdocs empties the site folder it builds into.
         refuse_foreign_site_dir(repo, site_dir)
     try:
-        result = build(repo)
+        result = build(repo, inputs)
     except OSError as exc:
         # A full disk or a read-only folder: the previous outputs are kept (see generator.outputs).
         raise click.ClickException(f"cannot write the outputs: {exc}") from None
