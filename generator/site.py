@@ -334,6 +334,9 @@ def mkdocs_logging(level: int) -> Iterator[None]:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("%(message)s"))
     handler.setLevel(level)
+    # `serve` asks for dirty rebuilds on purpose (and rebuilds every page when the navigation
+    # changes), so mkdocs' warning about them would only be noise on every edit.
+    handler.addFilter(lambda record: not record.getMessage().startswith("A 'dirty' build is being performed"))
     old_level, old_propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(min(level, logging.INFO))
