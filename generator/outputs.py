@@ -258,7 +258,15 @@ def write_outputs(
             # Claim every file before it appears, so a crash never leaves an unlisted output.
             claimed = _manifest_bytes([*previous, *wanted])
             fsio.atomic_write(manifest_path, claimed)
-            _replace_all(root, temps, old_bytes)
+            try:
+                _replace_all(root, temps, old_bytes)
+            except BaseException:
+                # The outputs are back as they were, so the manifest goes back too, with the
+                # digests that describe them (the claimed one carries none: see generator.stamp).
+                if old_manifest is not None:
+                    with contextlib.suppress(OSError):
+                        fsio.atomic_write(manifest_path, old_manifest)
+                raise
         finally:
             for tmp in temps.values():
                 with contextlib.suppress(FileNotFoundError):

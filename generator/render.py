@@ -291,6 +291,10 @@ def build(root: Path, inputs: str | None = None) -> BuildResult:
     project = require_project(root, build_cache)
     analysis = analyse(project)
     files = render_files(analysis, build_cache)
+    if stamp.inputs_digest(root) != inputs:
+        # An input changed while this build read them: these outputs may be of either state,
+        # so the manifest gets no digests and the next build runs in full.
+        inputs = None
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
     result: WriteResult = write_outputs(
         project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
