@@ -382,8 +382,10 @@ def bench_serve(n: int, work: Path, records: list[Path], repeat: int, say: objec
                 times.append(time.perf_counter() - start)
                 time.sleep(2.0)  # a second build, if any, shows up in the log meanwhile
             per_edit = (log.read_text().count("Building documentation") - builds) / repeat
-            # A new title changes every page's navigation: another page must show it.
-            other = _page(work, records[0])
+            # A new title changes every page's navigation: another page of the same tier, in the
+            # same section of the sidebar (the theme prunes the others), must show it.
+            at = records.index(target)
+            other = _page(work, records[at + 3 if at + 3 < len(records) else at - 3])
             other_url = f"http://127.0.0.1:{port}/improvements/{other.stem}.html"
             title = f"Renamed while serving {time.time_ns()}"
             retitle(target, title)
