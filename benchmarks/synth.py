@@ -193,3 +193,24 @@ def touch_record(path: Path, generation: int) -> None:
     marker = "summary: >-\n"
     text = text.replace(marker, f"{marker}  Edited for rebuild {generation}.\n", 1)
     path.write_text(text, encoding="utf-8")
+
+
+def chart_record(paths: list[Path]) -> Path:
+    """A record with results at three concurrencies, so that it has a chart."""
+    return next(p for p in paths if "concurrency: 1024" in p.read_text(encoding="utf-8"))
+
+
+def touch_metric(path: Path, generation: int) -> None:
+    """Change one measured number of one record, as a new run would: its first throughput."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    at = next(i for i, line in enumerate(lines) if line.strip() == "metrics:") + 1
+    name, value = lines[at].split(":")
+    lines[at] = f"{name}: {float(value) + generation / 10:.1f}"
+    path.write_text("\n".join(lines), encoding="utf-8")
+
+
+def retitle(path: Path, title: str) -> None:
+    """Give a record a new title (which changes the navigation of every page)."""
+    lines = path.read_text(encoding="utf-8").split("\n")
+    lines = [f"title: {title}" if line.startswith("title: ") else line for line in lines]
+    path.write_text("\n".join(lines), encoding="utf-8")

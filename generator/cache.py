@@ -20,9 +20,10 @@ repository (a cache home pointed into a checkout) is not used at all.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import functools
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,7 +61,7 @@ def code_digest() -> str:
     from importlib.metadata import PackageNotFoundError, version
 
     versions: list[str | None] = []
-    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "matplotlib", "MarkupSafe"):
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "MarkupSafe"):
         try:
             versions.append(version(dist))
         except PackageNotFoundError:
@@ -161,3 +162,31 @@ class BuildCache:
         except OSError:
             return
         self._entries, self._dirty = kept, False
+
+
+_active: contextvars.ContextVar[BuildCache | None] = contextvars.ContextVar("improvements_cache", default=None)
+
+
+@contextlib.contextmanager
+def activate(cache: BuildCache | None) -> Iterator[BuildCache | None]:
+    """Make `cache` the one `memo` uses while the block runs (a build), then save it."""
+    token = _active.set(cache)
+    try:
+        yield cache
+    finally:
+        _active.reset(token)
+
+
+def active() -> BuildCache | None:
+    return _active.get()
+
+
+def memo(kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, or its value from the active cache under a key made of `key_parts`.
+
+    Without an active cache (`check`, tests, library use) this is just `compute()`.
+    """
+    cache = _active.get()
+    if cache is None:
+        return compute()
+    return cache.memo(f"{kind}:{digest(cache.salt, kind, *key_parts)}", compute)

@@ -1,7 +1,7 @@
 """The `improvements` command line.
 
 Each command lives in its own module under `generator.commands` and is imported only when
-it runs, so `improvements --help` never pays for pandas, matplotlib or mkdocs.
+it runs, so `improvements --help` never pays for pandas, scipy or mkdocs.
 """
 
 from __future__ import annotations
@@ -74,7 +74,7 @@ root_option = click.option(
 
 def resolve_root(root: Path | None) -> Path:
     """The campaign repository to work on, or a usage error saying how to point at one."""
-    from generator.project import find_root
+    from generator.stamp import find_root
 
     if root is not None:
         # A folder of records without campaign.yaml is still a campaign, a broken one: loading

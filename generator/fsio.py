@@ -37,23 +37,51 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
-def write_temp(target: Path, data: bytes | str) -> Path:
-    """A new, synced temporary file beside `target` holding `data`, with `target`'s mode.
+def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
+    """A new temporary file beside `target` holding `data`, with `target`'s mode; synced unless `sync` is False.
 
     For callers that move several files into place together; `atomic_write` for one file.
+    With `sync=False` the caller must call `sync_all` before moving the file into place.
     """
     fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(_bytes(data))
             fh.flush()
-            os.fsync(fh.fileno())
+            if sync:
+                os.fsync(fh.fileno())
         os.chmod(name, _mode_for(target))
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(name)
         raise
     return Path(name)
+
+
+# One fsync costs about 5 ms on ext4 (a journal commit each), so a clean build of 1,300 files
+# spent 6 s syncing; past this many files one sync() of everything is far cheaper.
+SYNC_ALL_FROM = 16
+
+
+def write_temps(targets: dict[Path, bytes]) -> dict[Path, Path]:
+    """Temporary files beside each target, all on disk when this returns: {target: temp}.
+
+    A few files are fsynced one by one; many are written, then flushed by one sync(), which
+    waits for the data on Linux. A temp already written is removed if a later one fails.
+    """
+    batch = len(targets) >= SYNC_ALL_FROM and hasattr(os, "sync")
+    temps: dict[Path, Path] = {}
+    try:
+        for target, data in targets.items():
+            temps[target] = write_temp(target, data, sync=not batch)
+        if batch:
+            os.sync()
+    except BaseException:
+        for tmp in temps.values():
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        raise
+    return temps
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:

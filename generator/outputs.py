@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from generator import fsio
+from generator import fsio, stamp
 from generator.fsio import LOCK_NAME
 from generator.problems import Problem, ProblemsFound, Report
 
@@ -142,9 +142,12 @@ def read_manifest(root: Path, manifest: str) -> list[str]:
     return files
 
 
-def _manifest_bytes(files: list[str]) -> bytes:
-    text = json.dumps({"generator": "improvements", "files": sorted(set(files))}, indent=2) + "\n"
-    return text.encode("utf-8")
+def _manifest_bytes(files: list[str], inputs: str | None = None, outputs: str | None = None) -> bytes:
+    data: dict[str, object] = {"generator": "improvements", "files": sorted(set(files))}
+    if inputs is not None:
+        # What these outputs were made from, and their digest: see generator.stamp.
+        data.update(inputs=inputs, outputs=outputs)
+    return (json.dumps(data, indent=2) + "\n").encode("utf-8")
 
 
 def write_outputs(
@@ -153,9 +156,12 @@ def write_outputs(
     managed_dirs: list[str],
     *,
     manifest: str = DEFAULT_MANIFEST,
+    inputs: str | None = None,
 ) -> WriteResult:
     """Make the generated files under `managed_dirs` exactly `files` (paths relative to `root`).
 
+    `inputs`, a digest of what the files were made from (generator.stamp), goes into the
+    manifest with a digest of the files, so that the next build can tell it has nothing to do.
     Raises ProblemsFound, having written nothing, when a path is not ours to write.
     """
     managed = [PurePosixPath(d) for d in managed_dirs]
@@ -235,7 +241,8 @@ def write_outputs(
             else:
                 result.released.append(rel_path)
 
-        new_manifest = _manifest_bytes(list(wanted))
+        outputs = stamp.outputs_digest(root, list(wanted), wanted) if inputs is not None else None
+        new_manifest = _manifest_bytes(list(wanted), inputs, outputs)
         manifest_path = root / manifest
         old_manifest = manifest_path.read_bytes() if manifest_path.exists() else None
         if not changes and not stale and old_manifest == new_manifest:
@@ -246,12 +253,20 @@ def write_outputs(
         manifest_path.parent.mkdir(parents=True, exist_ok=True)
         temps: dict[str, Path] = {}
         try:
-            for rel_path, data in changes.items():
-                temps[rel_path] = fsio.write_temp(root / rel_path, data)
+            written = fsio.write_temps({root / rel_path: data for rel_path, data in changes.items()})
+            temps = {rel_path: written[root / rel_path] for rel_path in changes}
             # Claim every file before it appears, so a crash never leaves an unlisted output.
             claimed = _manifest_bytes([*previous, *wanted])
             fsio.atomic_write(manifest_path, claimed)
-            _replace_all(root, temps, old_bytes)
+            try:
+                _replace_all(root, temps, old_bytes)
+            except BaseException:
+                # The outputs are back as they were, so the manifest goes back too, with the
+                # digests that describe them (the claimed one carries none: see generator.stamp).
+                if old_manifest is not None:
+                    with contextlib.suppress(OSError):
+                        fsio.atomic_write(manifest_path, old_manifest)
+                raise
         finally:
             for tmp in temps.values():
                 with contextlib.suppress(FileNotFoundError):

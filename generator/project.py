@@ -24,6 +24,9 @@ from generator.results.run import Run
 from generator.results.store import load_runs
 from generator.schema_errors import describe, validation_problems
 
+# Re-exported: found before anything heavy is imported, so it lives with the build's fast path.
+from generator.stamp import find_root as find_root
+
 RecordName = tuple[Path, int, str]
 
 
@@ -80,20 +83,6 @@ class Project:
 
     def output_name(self, rec: RecordFile) -> str:
         return f"{self.campaign.series}-{rec.number:02d}-{rec.slug}.md"
-
-
-def find_root(start: Path | None = None) -> Path | None:
-    """The repository root: the nearest folder at or above `start` with improvements/campaign.yaml."""
-    here = (start or Path.cwd()).resolve()
-    folders = (here, *here.parents)
-    for folder in folders:
-        if (folder / "improvements" / "campaign.yaml").is_file():
-            return folder
-    # Records without their campaign.yaml: loading reports `missing-campaign` precisely.
-    for folder in folders:
-        if any((folder / "improvements").glob("[0-9][0-9]*-*.yaml")):
-            return folder
-    return None
 
 
 def load_file(

@@ -58,6 +58,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
     """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
     analysis: Analysis | None = None
+    # The navigation of the previous build, while `serve` keeps this plugin between rebuilds.
+    last_nav: str | None = None
     # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
     default_nav = False
     # How mkdocs was started, for the on_startup of the plugins this one adds (their own came and went).
@@ -98,10 +100,25 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             listed = set(_paths(config.nav))
             extra = sorted(f.src_uri for f in files.documentation_pages() if f.src_uri not in listed)
             config.nav = [*config.nav, *extra]
+        self._rebuild_all_on_nav_change(files, config)
         return files
 
+    def _rebuild_all_on_nav_change(self, files: Files, config: MkDocsConfig) -> None:
+        """In a dirty rebuild (`serve`), rebuild every page when the navigation changed.
+
+        mkdocs rebuilds only pages whose markdown is newer than their HTML; a new title or tier
+        changes the sidebar of every page, which would otherwise keep the old one.
+        """
+        shown = repr(config.nav)
+        if self.startup.get("dirty") and self.last_nav is not None and shown != self.last_nav:
+            for file in files.documentation_pages():
+                file.is_modified = _always  # type: ignore[method-assign]
+        self.last_nav = shown
+
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
-        for path in watched_paths(repo_root(config)):
+        root = repo_root(config)
+        watch_docs(server, Path(config.docs_dir), root)
+        for path in watched_paths(root):
             server.watch(str(path))
         return server
 
@@ -265,6 +282,79 @@ def _paths(items: list[NavItem]) -> Iterator[str]:
                     yield from _paths(value)
 
 
+def _always() -> bool:
+    return True
+
+
+def watch_docs(server: LiveReloadServer, docs: Path, root: Path) -> None:
+    """Watch docs/ for the user's own pages, but not for the files each build writes there.
+
+    mkdocs watches the whole docs folder, so the plugin's own writes (the pages rendered from
+    the records, the charts, the manifest and their temporaries) woke the watcher again and
+    every edit cost two full builds. The generated files are listed in the manifest; a
+    change to any other file in docs/ still rebuilds. mkdocs (pinned below 2) offers no
+    filter, so this schedules its own handler and wakes the build loop the way mkdocs'
+    own `watch` does.
+    """
+    import os
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    from generator.fsio import LOCK_NAME, TMP_PREFIX
+    from generator.stamp import MANIFEST_NAME
+
+    folder = os.path.abspath(docs)
+    with contextlib.suppress(KeyError):
+        server.unwatch(folder)
+    generated = _Generated(root.resolve(), Path(folder))
+
+    def ours(path: str) -> bool:
+        name = os.path.basename(path)
+        if name.startswith(TMP_PREFIX) or name in (MANIFEST_NAME, LOCK_NAME):
+            return True
+        try:
+            return Path(path).resolve().relative_to(generated.root).as_posix() in generated
+        except ValueError:
+            return False
+
+    def callback(event: FileSystemEvent) -> None:
+        paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
+        if event.is_directory or all(ours(os.fsdecode(p)) for p in paths):
+            return
+        with server._rebuild_cond:
+            server._want_rebuild = True
+            server._rebuild_cond.notify_all()
+
+    handler = FileSystemEventHandler()
+    handler.on_any_event = callback  # type: ignore[method-assign]
+    server._watched_paths[folder] = 1
+    server._watch_refs[folder] = server.observer.schedule(handler, folder, recursive=True)
+
+
+class _Generated:
+    """The outputs the last build listed in its manifest, read again only when the manifest changes."""
+
+    def __init__(self, root: Path, docs: Path) -> None:
+        from generator.stamp import MANIFEST_NAME
+
+        self.root = root
+        self.manifests = sorted({docs / MANIFEST_NAME, root / "docs" / MANIFEST_NAME})
+        self.seen: tuple[int, ...] = ()
+        self.files: frozenset[str] = frozenset()
+
+    def __contains__(self, rel_path: str) -> bool:
+        import json
+
+        stamps = tuple(m.stat().st_mtime_ns if m.is_file() else 0 for m in self.manifests)
+        if stamps != self.seen:
+            found: set[str] = set()
+            for manifest in self.manifests:
+                with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+                    found.update(str(f) for f in json.loads(manifest.read_bytes()).get("files", []))
+            self.seen, self.files = stamps, frozenset(found)
+        return rel_path in self.files
+
+
 def watched_paths(root: Path) -> list[Path]:
     """What `serve` watches besides docs/ and mkdocs.yml: the inputs the pages are rendered from.
 
@@ -289,6 +379,9 @@ def mkdocs_logging(level: int) -> Iterator[None]:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_Formatter("%(message)s"))
     handler.setLevel(level)
+    # `serve` asks for dirty rebuilds on purpose (and rebuilds every page when the navigation
+    # changes), so mkdocs' warning about them would only be noise on every edit.
+    handler.addFilter(lambda record: not record.getMessage().startswith("A 'dirty' build is being performed"))
     old_level, old_propagate = logger.level, logger.propagate
     logger.addHandler(handler)
     logger.setLevel(min(level, logging.INFO))
@@ -436,7 +529,9 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
     render.build(root)
     with mkdocs_logging(logging.INFO):
         try:
-            serve(config_file=str(config_file), dev_addr=dev_addr, open_in_browser=open_browser)
+            # Dirty rebuilds: only pages whose markdown changed are rebuilt (the plugin rebuilds
+            # them all when the navigation changed), so an edit shows in seconds at 1,000 records.
+            serve(config_file=str(config_file), dev_addr=dev_addr, open_in_browser=open_browser, build_type="dirty")
         except ConfigurationError as exc:
             raise click.UsageError(f"{config_file}: {exc}") from None
         except Abort as exc:

@@ -342,9 +342,22 @@ def test_concurrent_builds_on_one_input_agree(tmp_path: Path) -> None:
     assert tree(root, "docs") == expected
 
 
+def _without_digests(docs: Tree) -> Tree:
+    """The manifest without its input and output digests (generator.stamp).
+
+    A build that races an edit records no digests, or those of the inputs as they were when
+    it began, so that the next build runs in full: the outputs are compared, not the digests.
+    """
+    manifest = "docs/.improvements-manifest.json"
+    if manifest in docs:
+        data = json.loads(docs[manifest])
+        docs = {**docs, manifest: json.dumps(data["files"]).encode()}
+    return docs
+
+
 def test_a_build_while_a_record_changes_leaves_one_state(tmp_path: Path) -> None:
-    state_a = _reference(tmp_path, "ref-a", "state-a")
-    state_b = _reference(tmp_path, "ref-b", "state-b")
+    state_a = _without_digests(_reference(tmp_path, "ref-a", "state-a"))
+    state_b = _without_digests(_reference(tmp_path, "ref-b", "state-b"))
     assert state_a != state_b
     root = _built(tmp_path)
     _retitle(root, "state-a")
@@ -364,7 +377,7 @@ def test_a_build_while_a_record_changes_leaves_one_state(tmp_path: Path) -> None
         for proc in (first, second):
             out, err = proc.communicate(timeout=300)
             assert proc.returncode == 0, out + err
-        docs = tree(root, "docs")
+        docs = _without_digests(tree(root, "docs"))
         # Whatever order the two finished in, the outputs are one state's, never a mix.
         assert docs in (state_a, state_b), sorted(k for k in docs if docs[k] != state_b.get(k))
         seen.append("a" if docs == state_a else "b")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +16,7 @@ from generator import fsio
 from generator.outputs import MARKER, header, write_outputs
 from generator.site import SITE_MARKER
 
-from conftest import REPO, copy_campaign, run_cli
+from conftest import FIXTURES, REPO, copy_campaign, run_cli
 
 RECORD = "01-piecewise-cuda-graphs.yaml"
 
@@ -125,6 +126,7 @@ def test_a_listed_file_without_the_marker_is_kept(tmp_path: Path) -> None:
     notes = root / "docs" / "notes.md"
     notes.write_text("my notes\n")
     chart = root / "docs" / "plots" / "mine.svg"
+    chart.parent.mkdir(exist_ok=True)  # the shipped campaign has no chart of its own
     chart.write_text('<?xml version="1.0"?>\n<svg xmlns="http://www.w3.org/2000/svg"/>\n')
     _add_to_manifest(root, "docs/notes.md", "docs/plots/mine.svg")
     res = run_cli("build", cwd=root)
@@ -137,6 +139,7 @@ def test_a_listed_file_without_the_marker_is_kept(tmp_path: Path) -> None:
 def test_a_stale_chart_we_wrote_is_still_removed(tmp_path: Path) -> None:
     root = _built(tmp_path)
     old = root / "docs" / "plots" / "old.svg"
+    old.parent.mkdir(exist_ok=True)  # the shipped campaign has no chart of its own
     old.write_text(f'<?xml version="1.0"?>\n<!-- {MARKER}; do not edit -->\n<svg/>\n')
     _add_to_manifest(root, "docs/plots/old.svg")
     res = run_cli("build", cwd=root)
@@ -146,7 +149,11 @@ def test_a_stale_chart_we_wrote_is_still_removed(tmp_path: Path) -> None:
 
 
 def test_every_chart_carries_the_marker(tmp_path: Path) -> None:
-    root = _built(tmp_path)
+    # The render fixture has a record chart and a summary chart; the shipped campaign none.
+    root = tmp_path / "render"
+    shutil.copytree(FIXTURES / "render", root)
+    res = run_cli("build", "--quiet", cwd=root)
+    assert res.returncode == 0, res.stderr
     charts = list((root / "docs").rglob("*.svg"))
     assert charts
     for chart in charts:

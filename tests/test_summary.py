@@ -258,6 +258,9 @@ def test_an_inconclusive_gain_ranks_after_an_unreplicated_one_in_every_format(no
     assert r.returncode == 0, r.stderr
     summary_page = next((noisy / "docs").glob("*summary*.md")).read_text()
     assert "n=2 vs 2, inconclusive, at concurrency 8" in summary_page
+    gains = (noisy / "docs" / "plots" / "summary-gains.svg").read_text()
+    # An inconclusive change is drawn as such, in words beside its value.
+    assert "+8.3% inconclusive" in gains
 
 
 def test_only_the_primary_metric_ranks(minimal: Path) -> None:

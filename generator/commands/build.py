@@ -34,20 +34,30 @@ Examples:
 @click.option("--quiet", "-q", is_flag=True, help="Print nothing when the build succeeds.")
 def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bool, with_zensical: bool) -> None:
     """Render every record through the shared template into docs/; exit 1, writing nothing, on any error."""
-    from generator.render import build
-
     if with_site and with_zensical:
         raise click.UsageError("--site and --zensical build the same site folder; give one")
     if site_dir is not None and not (with_site or with_zensical):
         raise click.UsageError("--site-dir needs --site or --zensical")
     repo = resolve_root(root)
+    inputs = None
+    if not (with_site or with_zensical):
+        from generator.stamp import up_to_date
+
+        # Decided from file bytes before pydantic, Jinja2 or the charts are imported.
+        count, inputs = up_to_date(repo)
+        if count is not None:
+            if not quiet:
+                sys.stdout.write(f"{count} file(s): 0 written, {count} unchanged, 0 removed\n")
+            return
+    from generator.render import build
+
     if with_site:
         from generator.site import refuse_foreign_site
 
         # Before anything is written: mkdocs empties the site folder it builds into.
         refuse_foreign_site(repo, site_dir)
     try:
-        result = build(repo)
+        result = build(repo, inputs)
     except OSError as exc:
         # A full disk or a read-only folder: the previous outputs are kept (see generator.outputs).
         raise click.ClickException(f"cannot write the outputs: {exc}") from None

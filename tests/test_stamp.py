@@ -1,0 +1,64 @@
+"""The build's fast path: nothing to do is decided from bytes, before any heavy import, and never wrongly."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from generator import stamp
+
+from conftest import REPO, run_cli
+
+HEAVY = ("pydantic", "jinja2", "generator.charts", "generator.render", "yaml")
+
+
+def _built(campaign: Path) -> Path:
+    r = run_cli("build", "-q", "--root", str(campaign))
+    assert r.returncode == 0, r.stderr
+    return campaign
+
+
+def test_an_unchanged_campaign_is_up_to_date_without_heavy_imports(campaign: Path) -> None:
+    _built(campaign)
+    files = json.loads((campaign / "docs" / stamp.MANIFEST_NAME).read_text())["files"]
+    assert stamp.up_to_date(campaign)[0] == len(files)
+    code = (
+        "import sys; from generator.cli import run; sys.argv = ['improvements', 'build', '--root', sys.argv[1]]\n"
+        "try:\n    run()\nexcept SystemExit:\n    pass\n"
+        f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(campaign)], capture_output=True, text=True, cwd=REPO)
+    assert out.stdout.splitlines() == [f"{len(files)} file(s): 0 written, {len(files)} unchanged, 0 removed", "[]"]
+
+
+def test_any_change_of_an_input_or_an_output_means_a_full_build(campaign: Path) -> None:
+    _built(campaign)
+    record = next((campaign / "improvements").glob("01-*.yaml"))
+    record.write_text(record.read_text() + "# a comment\n")
+    assert stamp.up_to_date(campaign)[0] is None
+    _built(campaign)
+    assert stamp.up_to_date(campaign)[0] is not None
+    page = next((campaign / "docs" / "improvements").glob("*.md"))
+    text = page.read_text()
+    page.write_text(text + "hand edit\n")
+    assert stamp.up_to_date(campaign)[0] is None
+    _built(campaign)
+    assert page.read_text() == text
+    page.unlink()
+    page.symlink_to(campaign / "docs" / "index.md")
+    assert stamp.up_to_date(campaign)[0] is None
+
+
+def test_a_fresh_copy_with_current_outputs_writes_nothing(campaign: Path, tmp_path: Path) -> None:
+    # Another checkout: new mtimes, another path, so another (empty) user cache.
+    _built(campaign)
+    clone = tmp_path / "clone"
+    shutil.copytree(campaign, clone)
+    for path in clone.rglob("*"):
+        path.touch()
+    r = run_cli("build", "--root", str(clone))
+    assert r.returncode == 0, r.stderr
+    assert " 0 written" in r.stdout
