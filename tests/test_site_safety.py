@@ -124,10 +124,10 @@ caveats:
   - {b}
 references:
   - title: {s}
-    url: {_yaml_str("javascript&#58;window.__pwned=32")}
+    url: {_yaml_str('https://example.com/"><img src=x onerror=window.__pwned=32>')}
     note: {s}
   - title: {_yaml_str("entity-encoded scheme")}
-    url: {_yaml_str("java&#x73;cript&colon;window.__pwned=33")}
+    url: {_yaml_str("https://example.com/?q=<script>window.__pwned=33</script>")}
 """
 
 
@@ -150,9 +150,22 @@ def poison_campaign(path: Path) -> None:
     data["context"] = [*data.get("context", []), BLOCK]
     data["references"] = [
         *data.get("references", []),
-        {"title": ONE_LINE, "url": "javascript&#58;window.__pwned=41", "note": ONE_LINE},
+        {"title": ONE_LINE, "url": "https://example.com/'><svg onload=window.__pwned=41>", "note": ONE_LINE},
     ]
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+
+
+def test_entity_encoded_schemes_are_refused_by_check(tmp_path: Path) -> None:
+    # A relative link whose "path" is an entity-encoded javascript: scheme never reaches a page:
+    # check resolves relative links as mkdocs does and refuses one that leads to no file.
+    root = copy_campaign(tmp_path / "repo")
+    record = "title: T\ntier: 1\nstatus: proposed\nhypothesis: H\nreferences:\n"
+    record += "  - {title: a, url: 'javascript&#58;window.__pwned=32'}\n"
+    record += "  - {title: b, url: 'java&#x73;cript&colon;window.__pwned=33'}\n"
+    (root / "improvements" / "90-encoded.yaml").write_text(record, encoding="utf-8")
+    res = run_cli("check", cwd=root)
+    assert res.returncode == 1
+    assert "90-encoded.yaml:6:" in res.stderr + res.stdout and "90-encoded.yaml:7:" in res.stderr + res.stdout
 
 
 @dataclass
