@@ -19,36 +19,36 @@ from generator.evidence import record_evidence
 from generator.markdown import TemplateFailure
 from generator.problems import ProblemsFound, Report
 from generator.render import _template_problem, environment
-from generator.summary import blockers_text, gain_text, summary_rows
+from generator.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 TEMPLATE = "report.md.j2"
 # Metrics per result in the report: the headline ones (throughputs come first in a run's order).
 SHOWN_METRICS = 4
 
 
-def _stack(analysis: Analysis) -> dict[str, Any] | None:
-    """The stack as the report shows it, read from the analysis when it holds one, else None.
-
-    Read by name: the analysis gains its stack (`Analysis.stack`, a `CampaignStack`: the launch
-    command in force, the adopted records applied, what the command cannot say) in another
-    branch; until it has one the report says where the stack comes from.
-    """
-    found = getattr(analysis, "stack", None)
-    if found is None:
-        return None
-    inner = getattr(found, "stack", None)
-    records = getattr(found, "records", ()) or ()
+def _stack(analysis: Analysis) -> dict[str, Any]:
+    """The stack as the report shows it: the launch command in force and what it cannot say."""
+    found = analysis.stack
     return {
-        "command": getattr(inner, "command", None) if inner is not None else None,
-        "records": [f"{rec.number:02d}. {rec.record.title}" for rec in records],
-        "notes": [f"{label}: {what}" for label, what in getattr(found, "notes", ()) or ()],
+        "command": found.stack.command if found.stack is not None else None,
+        "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
+        "notes": [f"{label}: {what}" for label, what in found.notes],
     }
 
 
 def report_context(analysis: Analysis) -> dict[str, Any]:
     project = analysis.project
     campaign = project.campaign
-    rows = [{**row, "gain_text": gain_text(row), "blockers_text": blockers_text(row)} for row in summary_rows(analysis)]
+    rows = [
+        {
+            **row,
+            "gain_text": gain_text(row),
+            "blockers_text": blockers_text(row),
+            "tier_text": tier_text(row),
+            "status_text": status_text(row),
+        }
+        for row in summary_rows(analysis)
+    ]
     records = []
     for entry in analysis.records:
         rec = entry.file
@@ -68,6 +68,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
         "rows": rows,
         "records": records,
         "stack": _stack(analysis),
+        "slo": bool(campaign.slo),
         "shown": SHOWN_METRICS,
         "baseline_results": [pages.result_view(res) for res in analysis.baseline_results],
     }

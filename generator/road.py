@@ -230,7 +230,9 @@ def _road(project: Project, order: Sequence[RecordAnalysis], baseline: Sequence[
         steps=tuple(steps),
         current=current,
         chained=chained,
-        goals=tuple(_distance(g, current) for g in same),
+        # Across a broken chain the sum of the steps is not a level anything measured, so no
+        # distance to a goal is given from it (the page says where the chain breaks).
+        goals=tuple(_distance(g, current) for g in same) if chained else (),
         other_goals=tuple(g for g in goals if g not in same),
     )
 

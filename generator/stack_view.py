@@ -141,7 +141,10 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     about = "~" if _about(road) else ""
     names = [
         f"{name} ({about}{fmt_stat(level)}, midpoint)" if level.kind == "range" else name
-        for name, level in (("baseline", road.baseline), ("current", road.current))
+        for name, level in (
+            ("baseline", road.baseline),
+            ("current" if road.chained else "sum, chain broken", road.current),
+        )
     ]
     svg = charts.waterfall(
         "road-to-goal",

@@ -26,7 +26,8 @@ def test_report_holds_the_summary_the_stack_note_and_every_record() -> None:
     rows = summary_rows(analyse(project))
     positions = [text.index(f"| {row['number']:02d} | ") for row in rows]
     assert positions == sorted(positions)
-    assert "`improvements stack` prints it" in text
+    # The shipped campaign adopted nothing: the stack section is the baseline command.
+    assert "no adopted record yet" in text[text.index("## Stack") : text.index("## Records")]
     for rec in project.records:
         assert f"### {rec.number:02d}. " in text
     # Links nowhere: it is pasted where the site is not.
@@ -84,17 +85,22 @@ def test_help_has_examples() -> None:
 
 
 def test_report_shows_the_analysis_stack_when_it_has_one() -> None:
-    """`Analysis.stack` (a CampaignStack: the command in force, the adopted records, notes) is read by name."""
+    """`Analysis.stack` (a CampaignStack: the command in force, the adopted records, notes) is what it shows."""
     from types import SimpleNamespace
 
     analysis = analyse(require_project(REPO))
     rec = analysis.project.records[0]
     command = "python -m sglang.launch_server \\\n    --tp-size 8"
-    stack = SimpleNamespace(stack=SimpleNamespace(command=command), records=(rec,), notes=(("01", "a patch"),))
+    stack = SimpleNamespace(
+        stack=SimpleNamespace(command=command),
+        records=(rec,),
+        notes=(("01", "a patch"),),
+        has=lambda slug: slug == rec.slug,
+    )
     object.__setattr__(analysis, "stack", stack)
     text = report_text(analysis)
     section = text[text.index("## Stack") : text.index("## Records")]
     assert f"in this order: {rec.number:02d}. {rec.record.title}." in section
     assert f"```bash\n{command}\n```" in section and "- Not in the command: 01: a patch" in section
-    object.__setattr__(analysis, "stack", SimpleNamespace(stack=None, records=(), notes=()))
+    object.__setattr__(analysis, "stack", SimpleNamespace(stack=None, records=(), notes=(), has=lambda slug: False))
     assert "build on each other in a circle" in report_text(analysis)
