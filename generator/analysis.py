@@ -237,10 +237,10 @@ def _primary(rec: RecordFile, results: tuple[ResolvedResult, ...], metric: str |
     `results` are the record's headline results (its retained variant's, when it has variants);
     `Primary.index` is the position among them.
 
-    Several results may measure the primary metric (one per load): those at `expected.concurrency`
-    are preferred when the record names one; among the rest the one that ranks first, and on a
-    tie the first in record order. Repetitions of one configuration are one result, so this
-    never picks the luckiest of several repeats.
+    Several results may measure the primary metric (one per load): the one at
+    `expected.concurrency` when the record names a load, else the first in the record's order.
+    The choice never looks at the numbers: picking whichever load ranks best would be a
+    best-of-k pick, the same luck repetitions are pooled to avoid.
     """
     if metric is None:
         return None
@@ -251,7 +251,7 @@ def _primary(rec: RecordFile, results: tuple[ResolvedResult, ...], metric: str |
         found = at or found
     if not found:
         return None
-    i, res, c = min(found, key=lambda f: (stats.rank_key(f[2]), f[0]))
+    i, res, c = found[0]
     return Primary(metric, i, res.result.label, res.result.concurrency, c)
 
 
