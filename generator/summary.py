@@ -100,11 +100,6 @@ def summary_rows(
                 "reported": record_text(r),
                 "in_stack": analysis.stack.has(rec.slug),
                 "variants": variants.summary_text(r),
-                # Not columns: read by plots.py's gains chart until it reads the primary_* keys.
-                # The primary change, + = better; "within noise" = not decided.
-                "best_gain_percent": _round(c.gain_percent if c else None),
-                "best_gain_metric": entry.primary_metric if c else None,
-                "best_gain_within_noise": c.decision not in ("better", "worse") if c else None,
             }
         )
         if analysis.project.campaign.slo:
