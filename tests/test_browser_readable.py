@@ -86,7 +86,7 @@ def test_summary_columns_that_matter_stay_in_view(site: Site, page: Page) -> Non
     page.goto(site.url + "summary.html")
     expect(page.locator("article table")).to_be_visible()
     seen = page.evaluate(_BOXES)
-    assert seen["head"] == ["#", "Title", "Tier", "Status", "Best gain", "Open blockers"]
+    assert seen["head"] == ["#", "Title", "Tier", "Status", "Primary metric", "Open blockers"]
     assert seen["rows"]
     # Nothing scrolls sideways: not the page, and every cell (status, gain, blockers included) is in view.
     assert seen["scroll"] <= seen["width"]

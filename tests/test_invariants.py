@@ -294,8 +294,9 @@ def _runs_campaign(tmp: Path, n: int) -> Path:
 
 def test_build_lists_the_runs_folder_a_fixed_number_of_times(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Runs are loaded once per project (`Project.runs`), not per run a result names: the
-    folder is listed as often for 40 runs as for 10, and each run file is read a bounded
-    number of times."""
+    folder is listed as often for 40 runs as for 10, and each run file is read a fixed number
+    of times, whatever their number (the load, and the inputs' digests that `build` takes
+    around its writes, so that a file changed mid-build is never stamped as built)."""
     real_scandir, real_open = os.scandir, open
     listings: list[str] = []
     reads: list[str] = []
@@ -321,5 +322,5 @@ def test_build_lists_the_runs_folder_a_fixed_number_of_times(tmp_path: Path, mon
         assert code == 0
         run_reads = [r for r in reads if "/results/runs/" in r]
         counts[n] = (sum("/results/runs" in p for p in listings), len(run_reads))
-        assert len(run_reads) <= 3 * n, (n, len(run_reads))
+        assert len(run_reads) <= 4 * n, (n, len(run_reads))
     assert counts[10][0] == counts[40][0], counts
