@@ -16,9 +16,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from generator import metrics, stats, variants
-from generator.model import Blocker, Result
+from generator.model import Blocker
 from generator.numbers import Value, stat
 from generator.project import Project, RecordFile
+from generator.result_model import Result
 from generator.results.matching import numbers
 from generator.road import CampaignStack, campaign_stack
 from generator.stats import Comparison

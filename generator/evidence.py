@@ -18,9 +18,9 @@ from markupsafe import Markup
 
 from generator.analysis import Analysis, ResolvedResult
 from generator.markdown import code, inline
-from generator.model import Provenance, Result
 from generator.paths import docs_root, relative, series_dir
 from generator.project import Project, RecordFile
+from generator.result_model import Provenance, Result
 from generator.results.provenance import LABELS, mismatches
 from generator.results.run import Run
 

@@ -2,7 +2,7 @@
 no JSON parser must accept) written as the strings "nan", "inf" and "-inf" instead, with the
 place of each, so an output can say where it had to.
 
-A record's measurements cannot be non-finite (`model.Finite`), but a campaign's free-form
+A record's measurements cannot be non-finite (`result_model.Finite`), but a campaign's free-form
 `details` can hold `.nan`, and an imported run's request rate is infinite when unlimited.
 """
 

@@ -11,7 +11,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from generator.model import Range
+from generator.result_model import Range
 
 Kind = Literal["single", "repeated", "range"]
 Value = float | list[float] | Range

@@ -18,12 +18,13 @@ from generator import experiments, metrics, variants
 from generator.analysis import Analysis, ResolvedResult
 from generator.evidence import baseline_evidence, record_evidence
 from generator.frontier_charts import slo_text, sweep_views
-from generator.model import Attempt, Blocker, Goal, Result, apply_change
+from generator.model import Attempt, Blocker, Goal, apply_change
 from generator.numbers import Value, fmt_number, fmt_percent, fmt_value
 from generator.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.problems import rel
 from generator.project import Project, RecordFile
 from generator.reported import ReportedMetric, changes, figures
+from generator.result_model import Result
 from generator.stack_view import record_chain, record_command, road_context, stack_mark
 from generator.stats import POWER, REPS_CAP, Comparison
 from generator.summary import blockers_text, gain_text, status_text, summary_rows, tier_text

@@ -17,9 +17,10 @@ from pydantic import BaseModel, ValidationError
 
 from generator import cache
 from generator.cuttext import cut_text_problems
-from generator.model import FILENAME_RE, Campaign, Record, metric_context
+from generator.model import FILENAME_RE, Campaign, Record
 from generator.problems import Problem, Report, rel
 from generator.read import Positions, YamlProblem, check_text, parse, read_text
+from generator.result_model import metric_context
 from generator.results.run import Run
 from generator.results.store import load_runs
 from generator.schema_errors import describe, validation_problems

@@ -12,8 +12,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from generator import metrics
-from generator.model import Range, Record, Result
+from generator.model import Record
 from generator.numbers import fmt_percent, fmt_value
+from generator.result_model import Range, Result
 
 # "measured": numbers a comparison may use (typed `metrics` or an imported run);
 # "reported": only evidence as the sources gave it.

@@ -21,9 +21,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from generator import metrics
-from generator.model import Goal, Result, Workload
+from generator.model import Goal
 from generator.numbers import Stat, fmt_number, stat
 from generator.project import Project, RecordFile
+from generator.result_model import Result, Workload
 from generator.stack import Cycle, Stack, apply_steps
 from generator.validate_stack import adopted_steps
 from generator.variants import effective_change

@@ -14,9 +14,9 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from generator.model import SLUG_RE
 from generator.problems import Problem
 from generator.read import Path_, Positions
+from generator.result_model import SLUG_RE
 
 
 def describe(value: Any) -> str:

@@ -22,8 +22,8 @@ from typing import Any, Literal
 
 from generator import capacity as cap
 from generator import stats
-from generator.model import Range, Result
 from generator.numbers import Value, fmt_number, fmt_percent
+from generator.result_model import Range, Result
 
 THROUGHPUT = "output_throughput"
 LoadKind = Literal["concurrency", "request rate"]

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from generator import cache, variants
 from generator.links import reference_problems
-from generator.model import Result
 from generator.problems import Problem, ProblemsFound, Report, rel
 from generator.project import Project, RecordFile, RecordName, read_project
 from generator.read import Path_, Positions
+from generator.result_model import Result
 from generator.validate_runs import run_problems
 from generator.validate_stack import stack_problems
 

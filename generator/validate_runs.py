@@ -11,11 +11,11 @@ import difflib
 from collections.abc import Mapping
 
 from generator import variants
-from generator.model import Result
 from generator.numbers import stat
 from generator.problems import Problem, rel
 from generator.project import Project, RecordFile
 from generator.read import Positions
+from generator.result_model import Result
 from generator.results.matching import configuration, declared_settings, differences, match, name_text, numbers
 from generator.results.provenance import mismatches
 from generator.results.run import Run

@@ -11,10 +11,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TypeVar
 
-from generator.model import Change, Record, Result, Variant
+from generator.model import Change, Record, Variant
 from generator.numbers import fmt_number
 from generator.problems import Problem
 from generator.read import Positions
+from generator.result_model import Result
 
 T = TypeVar("T")
 

@@ -24,15 +24,8 @@ from typing import Any
 import click
 import yaml
 
-from generator.site import (
-    ImprovementsPlugin,
-    _config_file,
-    base_nav,
-    mark_site,
-    refuse_foreign_site_dir,
-    render_for_site,
-    tier_nav,
-)
+from generator.site import ImprovementsPlugin, base_nav, render_for_site, tier_nav
+from generator.site_cli import _config_file, mark_site, refuse_foreign_site_dir
 from generator.site_defaults import SEARCH_DEFAULTS, STYLESHEET, TAGS_PAGE, has_plugin, user_settings
 
 # Top-level mkdocs.yml settings Zensical reads, copied as mkdocs resolved them.

@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 from generator import metrics
-from generator.model import Range, Record, apply_change
+from generator.model import Record, apply_change
 from generator.problems import Report
 from generator.project import Project
+from generator.result_model import Range
 from generator.validate import load_project
 
 REPO = Path(__file__).resolve().parent.parent
@@ -553,7 +554,8 @@ def test_an_invented_number_is_caught(tmp_path: Path) -> None:
 def test_reported_only_results_and_their_limits() -> None:
     from pydantic import ValidationError
 
-    from generator.model import Change, Result
+    from generator.model import Change
+    from generator.result_model import Result
 
     assert Result(label="a", finding="no measurable change").finding == "no measurable change"
     assert Result(label="a", reported_change={"output_throughput": 7.31}).reported_change

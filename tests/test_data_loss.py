@@ -14,7 +14,7 @@ import pytest
 
 from generator import fsio
 from generator.outputs import MARKER, header, write_outputs
-from generator.site import SITE_MARKER
+from generator.site_cli import SITE_MARKER
 
 from conftest import FIXTURES, REPO, copy_campaign, run_cli
 

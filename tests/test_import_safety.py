@@ -43,7 +43,7 @@ def test_a_huge_concurrency_is_refused_and_the_largest_allowed_builds(campaign: 
     # Was: the 4,000-digit concurrency went into results/runs/<id>.json, the file system refused
     # the name after the raw copy was written, and import crashed with a part written. Then,
     # with a short id, it imported and `build` crashed: a chart cannot place a number that
-    # overflows a float. A count is now bounded as a record's is (model.MAX_COUNT).
+    # overflows a float. A count is now bounded as a record's is (result_model.MAX_COUNT).
     before = tree(campaign)
     r = import_(campaign, str(bench(tmp_path, max_concurrency=10**4000)), "--record", "02")
     no_traceback(r)

@@ -223,7 +223,7 @@ def test_launch_command_keeps_variables_and_quotes_the_rest() -> None:
 
 
 def test_stat_kinds() -> None:
-    from generator.model import Range
+    from generator.result_model import Range
 
     assert numbers.stat(5.0).kind == "single" and numbers.stat(5.0).spread == 0
     rep = numbers.stat([10.0, 12.0, 14.0])
@@ -247,7 +247,7 @@ def test_the_change_keeps_the_numbers_sign_and_the_decision_follows_the_metric_d
 
 
 def test_a_range_is_one_sample_and_a_paired_mismatch_is_not_compared() -> None:
-    from generator.model import Range
+    from generator.result_model import Range
 
     ranged = analysis.compare("output_throughput", Range(min=100, max=120), 100.0)
     assert ranged is not None and ranged.decision == "unreplicated" and ranged.change_percent == pytest.approx(10.0)

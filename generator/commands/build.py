@@ -52,7 +52,7 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
     from generator.render import build
 
     if with_site:
-        from generator.site import refuse_foreign_site
+        from generator.site_cli import refuse_foreign_site
 
         # Before anything is written: mkdocs empties the site folder it builds into.
         refuse_foreign_site(repo, site_dir)
@@ -74,7 +74,7 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
             f"{len(result.unchanged)} unchanged, {len(result.removed)} removed\n"
         )
     if with_site or with_zensical:
-        from generator.site import build_site
+        from generator.site_cli import build_site
         from generator.zensical import build_zensical
 
         built = build_zensical(repo, site_dir) if with_zensical else build_site(repo, site_dir)

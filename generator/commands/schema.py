@@ -45,14 +45,14 @@ def metric_name_pattern(own: Iterable[str] = ()) -> str:
 def _generator(own: Iterable[str] = ()) -> type:
     from pydantic.json_schema import GenerateJsonSchema
 
-    from generator import model
+    from generator import result_model
 
     pattern = metric_name_pattern(own)
 
     class Generate(GenerateJsonSchema):
         def function_after_schema(self, schema: Any) -> Any:
             inner = super().function_after_schema(schema)
-            if schema["function"].get("function") is model._known_metric:
+            if schema["function"].get("function") is result_model._known_metric:
                 return {**inner, "pattern": pattern}
             return inner
 

@@ -55,9 +55,10 @@ def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
     from dataclasses import replace
 
-    from generator.model import FILENAME_RE, Record, metric_context
+    from generator.model import FILENAME_RE, Record
     from generator.problems import Report, rel
     from generator.project import RecordFile, load_text, record_files
+    from generator.result_model import metric_context
     from generator.validate import cross_check
 
     shown = rel(path, project.root)

@@ -13,9 +13,9 @@ import stat
 from pathlib import Path
 from typing import Any
 
-from generator.model import MAX_COUNT
 from generator.problems import Problem
 from generator.read import text_position
+from generator.result_model import MAX_COUNT
 from generator.results.formats import FORMATS
 from generator.results.run import Run
 
@@ -85,7 +85,7 @@ def count_out_of_range(run: Run) -> tuple[str, int] | None:
 
 def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
     """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`, a
-    concurrency past what a record may hold, `model.MAX_COUNT`)."""
+    concurrency past what a record may hold, `result_model.MAX_COUNT`)."""
     found = count_out_of_range(run)
     if found is None:
         return None

@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generator import metrics, variants
-from generator.model import Change, Result, Workload
+from generator.model import Change
+from generator.result_model import Result, Workload
 from generator.results.run import BOOKKEEPING, Run
 
 if TYPE_CHECKING:
