@@ -16,7 +16,6 @@ from generator.metrics import Vocabulary
 from generator.model import Change, Record, Variant
 from generator.numbers import fmt_percent, fmt_value, stat
 from generator.outputs import svg_header
-from generator.paths import relative, series_dir
 from generator.project import Project, RecordFile
 from generator.stats import Comparison
 
@@ -204,8 +203,3 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
 def sweep_charts(analysis: Analysis) -> list[SweepChart]:
     """Every sweep's chart, in series order."""
     return [c for rec in analysis.project.records if (c := sweep_chart(analysis, rec)) is not None]
-
-
-def chart_link(project: Project, rec: RecordFile) -> str:
-    """The sweep chart's path relative to the record's page."""
-    return relative(PurePosixPath(sweep_path(project, rec)), series_dir(project))

@@ -45,7 +45,6 @@ class StepChange:
     # Of `delta`, in the metric's unit; and how the change was decided. None until the comparison gives them.
     interval: tuple[float, float] | None
     decision: str | None
-    within_noise: bool
 
 
 @dataclass(frozen=True)
@@ -125,7 +124,6 @@ def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> Ste
         c.change_percent or 0.0,
         interval,
         c.decision,
-        c.decision == "no-change",
     )
 
 

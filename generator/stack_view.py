@@ -215,7 +215,7 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
-    decision = c.decision or ("within noise" if c.within_noise else None)
+    decision = c.decision
     interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
     return {
         "label": step.label,

@@ -7,7 +7,7 @@ from itertools import pairwise
 from typing import Any
 
 from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
-from generator.charts.data import Limit, Point, Series, SweepPoint
+from generator.charts.data import Limit, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
 from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
 from generator.charts.text import number, one_line, px, text_width
@@ -90,10 +90,6 @@ def _point_label(label: str, x: float, y: float, width: float) -> Text:
     if x + 6 + text_width(text.shown, SMALL) > width - 2:
         return Text(x - 6, y - 6, text.shown, text.full, "end", "ink small")
     return text
-
-
-def _point_text(p: Point) -> str:
-    return f"{number(p.y)} at {number(p.x)}" + (f" ({one_line(p.label)})" if p.label else "")
 
 
 def sweep_chart(
