@@ -44,6 +44,8 @@ def test_without_a_terminal_it_takes_defaults_and_leaves_unknowns_out(tmp_path: 
     assert campaign["model"] == {"name": "not recorded"}
     assert "goals" not in campaign and "results" not in campaign["baseline"]
     assert campaign["baseline"]["command"] == "$BASELINE_COMMAND"
+    # A primary metric from the start, so the summary ranks by a decision, not "no primary metric".
+    assert campaign["decision"] == {"primary_metric": "output_throughput"}
     assert "model, gpu, engine, baseline command" in run.stderr
     # The site is two lines of settings; the plugin supplies the rest.
     settings = yaml.safe_load((root / "mkdocs.yml").read_text())
