@@ -206,10 +206,15 @@ def _as_samples(values: Sequence[float], what: str) -> NDArray[np.float64]:
 
 
 def _means(x: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, float]:
-    import numpy as np
+    # The same mean the pages print (generator.numbers.stat, statistics.fmean: exactly rounded),
+    # so a comparison's means and the Stat beside them in the export are one number, not two
+    # that differ in the last digit.
+    import statistics
 
-    with np.errstate(over="ignore"):  # an overflow is reported as a ValueError just below
-        mean, base_mean = float(np.mean(x)), float(np.mean(b))
+    try:
+        mean, base_mean = statistics.fmean(x.tolist()), statistics.fmean(b.tolist())
+    except OverflowError:
+        mean, base_mean = math.inf, math.inf  # reported as a ValueError just below
     _require_finite(mean, base_mean, mean - base_mean)
     return mean, base_mean
 

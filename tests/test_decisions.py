@@ -94,6 +94,9 @@ def test_paired_and_welch_on_the_same_numbers_reach_different_decisions(decided:
     assert round(welch["p_value"], 2) == 0.21 and welch["change_percent"] == paired["change_percent"]
     # What it would take: 921 repetitions per side to see 1% at this spread (the guide's figure).
     assert welch["reps_needed"] == 921 and paired["reps_needed"] is None
+    # One mean in the export: the comparison's is the one the page's statistic prints.
+    for c in (paired, welch):
+        assert (c["mean"], c["baseline_mean"]) == (c["value"]["mean"], c["baseline"]["mean"])
     assert records["paired"]["primary"] == {
         "metric": "output_throughput",
         "result": "c8",
