@@ -274,7 +274,12 @@ def change_text(sweep: Sweep) -> str | None:
         return None
     if change.percent is None:
         return "no change can be given (the record or the baseline has no capacity as a number)"
-    text = f"{fmt_percent(change.percent)} capacity under the SLO"
+    # With repetitions, the interval is of the mean of per-repetition capacities: its own point
+    # change goes beside it, not the change of the mean sweep's capacity (a close but other number).
+    point = change.percent
+    if change.bound is None and comp is not None and comp.change_percent is not None:
+        point = comp.change_percent
+    text = f"{fmt_percent(point)} capacity under the SLO"
     if change.bound == "at least":
         text = f"at least {text} (the record meets the SLO at every measured load)"
     elif change.bound == "at most":

@@ -168,6 +168,11 @@ def test_repeated_capacity_has_an_interval(sweep_campaign: Path) -> None:
     assert comp.ci_low == pytest.approx(165.996, abs=1e-3) and comp.ci_high == pytest.approx(234.004, abs=1e-3)
     assert comp.ci_low_percent == pytest.approx(165.996 / 13, abs=1e-3)
     assert comp.decision == "better"
+    from generator.numbers import fmt_percent
+    from generator.sweeps import change_text
+
+    # The point printed beside the interval is the comparison's own.
+    assert (change_text(s) or "").startswith(f"{fmt_percent(comp.change_percent)} capacity under the SLO; better")
 
 
 def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
