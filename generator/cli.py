@@ -74,7 +74,7 @@ root_option = click.option(
 
 def resolve_root(root: Path | None) -> Path:
     """The campaign repository to work on, or a usage error saying how to point at one."""
-    from generator.stamp import find_root
+    from generator.base.stamp import find_root
 
     if root is not None:
         # A folder of records without campaign.yaml is still a campaign, a broken one: loading
@@ -96,7 +96,7 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
-    from generator.fsio import atomic_write
+    from generator.base.fsio import atomic_write
 
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
@@ -108,7 +108,7 @@ def emit(text: str, output: Path | None) -> None:
 
 def run() -> None:
     """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
-    from generator.problems import ProblemsFound, format_report
+    from generator.base.problems import ProblemsFound, format_report
 
     # Records, JSON and markdown are UTF-8 whatever the locale says, so output is the same bytes
     # everywhere and a C locale cannot turn an arrow in a record into a UnicodeEncodeError.

@@ -61,7 +61,7 @@ def render() -> str:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
-    from generator.project import find_root
+    from generator.project.load import find_root
 
     root = find_root(Path(__file__).resolve().parent) or Path.cwd()
     path = root / OUTPUT
@@ -72,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stderr.write(f"{OUTPUT} is stale: run `python -m generator.clidoc`\n")
             return 1
         return 0
-    from generator.fsio import atomic_write
+    from generator.base.fsio import atomic_write
 
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write(path, text)

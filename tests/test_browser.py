@@ -16,10 +16,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from generator.analysis import analyse
-from generator.project import Project
-from generator.summary import summary_rows
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.project.load import Project
+from generator.views.summary import summary_rows
 
 from conftest import REPO, copy_campaign, run_cli, serve_folder
 

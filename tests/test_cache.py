@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from generator import render
-from generator.analysis import analyse
-from generator.cache import cache_folder
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.base.cache import cache_folder
+from generator.checks.validate import require_project
+from generator.output import render
 
 from conftest import run_cli
 

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from generator import metrics
-from generator.model import Record, apply_change
-from generator.problems import Report
-from generator.project import Project
-from generator.result_model import Range
-from generator.validate import load_project
+from generator.base.problems import Report
+from generator.checks.validate import load_project
+from generator.model import metrics
+from generator.model.record import Record, apply_change
+from generator.model.result import Range
+from generator.project.load import Project
 
 REPO = Path(__file__).resolve().parent.parent
 SOURCES = Path(__file__).resolve().parent / "fixtures" / "campaign-sources"
@@ -186,8 +186,8 @@ def test_fusion_figures_are_the_degradation_as_reported(project: Project) -> Non
 
 def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
     """Neither pair sits in `metrics`/`baseline` anywhere, so nothing computes a change, sign or rank."""
-    from generator.analysis import analyse
-    from generator.summary import summary_rows
+    from generator.analysis.campaign import analyse
+    from generator.views.summary import summary_rows
 
     pairs = {901, 927, 236, 1867}
     for rec in project.records:
@@ -292,7 +292,7 @@ def test_fusion_status_follows_the_sources(project: Project) -> None:
 
 
 def test_fusion_counts_only_its_open_slowdown(project: Project) -> None:
-    from generator.analysis import analyse
+    from generator.analysis.campaign import analyse
 
     rec = project.by_slug()["all-reduce-fusion-sm120"]
     titles = [b.title for b in analyse(project).record(rec).open_blockers]
@@ -368,8 +368,8 @@ def test_description_names_what_the_seeds_say_of_the_plan(project: Project) -> N
 
 @pytest.fixture(scope="module")
 def pages(project: Project) -> dict[str, str]:
-    from generator.analysis import analyse
-    from generator.render import render_files
+    from generator.analysis.campaign import analyse
+    from generator.output.render import render_files
 
     return render_files(analyse(project))
 
@@ -554,8 +554,8 @@ def test_an_invented_number_is_caught(tmp_path: Path) -> None:
 def test_reported_only_results_and_their_limits() -> None:
     from pydantic import ValidationError
 
-    from generator.model import Change
-    from generator.result_model import Result
+    from generator.model.record import Change
+    from generator.model.result import Result
 
     assert Result(label="a", finding="no measurable change").finding == "no measurable change"
     assert Result(label="a", reported_change={"output_throughput": 7.31}).reported_change
@@ -579,7 +579,7 @@ def test_reported_only_results_and_their_limits() -> None:
 
 
 def test_about_range_is_printed_with_its_tilde_by_fmt_value(pages: dict[str, str]) -> None:
-    from generator.numbers import fmt_value
+    from generator.model.quantity import fmt_value
 
     assert fmt_value(Range(min=8, max=11, about=True)) == "~8–11"
     assert fmt_value(Range(min=8, max=11)) == "8–11"
@@ -639,8 +639,8 @@ def mixed(minimal: Path) -> Path:
 
 
 def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None:
-    from generator.analysis import analyse
-    from generator.summary import summary_rows
+    from generator.analysis.campaign import analyse
+    from generator.views.summary import summary_rows
 
     project, report = _load(mixed)
     assert report.ok, report
@@ -656,7 +656,7 @@ def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None
     assert [a.file.slug for a in analysis.ranked] == ["measured", "reported-only"]
     rows = summary_rows(analysis)
     assert [(r["slug"], r["primary_change_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
-    from generator.render import render_files
+    from generator.output.render import render_files
 
     pages = render_files(analysis)
     page = pages[f"docs/improvements/{project.output_name(project.by_slug()['reported-only'])}"]
@@ -670,8 +670,8 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     import io
     import json
 
-    from generator.analysis import analyse
-    from generator.summary import format_rows, summary_rows
+    from generator.analysis.campaign import analyse
+    from generator.views.summary import format_rows, summary_rows
 
     project, _ = _load(mixed)
     rows = summary_rows(analyse(project))
@@ -711,8 +711,8 @@ def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> Non
 
 
 def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
-    from generator.analysis import analyse
-    from generator.export import export_data
+    from generator.analysis.campaign import analyse
+    from generator.output.export import export_data
 
     project, _ = _load(mixed)
     records = {r["slug"]: r for r in export_data(analyse(project))["records"]}
@@ -728,8 +728,8 @@ def test_export_flags_reported_evidence_and_own_tiers(mixed: Path) -> None:
 
 
 def test_reported_metrics_carry_their_label_and_unit(project: Project, pages: dict[str, str], mixed: Path) -> None:
-    from generator.analysis import analyse
-    from generator.render import render_files
+    from generator.analysis.campaign import analyse
+    from generator.output.render import render_files
 
     def page(of: Project, shown: dict[str, str], slug: str) -> str:
         return shown[f"docs/improvements/{of.output_name(of.by_slug()[slug])}"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from generator.capacity import Capacity, Point, Repetition, capacity, capacity_change, frontier
+from generator.analysis.capacity import Capacity, Point, Repetition, capacity, capacity_change, frontier
 
 
 def sweep(rows: list[tuple[float, float, dict[str, float]]]) -> list[Point]:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.problems import CODES
+from generator.base.problems import CODES
 
 from conftest import FIXTURES, REPO, run_cli
 
@@ -106,7 +106,9 @@ def test_catalogue_lists_every_code_once() -> None:
     codes = [e.code for e in ENTRIES]
     assert len(codes) == len(set(codes)), "a code is listed twice"
     assert sorted(set(CODES) - set(codes)) == [], "codes missing from docs/guide/errors.md"
-    assert sorted(set(codes) - set(CODES)) == [], "catalogue entries that are not codes in generator.problems.CODES"
+    assert sorted(set(codes) - set(CODES)) == [], (
+        "catalogue entries that are not codes in generator.base.problems.CODES"
+    )
 
 
 def test_every_fixture_folder_has_an_entry() -> None:
@@ -190,4 +192,4 @@ def test_no_code_is_left_without_a_real_example() -> None:
 def test_every_code_is_used_by_the_generator() -> None:
     # `usage` names click's usage errors (exit 2), which click prints in its own words.
     unused = [code for code in CODES if code != "usage" and not _uses_code(code)]
-    assert unused == [], "codes in generator.problems.CODES that no module prints"
+    assert unused == [], "codes in generator.base.problems.CODES that no module prints"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from generator.model import Change, Flag
-from generator.results.matching import declared_settings, differences
-from generator.results.run import Run
+from generator.model.record import Change, Flag
+from generator.project.matching import declared_settings, differences
+from generator.project.runs.run import Run
 
 from conftest import BENCH, FIXTURES, run_cli
 

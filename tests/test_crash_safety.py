@@ -343,7 +343,7 @@ def test_concurrent_builds_on_one_input_agree(tmp_path: Path) -> None:
 
 
 def _without_digests(docs: Tree) -> Tree:
-    """The manifest without its input and output digests (generator.stamp).
+    """The manifest without its input and output digests (generator.base.stamp).
 
     A build that races an edit records no digests, or those of the inputs as they were when
     it began, so that the next build runs in full: the outputs are compared, not the digests.

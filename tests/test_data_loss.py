@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from generator import fsio
-from generator.outputs import MARKER, header, write_outputs
-from generator.site_cli import SITE_MARKER
+from generator.base import fsio
+from generator.base.generated import MARKER, header, write_outputs
+from generator.site.build import SITE_MARKER
 
 from conftest import FIXTURES, REPO, copy_campaign, run_cli
 
@@ -247,7 +247,7 @@ def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
 def test_the_lock_excludes_another_process(tmp_path: Path) -> None:
     lock = tmp_path / fsio.LOCK_NAME
     probe = (
-        "import sys; from pathlib import Path; from filelock import Timeout; from generator import fsio\n"
+        "import sys; from pathlib import Path; from filelock import Timeout; from generator.base import fsio\n"
         "try:\n    with fsio.lock(Path(sys.argv[1]), timeout=0.2): print('got it')\n"
         "except Timeout: print('held')\n"
     )

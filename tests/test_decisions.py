@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from generator.analysis import analyse
-from generator.summary import summary_rows
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.views.summary import summary_rows
 
 from conftest import BENCH, run_cli
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.edit import Document, set_key
-from generator.read import parse
+from generator.authoring.edit import Document, set_key
+from generator.base.read import parse
 
 from conftest import BENCH, copy_campaign, run_cli
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from generator.analysis import analyse
-from generator.export import FORMAT, write_site_export
-from generator.project import record_files
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.output.export import FORMAT, write_site_export
+from generator.project.load import record_files
 
 from conftest import REPO, run_cli
 

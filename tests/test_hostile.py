@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.read import MAX_DEPTH, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_NODES
+from generator.base.read import MAX_DEPTH, MAX_FILE_BYTES, MAX_LINE_CHARS, MAX_NODES
 
 from conftest import REPO, run_cli
 
@@ -321,7 +321,7 @@ MEASURE = textwrap.dedent(
     """
     import json, resource, sys, time, tracemalloc
     from pathlib import Path
-    from generator.read import YamlProblem, parse, read_text
+    from generator.base.read import YamlProblem, parse, read_text
 
     path = Path(sys.argv[1])
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
@@ -372,7 +372,7 @@ def test_pure_python_parser_fallback_does_not_overflow(tmp_path: Path) -> None:
     path.write_bytes(CASES["18-deep-flow.yaml"][0])
     script = textwrap.dedent(
         f"""
-        import yaml, generator.read as load
+        import yaml, generator.base.read as load
         for name in ("_Loader", "_ComposeLoader"):
             if hasattr(load, name):
                 setattr(load, name, yaml.SafeLoader)

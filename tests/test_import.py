@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.results.parse import parse_file
+from generator.project.runs.parse import parse_file
 
 from conftest import BENCH, FIXTURES, run_cli
 
@@ -332,7 +332,7 @@ def test_help_has_an_example() -> None:
 
 
 def test_secret_names_are_matched_by_word() -> None:
-    from generator.results.redact import redact, redact_text
+    from generator.project.runs.redact import redact, redact_text
 
     data = {
         "api_key": "k1",
@@ -358,7 +358,7 @@ def test_secret_names_are_matched_by_word() -> None:
 
 
 def test_credentials_in_urls_are_redacted_everywhere_written(campaign: Path, tmp_path: Path) -> None:
-    from generator.results.redact import redact_text
+    from generator.project.runs.redact import redact_text
 
     assert redact_text("curl -s http://user:pw@host:8000/v1") == ("curl -s http://<redacted>@host:8000/v1", 1)
     # An @ in a path is not userinfo; a URL without credentials is left alone.
@@ -408,7 +408,7 @@ def test_splice_never_inserts_below_a_line_ruamel_restyled() -> None:
     # Even with an indentation guess that does not fit the file, the edit stays valid YAML.
     import yaml
 
-    from generator import edit
+    from generator.authoring import edit
 
     text = "results:\n  # first\n  - label: a\n    run: x\n# end\n"
     base = "results:\n  # first\n- label: a\n  run: x\n# end\n"

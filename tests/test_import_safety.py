@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.results.parse import MAX_BYTES, parse_file
+from generator.project.runs.parse import MAX_BYTES, parse_file
 
 from conftest import FIXTURES, run_cli
 

@@ -15,9 +15,9 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from generator.base.read import parse
 from generator.cli import main
 from generator.commands import init
-from generator.read import parse
 
 from conftest import BENCH, REPO, run_cli, serve_folder
 

@@ -257,8 +257,8 @@ def _lines_run(fn: Callable[[], object]) -> int:
 
 
 def _check_work(raw: str) -> int:
-    from generator.problems import Report
-    from generator.validate import load_project
+    from generator.base.problems import Report
+    from generator.checks.validate import load_project
 
     with _campaign(raw=raw) as root:
         return _lines_run(lambda: load_project(root, Report()))

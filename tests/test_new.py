@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from generator.base.read import parse
 from generator.commands.new import slugify
-from generator.project import record_files
-from generator.read import parse
+from generator.project.load import record_files
 
 from conftest import REPO, run_cli
 

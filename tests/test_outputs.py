@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 
-from generator import outputs, render
-from generator.analysis import analyse
-from generator.outputs import LOCK_NAME, header, is_generated, svg_header, write_outputs
-from generator.problems import ProblemsFound
+from generator.analysis.campaign import analyse
+from generator.base import generated as outputs
+from generator.base.generated import LOCK_NAME, header, is_generated, svg_header, write_outputs
+from generator.base.problems import ProblemsFound
+from generator.output import render
 
 from conftest import FIXTURES, REPO, run_cli
 

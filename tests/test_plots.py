@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.analysis import analyse
-from generator.plots import plot_files, plots
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.views.plots import plot_files, plots
 
 from conftest import BENCH, REPO, run_cli
 
@@ -98,9 +98,9 @@ def test_svg_is_transparent_and_undated(ab_campaign: Path) -> None:
 
 def test_charts_are_byte_identical_across_runs_time_zones_and_locales(ab_campaign: Path) -> None:
     code = (
-        "import sys, json; from pathlib import Path; from generator.validate import require_project; "
-        "from generator.analysis import analyse; "
-        "from generator.plots import plot_files; "
+        "import sys, json; from pathlib import Path; from generator.checks.validate import require_project; "
+        "from generator.analysis.campaign import analyse; "
+        "from generator.views.plots import plot_files; "
         "sys.stdout.write(json.dumps(plot_files(analyse(require_project(Path(sys.argv[1])))), sort_keys=True))"
     )
     outputs = []

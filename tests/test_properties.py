@@ -19,11 +19,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.model import Campaign, Record
-from generator.problems import CODES, Report
-from generator.project import load_file
-from generator.read import parse, read_text
-from generator.validate import load_project
+from generator.base.problems import CODES, Report
+from generator.base.read import parse, read_text
+from generator.checks.validate import load_project
+from generator.model.record import Campaign, Record
+from generator.project.load import load_file
 
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((REPO / "improvements").glob("[0-9]*-*.yaml"))
@@ -405,7 +405,7 @@ html_text = st.lists(st.sampled_from(HTML_TOKENS) | _span, min_size=1, max_size=
 @settings(SETTINGS, max_examples=300)
 @given(text=html_text)
 def test_escaped_text_renders_no_live_html(text: str) -> None:
-    from generator.markdown import cell, code, inline, link, paragraphs
+    from generator.views.markdown import cell, code, inline, link, paragraphs
 
     md = _site_markdown()
     for name, shown in [

@@ -6,12 +6,12 @@ import hashlib
 import json
 from pathlib import Path
 
-from generator.analysis import analyse
-from generator.evidence import published_name, published_raw_files, workload_text
-from generator.results.parse import parse_file
-from generator.results.provenance import mismatches
-from generator.results.run import Run
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.project.runs.parse import parse_file
+from generator.project.runs.provenance import mismatches
+from generator.project.runs.run import Run
+from generator.views.evidence import published_name, published_raw_files, workload_text
 
 from conftest import BENCH, FIXTURES, run_cli
 

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from generator.results.parse import parse_file
-from generator.results.redact import REDACTED, is_secret_name, redact, redact_text
-from generator.results.store import run_text
+from generator.project.runs.parse import parse_file
+from generator.project.runs.redact import REDACTED, is_secret_name, redact, redact_text
+from generator.project.runs.store import run_text
 
 from conftest import FIXTURES, run_cli
 

@@ -14,13 +14,15 @@ import markdown
 import pytest
 import yaml
 
-from generator import analysis, numbers, project
-from generator.analysis import analyse
-from generator.markdown import md_escape, safe_url
-from generator.pages import shell_command
-from generator.problems import ProblemsFound
-from generator.render import render_files
-from generator.validate import require_project
+from generator.analysis import campaign as analysis
+from generator.analysis.campaign import analyse
+from generator.base.problems import ProblemsFound
+from generator.checks.validate import require_project
+from generator.model import quantity as numbers
+from generator.output.render import render_files
+from generator.project import load as project
+from generator.views.markdown import md_escape, safe_url
+from generator.views.pages import shell_command
 
 from conftest import FIXTURES, REPO, run_cli
 
@@ -69,9 +71,9 @@ def test_every_page_names_its_source_in_a_header() -> None:
 _DUMP = """
 import hashlib, sys
 from pathlib import Path
-from generator.analysis import analyse
-from generator.render import render_files
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.output.render import render_files
+from generator.checks.validate import require_project
 files = render_files(analyse(require_project(Path(sys.argv[1]))))
 for k, v in files.items():
     print(k, hashlib.sha256(v.encode()).hexdigest())
@@ -223,7 +225,7 @@ def test_launch_command_keeps_variables_and_quotes_the_rest() -> None:
 
 
 def test_stat_kinds() -> None:
-    from generator.result_model import Range
+    from generator.model.result import Range
 
     assert numbers.stat(5.0).kind == "single" and numbers.stat(5.0).spread == 0
     rep = numbers.stat([10.0, 12.0, 14.0])
@@ -247,7 +249,7 @@ def test_the_change_keeps_the_numbers_sign_and_the_decision_follows_the_metric_d
 
 
 def test_a_range_is_one_sample_and_a_paired_mismatch_is_not_compared() -> None:
-    from generator.result_model import Range
+    from generator.model.result import Range
 
     ranged = analysis.compare("output_throughput", Range(min=100, max=120), 100.0)
     assert ranged is not None and ranged.decision == "unreplicated" and ranged.change_percent == pytest.approx(10.0)

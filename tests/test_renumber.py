@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.edit import Document, set_key
-from generator.model import Record
+from generator.authoring.edit import Document, set_key
+from generator.model.record import Record
 
 from conftest import run_cli
 

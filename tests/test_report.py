@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from generator.analysis import analyse
-from generator.report import report_text
-from generator.summary import summary_rows
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.output.report import report_text
+from generator.views.summary import summary_rows
 
 from conftest import FIXTURES, REPO, run_cli
 

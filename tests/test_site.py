@@ -19,8 +19,8 @@ from types import SimpleNamespace
 import pytest
 import yaml
 
-from generator.project import Project
-from generator.validate import require_project
+from generator.checks.validate import require_project
+from generator.project.load import Project
 
 from conftest import REPO, copy_campaign, run_cli
 
@@ -119,7 +119,7 @@ def test_a_large_tier_is_split_into_numbered_sections(tmp_path: Path) -> None:
 
 
 def test_a_record_listed_by_hand_keeps_its_place(campaign: Path) -> None:
-    from generator.site import tier_nav
+    from generator.site.plugin import tier_nav
 
     project = require_project(campaign)
     rec = project.records[0]

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.site import embed_charts
+from generator.site.plugin import embed_charts
 
 from conftest import FIXTURES, copy_campaign, run_cli
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import Browser
 
-from generator.project import Project
-from generator.validate import require_project
+from generator.checks.validate import require_project
+from generator.project.load import Project
 
 from conftest import copy_campaign, run_cli, serve_folder
 

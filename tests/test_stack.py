@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from generator.model import Change, apply_change
-from generator.stack import Conflict, Cycle, Stack, Step, apply_steps, chain, order_steps, quote, record_stack
+from generator.model.launch import Conflict, Cycle, Stack, Step, apply_steps, chain, order_steps, quote, record_stack
+from generator.model.record import Change, apply_change
 
 BASE = (
     "python -m sglang.launch_server --model-path $MODEL_PATH --tp-size 8 \\\n"

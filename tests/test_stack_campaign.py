@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from generator import charts
-from generator.analysis import analyse
-from generator.numbers import fmt_number
-from generator.render import render_files
-from generator.stack_view import road_plot
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.model.quantity import fmt_number
+from generator.output.render import render_files
+from generator.views.road import road_plot
 
 from conftest import REPO, run_cli
 

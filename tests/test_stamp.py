@@ -8,11 +8,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from generator import stamp
+from generator.base import stamp
 
 from conftest import REPO, run_cli
 
-HEAVY = ("pydantic", "jinja2", "generator.charts", "generator.render", "yaml")
+HEAVY = ("pydantic", "jinja2", "generator.charts", "generator.output.render", "yaml")
 
 
 def _built(campaign: Path) -> Path:

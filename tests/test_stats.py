@@ -19,7 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 from scipy.stats import norm, t
 
-from generator.stats import REPS_CAP, Comparison, compare, rank_key, reps_for_power, t_power
+from generator.analysis.stats import REPS_CAP, Comparison, compare, rank_key, reps_for_power, t_power
 
 # The promoted arm: five content-matched repetitions whose paired differences are
 # +6.7, +6.2, +4.6, +22.1, +8.2 tok/s. The baseline values are ours; their mean, 144.0 tok/s,
@@ -343,6 +343,6 @@ def test_decision_is_unit_free_and_direction_flips_it(arm: list[float], base: li
 
 
 def test_importing_the_module_loads_neither_numpy_nor_scipy() -> None:
-    code = "import sys, generator.stats; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
+    code = "import sys, generator.analysis.stats; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
     assert out.stdout.strip() == "[]"

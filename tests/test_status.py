@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from generator.edit import Document, set_key, splice
-from generator.read import parse
+from generator.authoring.edit import Document, set_key, splice
+from generator.base.read import parse
 
 from conftest import run_cli
 

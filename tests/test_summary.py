@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from generator.analysis import analyse
-from generator.summary import COLUMNS, summary_rows
-from generator.validate import require_project
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.views.summary import COLUMNS, summary_rows
 
 from conftest import FIXTURES, run_cli
 
@@ -161,7 +161,7 @@ def test_invalid_campaign_exits_1(repo: Path) -> None:
 
 
 def test_the_site_summary_page_is_the_same_table(repo: Path) -> None:
-    from generator.render import render_files
+    from generator.output.render import render_files
 
     page = render_files(analyse(require_project(repo)))["docs/summary.md"]
     rows = [line for line in page.splitlines() if line.startswith("| 0")]

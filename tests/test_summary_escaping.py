@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.csvsafe import formula_safe
+from generator.base.csvsafe import formula_safe
 
 from conftest import run_cli
 

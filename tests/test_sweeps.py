@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.analysis import Analysis, analyse
-from generator.validate import require_project
+from generator.analysis.campaign import Analysis, analyse
+from generator.checks.validate import require_project
 
 from conftest import BENCH, FIXTURES, run_cli
 
@@ -168,15 +168,15 @@ def test_repeated_capacity_has_an_interval(sweep_campaign: Path) -> None:
     assert comp.ci_low == pytest.approx(165.996, abs=1e-3) and comp.ci_high == pytest.approx(234.004, abs=1e-3)
     assert comp.ci_low_percent == pytest.approx(165.996 / 13, abs=1e-3)
     assert comp.decision == "better"
-    from generator.numbers import fmt_percent
-    from generator.sweeps import change_text
+    from generator.analysis.sweeps import change_text
+    from generator.model.quantity import fmt_percent
 
     # The point printed beside the interval is the comparison's own.
     assert (change_text(s) or "").startswith(f"{fmt_percent(comp.change_percent)} capacity under the SLO; better")
 
 
 def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
-    from generator.sweeps import capacity_text, change_text
+    from generator.analysis.sweeps import capacity_text, change_text
 
     analysis = _analysis(sweep_campaign)
     never = _sweep(analysis, "never-meets")

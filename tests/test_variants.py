@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from generator import variants
-from generator.analysis import analyse
-from generator.cuttext import cut_text_problems
-from generator.outputs import is_generated
-from generator.problems import Report
-from generator.read import parse
-from generator.summary import gain_text, summary_rows
-from generator.validate import load_project, require_project
+from generator.analysis.campaign import analyse
+from generator.base.generated import is_generated
+from generator.base.problems import Report
+from generator.base.read import parse
+from generator.checks.validate import load_project, require_project
+from generator.model import variants
+from generator.project.cuttext import cut_text_problems
+from generator.views.summary import gain_text, summary_rows
 
 from conftest import FIXTURES, run_cli
 

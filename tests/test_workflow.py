@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.read import parse
+from generator.base.read import parse
 
 from conftest import REPO, copy_campaign, run_cli
 

@@ -12,7 +12,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from generator.numbers import fmt_number, fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent
 
 FONT_FAMILY = "'DejaVu Sans', Verdana, sans-serif"
 ELLIPSIS = "…"

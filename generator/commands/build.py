@@ -41,7 +41,7 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
     repo = resolve_root(root)
     inputs = None
     if not (with_site or with_zensical):
-        from generator.stamp import up_to_date
+        from generator.base.stamp import up_to_date
 
         # Decided from file bytes before pydantic, Jinja2 or the charts are imported.
         count, inputs = up_to_date(repo)
@@ -49,17 +49,17 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
             if not quiet:
                 sys.stdout.write(f"{count} file(s): 0 written, {count} unchanged, 0 removed\n")
             return
-    from generator.render import build
+    from generator.output.render import build
 
     if with_site:
-        from generator.site_cli import refuse_foreign_site
+        from generator.site.build import refuse_foreign_site
 
         # Before anything is written: mkdocs empties the site folder it builds into.
         refuse_foreign_site(repo, site_dir)
     try:
         result = build(repo, inputs)
     except OSError as exc:
-        # A full disk or a read-only folder: the previous outputs are kept (see generator.outputs).
+        # A full disk or a read-only folder: the previous outputs are kept (see generator.base.generated).
         raise click.ClickException(f"cannot write the outputs: {exc}") from None
     if not quiet:
         out = sys.stdout
@@ -74,8 +74,8 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
             f"{len(result.unchanged)} unchanged, {len(result.removed)} removed\n"
         )
     if with_site or with_zensical:
-        from generator.site_cli import build_site
-        from generator.zensical import build_zensical
+        from generator.site.build import build_site
+        from generator.site.zensical import build_zensical
 
         built = build_zensical(repo, site_dir) if with_zensical else build_site(repo, site_dir)
         if not quiet:

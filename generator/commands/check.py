@@ -30,16 +30,16 @@ Examples:
 )
 def command(root: Path | None, fmt: str) -> None:
     """Validate every record and campaign.yaml; exit 1 if any error is found."""
-    from generator.problems import Report, format_report
-    from generator.validate import load_project
+    from generator.base.problems import Report, format_report
+    from generator.checks.validate import load_project
 
     repo = resolve_root(root)
     report = Report()
     project = load_project(repo, report)
     if project is not None and report.ok:
         # The status against the evidence needs the analysis, which only a valid project has.
-        from generator.analysis import analyse
-        from generator.verdicts import status_problems
+        from generator.analysis.campaign import analyse
+        from generator.analysis.verdicts import status_problems
 
         for problem in status_problems(analyse(project)):
             report.add(problem)

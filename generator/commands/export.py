@@ -36,9 +36,9 @@ def command(root: Path | None, fmt: str, output: Path | None) -> None:
     CSV: a tidy table of every sample, one row per repetition (record, result, side, metric,
     repetition, value, concurrency), ready for a notebook.
     """
-    from generator.analysis import analyse
-    from generator.export import dumps, samples_csv
-    from generator.validate import require_project
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.output.export import dumps, samples_csv
 
     project = require_project(resolve_root(root))
     analysis = analyse(project)

@@ -12,10 +12,10 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from generator.problems import Problem
-    from generator.project import Project
-    from generator.results.parse import ParsedFile
-    from generator.results.run import Run
+    from generator.base.problems import Problem
+    from generator.project.load import Project
+    from generator.project.runs.parse import ParsedFile
+    from generator.project.runs.run import Run
 
 
 @click.command(
@@ -51,8 +51,8 @@ def command(
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.problems import ProblemsFound, Report, rel
-    from generator.validate import require_project
+    from generator.base.problems import ProblemsFound, Report, rel
+    from generator.checks.validate import require_project
 
     if baseline and record_ref is not None:
         raise click.UsageError("give either --record SLUG or --baseline, not both")
@@ -98,7 +98,7 @@ def command(
 
 def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
     """Say where a file names another model or engine than the campaign: imported all the same, it may be a mix-up."""
-    from generator.results.provenance import mismatches
+    from generator.project.runs.provenance import mismatches
 
     seen: set[tuple[str, str]] = set()
     for p in parsed:
@@ -112,9 +112,9 @@ def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
 
 def _write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
     """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
-    from generator.edit import write_edited
-    from generator.problems import rel
-    from generator.results import store
+    from generator.authoring.edit import write_edited
+    from generator.base.problems import rel
+    from generator.project.runs import store
 
     folders = [f for f in (store.raw_dir(repo), store.runs_dir(repo), store.raw_dir(repo).parent) if not f.exists()]
     done: list[tuple[Path, bytes | None]] = []
@@ -150,16 +150,16 @@ def _old_bytes(path: Path) -> bytes | None:
 
 
 def _record_path(project: Project, ref: str) -> Path:
+    from generator.base.problems import Report
     from generator.commands.status import find_record
-    from generator.problems import Report
 
     return find_record(project, Report(), ref)
 
 
 def _read_all(files: list[Path]) -> tuple[list[ParsedFile], list[Problem]]:
     """Parse every file before anything is written, so one bad file stops the whole import."""
-    from generator.results.parse import parse_file
-    from generator.results.store import attach_sources
+    from generator.project.runs.parse import parse_file
+    from generator.project.runs.store import attach_sources
 
     parsed: list[ParsedFile] = []
     problems: list[Problem] = []
@@ -190,9 +190,9 @@ def _link(
 
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
-    from generator.edit import Document, set_key, styled_like
-    from generator.model import Baseline, Record
-    from generator.results.matching import configuration
+    from generator.authoring.edit import Document, set_key, styled_like
+    from generator.model.record import Baseline, Record
+    from generator.project.matching import configuration
 
     doc = Document.from_path(target)
     container: Any = doc.data["baseline"] if baseline else doc.data
@@ -299,10 +299,10 @@ def _check(project: Project, target: Path, text: str, baseline: bool) -> list[Pr
         return check_edited(project, target, text)
     from dataclasses import replace
 
-    from generator.model import Campaign
-    from generator.problems import Report, rel
-    from generator.project import load_text, record_files
-    from generator.validate import cross_check
+    from generator.base.problems import Report, rel
+    from generator.checks.validate import cross_check
+    from generator.model.record import Campaign
+    from generator.project.load import load_text, record_files
 
     shown = rel(target, project.root)
     report = Report()

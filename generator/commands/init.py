@@ -47,7 +47,7 @@ class Answers:
 
 def parse_goal(text: str) -> dict[str, Any]:
     """`METRIC:TARGET[@CONCURRENCY]` ("output_throughput:100@1") as a goal, or a usage error."""
-    from generator import metrics
+    from generator.model import metrics
 
     m = _GOAL_RE.match(text.strip())
     if m is None:
@@ -193,7 +193,7 @@ def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
     A folder on the way that is a link is refused too: writing through it would put a file
     somewhere init was not pointed at.
     """
-    from generator.fsio import create_exclusive
+    from generator.base.fsio import create_exclusive
 
     taken = [p for p in texts if (root / p).exists() or (root / p).is_symlink()]
     if taken:
@@ -265,7 +265,7 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     """
     from importlib.metadata import PackageNotFoundError, version
 
-    from generator.problems import rel
+    from generator.base.problems import rel
 
     root = folder.resolve()
     if root.exists() and not root.is_dir():

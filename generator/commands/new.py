@@ -14,7 +14,7 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from generator.project import Project
+    from generator.project.load import Project
 
 # Slugs name files and appear in links and commands: a few words say which idea it is, the
 # title says the rest.
@@ -59,7 +59,7 @@ def yaml_scalar(value: str, key: str, *, indent: int = 2, width: int = 92) -> st
 
     import yaml
 
-    from generator.read import MAX_LINE_CHARS, YamlProblem, check_text, parse
+    from generator.base.read import MAX_LINE_CHARS, YamlProblem, check_text, parse
 
     too_long = False
 
@@ -138,8 +138,8 @@ def _split_tags(ctx: click.Context, param: click.Parameter, values: tuple[str, .
 
 def ensure_schema(project: Project) -> Path | None:
     """Write schema/record.schema.json when the repository has none, so editors can complete keys."""
+    from generator.base.fsio import create_exclusive
     from generator.commands.schema import schema_text
-    from generator.fsio import create_exclusive
 
     path = project.root / "schema" / "record.schema.json"
     if path.exists():
@@ -157,8 +157,8 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     and the folder is scanned again after the file is created, in case a writer that does not
     take the lock got there first.
     """
-    from generator import fsio
-    from generator.project import record_files
+    from generator.base import fsio
+    from generator.project.load import record_files
 
     folder = project.improvements_dir
     with fsio.lock(project.root / fsio.LOCK_NAME):
@@ -231,9 +231,9 @@ def command(
     It never overwrites a file: two `new` runs at once get two different numbers, and a slug
     that is already taken is refused.
     """
+    from generator.base.problems import ProblemsFound, Report, rel
+    from generator.checks.validate import load_project
     from generator.commands.status import check_edited
-    from generator.problems import ProblemsFound, Report, rel
-    from generator.validate import load_project
 
     title = title.strip()
     if not title:

@@ -20,7 +20,7 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from generator.render import BuildResult
+    from generator.output.render import BuildResult
 
 
 @dataclass(frozen=True)
@@ -85,10 +85,10 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
+    from generator.base.problems import ProblemsFound, Report, rel
+    from generator.checks.validate import load_project
     from generator.commands.status import find_record
-    from generator.problems import ProblemsFound, Report, rel
-    from generator.project import record_files
-    from generator.validate import load_project
+    from generator.project.load import record_files
 
     if compact == (record is not None):
         raise click.UsageError("give either SLUG|NN and a new number, or --compact")
@@ -145,7 +145,7 @@ def _name_max(folder: Path) -> int:
 
 def _validate(moves: list[Move], repo: Path, docs: Path, series: str) -> None:
     """Every new name fits the file system and is free, before anything is renamed."""
-    from generator.problems import rel
+    from generator.base.problems import rel
 
     for m in moves:
         names = ((m.new.parent, m.new.name), (docs, f"{series}-{m.new_number:02d}-{m.slug}.md"))
@@ -162,7 +162,7 @@ def _validate(moves: list[Move], repo: Path, docs: Path, series: str) -> None:
 
 def _rename_all(moves: list[Move], repo: Path) -> None:
     """Rename every record file, or none: a failed rename puts back the ones already done."""
-    from generator.problems import rel
+    from generator.base.problems import rel
 
     done: list[Move] = []
     try:
@@ -185,9 +185,9 @@ def _rebuild_or_undo(moves: list[Move], repo: Path) -> BuildResult | None:
     """The rebuilt series; None when only duplicate numbers remain (the renames stay: they are
     steps toward ending them). Any other problem, or a failed write, puts the names back.
     """
-    from generator.problems import ProblemsFound, Report
-    from generator.render import build
-    from generator.validate import load_project
+    from generator.base.problems import ProblemsFound, Report
+    from generator.checks.validate import load_project
+    from generator.output.render import build
 
     after = Report()
     load_project(repo, after)

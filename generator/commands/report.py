@@ -32,15 +32,15 @@ def command(root: Path | None, output: Path | None) -> None:
     It links nowhere (paste it into a pull request, an issue or a message): the numbers,
     changes and verdicts are the ones the site shows, from the same analysis.
     """
-    from generator.analysis import analyse
-    from generator.report import report_text
-    from generator.validate import require_project
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.output.report import report_text
 
     text = report_text(analyse(require_project(resolve_root(root))))
     if output is None:
         sys.stdout.write(text)
         return
-    from generator.fsio import atomic_write
+    from generator.base.fsio import atomic_write
 
     if output.is_symlink():
         raise click.ClickException(f"{output} is a symbolic link; the report is not written through it")

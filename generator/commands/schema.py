@@ -34,7 +34,7 @@ def metric_name_pattern(own: Iterable[str] = ()) -> str:
     """
     import re
 
-    from generator import metrics
+    from generator.model import metrics
 
     fixed = "|".join(re.escape(n) for n in sorted(metrics._FIXED))  # the fixed names are the vocabulary's data
     latency = metrics._LATENCY_RE.pattern.removeprefix("^").removesuffix("$")
@@ -45,7 +45,7 @@ def metric_name_pattern(own: Iterable[str] = ()) -> str:
 def _generator(own: Iterable[str] = ()) -> type:
     from pydantic.json_schema import GenerateJsonSchema
 
-    from generator import result_model
+    from generator.model import result as result_model
 
     pattern = metric_name_pattern(own)
 
@@ -104,7 +104,7 @@ def schema(which: str, own_metrics: Iterable[str] = ()) -> dict[str, Any]:
     `own_metrics` are a campaign's own metric names, which its records may use; without
     them the schema knows the built-in vocabulary only.
     """
-    from generator.model import Campaign, Record
+    from generator.model.record import Campaign, Record
 
     model = Record if which == "record" else Campaign
     out: dict[str, Any] = model.model_json_schema(mode="validation", schema_generator=_generator(own_metrics))

@@ -40,6 +40,6 @@ Edit a record under improvements/ or a file under results/ and the page reloads.
 @click.option("--open", "open_browser", is_flag=True, help="Open the preview in the default browser.")
 def command(root: Path | None, dev_addr: str, open_browser: bool) -> None:
     """Preview the site locally with live reload (mkdocs serve through the improvements plugin)."""
-    from generator.site_cli import serve_site
+    from generator.site.build import serve_site
 
     serve_site(resolve_root(root), dev_addr, open_browser=open_browser)

@@ -38,9 +38,9 @@ def command(root: Path | None, fmt: str) -> None:
     two adopted changes that contradict each other, so what is printed is the one command the
     adopted records describe.
     """
-    from generator.analysis import analyse
-    from generator.stack_view import stack_json, stack_script
-    from generator.validate import require_project
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.views.road import stack_json, stack_script
 
     analysis = analyse(require_project(resolve_root(root)))
     found = analysis.stack

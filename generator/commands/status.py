@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from generator.cli import resolve_root, root_option
-from generator.model import STATUSES
+from generator.model.record import STATUSES
 
 if TYPE_CHECKING:
-    from generator.problems import Problem, Report
-    from generator.project import Project
+    from generator.base.problems import Problem, Report
+    from generator.project.load import Project
 
 
 def find_record(project: Project, report: Report, ref: str) -> Path:
@@ -22,7 +22,7 @@ def find_record(project: Project, report: Report, ref: str) -> Path:
 
     A file that failed to load is still found, so that its own problems can be shown.
     """
-    from generator.project import record_files
+    from generator.project.load import record_files
 
     files, _strays = record_files(project.improvements_dir)
     if ref.isdigit():
@@ -45,7 +45,7 @@ def find_record(project: Project, report: Report, ref: str) -> Path:
 
 def problems_of(project: Project, report: Report, path: Path) -> list[Problem]:
     """The problems `report` holds for one file."""
-    from generator.problems import rel
+    from generator.base.problems import rel
 
     shown = rel(path, project.root)
     return [p for p in report.problems if p.path == shown]
@@ -55,11 +55,11 @@ def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
     """Every problem the record at `path` would have if it held `text`: syntax, model, status rules, cross-file."""
     from dataclasses import replace
 
-    from generator.model import FILENAME_RE, Record
-    from generator.problems import Report, rel
-    from generator.project import RecordFile, load_text, record_files
-    from generator.result_model import metric_context
-    from generator.validate import cross_check
+    from generator.base.problems import Report, rel
+    from generator.checks.validate import cross_check
+    from generator.model.record import FILENAME_RE, Record
+    from generator.model.result import metric_context
+    from generator.project.load import RecordFile, load_text, record_files
 
     shown = rel(path, project.root)
     report = Report()
@@ -119,10 +119,10 @@ def command(
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.edit import Document, delete_key, set_key, write_edited
-    from generator.model import Record
-    from generator.problems import ProblemsFound, Report, rel
-    from generator.validate import load_project
+    from generator.authoring.edit import Document, delete_key, set_key, write_edited
+    from generator.base.problems import ProblemsFound, Report, rel
+    from generator.checks.validate import load_project
+    from generator.model.record import Record
 
     if superseded_by is not None and status != "superseded":
         raise click.UsageError("--superseded-by goes with status `superseded`")
@@ -194,8 +194,8 @@ def resolve_blockers(data: Any, refs: tuple[str, ...], project: Project, path: P
     A blocker is named by its `id` or by its place in `blockers:` (1 is the first). One shared
     from another record (`ref:`) is resolved where it is defined, not here.
     """
-    from generator.edit import set_key
-    from generator.model import Blocker
+    from generator.authoring.edit import set_key
+    from generator.model.record import Blocker
 
     blockers = data.get("blockers") or []
     out: list[tuple[str, str]] = []

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from generator.cli import resolve_root, root_option
-from generator.model import STATUSES
+from generator.model.record import STATUSES
 
 
 @click.command(
@@ -45,9 +45,9 @@ def command(
     reported only, not measured. The column shows the change, interval, n on each side and
     the decision.
     """
-    from generator.analysis import analyse
-    from generator.summary import format_rows, summary_rows
-    from generator.validate import require_project
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.views.summary import format_rows, summary_rows
 
     project = require_project(resolve_root(root))
     rows = summary_rows(analyse(project), tiers=tiers or None, statuses=statuses or None, tags=tags or None)

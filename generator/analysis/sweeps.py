@@ -1,0 +1,318 @@
+"""Load sweeps: a record's results at two or more loads on one workload, and their capacity under the SLO.
+
+A result's load is its concurrency, or else its numeric request rate; results on the same
+workload (dataset, input and output length; the prompt count is left out because sweeps scale
+it with the load) and the same other load setting (the request rate of a concurrency sweep)
+form one sweep when they cover at least two loads. The baseline's sweep is each result's
+baseline numbers at the same load: its own `baseline:`, the campaign baseline result at the same
+concurrency, or the matched baseline run, as the analysis resolved them.
+
+For each sweep the analysis keeps the points, the capacity under the campaign's SLO for the
+record and for the baseline (`generator.analysis.capacity`), the change between them, the statistical
+comparison of the per-repetition capacities when both sides have them, and the
+throughput-interactivity frontier. Nothing here reads files; `analyse` calls `sweeps`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from generator.analysis import capacity as cap
+from generator.analysis import stats
+from generator.model.quantity import Value, fmt_number, fmt_percent
+from generator.model.result import Range, Result
+
+THROUGHPUT = "output_throughput"
+LoadKind = Literal["concurrency", "request rate"]
+# (result, its metrics, its baseline), as resolved by the analysis.
+Resolved = tuple[Result, Mapping[str, Value], Mapping[str, Value]]
+
+
+@dataclass(frozen=True)
+class Side:
+    """One side of a sweep (the record's or its baseline's): points, capacity and frontier."""
+
+    points: tuple[cap.Point, ...]
+    # None when the campaign sets no SLO.
+    capacity: cap.Capacity | None
+    frontier: tuple[cap.FrontierPoint, ...]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    load_kind: LoadKind
+    # The shared workload and other load setting, in words.
+    workload: str
+    loads: tuple[float, ...]
+    labels: tuple[str, ...]  # the results' labels, in load order
+    record: Side
+    baseline: Side
+    # Set when both sides have a capacity (the campaign sets an SLO).
+    change: cap.CapacityChange | None
+    # The per-repetition capacities compared, when both sides have them (Welch: independent runs).
+    comparison: stats.Comparison | None
+
+    def load_text(self, load: float) -> str:
+        return f"c={fmt_number(load)}" if self.load_kind == "concurrency" else f"{fmt_number(load)} req/s"
+
+
+def sweeps(results: Sequence[Resolved], slo: Mapping[str, float], gpus: int | None) -> tuple[Sweep, ...]:
+    """The sweeps among a record's resolved results, in the order of their first result."""
+    groups: dict[tuple[LoadKind, tuple[object, ...], object], list[tuple[float, Resolved]]] = {}
+    for item in results:
+        placed = _load(item[0])
+        if placed is None:
+            continue
+        kind, load, other = placed
+        groups.setdefault((kind, _workload_key(item[0]), other), []).append((load, item))
+    out = []
+    for (kind, _key, other), members in groups.items():
+        if len({load for load, _ in members}) < 2:
+            continue
+        members.sort(key=lambda m: m[0])
+        out.append(_sweep(kind, _workload_text(members[0][1][0], kind, other), members, slo, gpus))
+    return tuple(out)
+
+
+def _load(result: Result) -> tuple[LoadKind, float, object] | None:
+    if result.concurrency is not None:
+        return "concurrency", float(result.concurrency), result.request_rate
+    rate = result.request_rate
+    if isinstance(rate, int | float):
+        return "request rate", float(rate), None
+    return None
+
+
+def _workload_key(result: Result) -> tuple[object, ...]:
+    w = result.workload
+    return (None, None, None) if w is None else (w.dataset, w.input_len, w.output_len)
+
+
+def _workload_text(result: Result, kind: LoadKind, other: object) -> str:
+    w = result.workload
+    parts = []
+    if w is None or (w.dataset, w.input_len, w.output_len) == (None, None, None):
+        parts.append("workload not recorded")
+    else:
+        parts.append(w.dataset or "dataset not recorded")
+        parts.append("input " + ("length not recorded" if w.input_len is None else f"{w.input_len} tokens"))
+        parts.append("output " + ("length not recorded" if w.output_len is None else f"{w.output_len} tokens"))
+    if kind == "concurrency" and other is not None:
+        words = {"inf": "unlimited", "trace": "trace replay"}
+        parts.append("request rate " + words.get(str(other), f"{fmt_number(float(str(other)))} req/s"))
+    return ", ".join(parts)
+
+
+def _sweep(
+    kind: LoadKind,
+    workload: str,
+    members: list[tuple[float, Resolved]],
+    slo: Mapping[str, float],
+    gpus: int | None,
+) -> Sweep:
+    loads = tuple(load for load, _ in members)
+    record = _side([(load, item[1]) for load, item in members], slo, gpus, "")
+    baseline = _side([(load, item[2]) for load, item in members], slo, gpus, "baseline ")
+    change = comparison = None
+    if record.capacity is not None and baseline.capacity is not None:
+        change = cap.capacity_change(record.capacity, baseline.capacity)
+        comparison = _compare(record.capacity, baseline.capacity)
+    labels = tuple(item[0].label for _, item in members)
+    return Sweep(kind, workload, loads, labels, record, baseline, change, comparison)
+
+
+def _compare(record: cap.Capacity, baseline: cap.Capacity) -> stats.Comparison | None:
+    samples, base = record.samples(), baseline.samples()
+    if samples is None or base is None:
+        return None
+    try:
+        return stats.compare(samples, base, higher_is_better=True)
+    except ValueError:
+        # Samples that overflow a float: no interval, the change in words still stands.
+        return None
+
+
+def _side(
+    values: list[tuple[float, Mapping[str, Value]]], slo: Mapping[str, float], gpus: int | None, whose: str
+) -> Side:
+    points: list[cap.Point] = []
+    unusable: list[str] = []
+    for load, found in values:
+        point = _point(load, found, slo)
+        if point is None:
+            unusable.append(fmt_number(load))
+        else:
+            points.append(point)
+    capacity: cap.Capacity | None = None
+    if slo:
+        if unusable:
+            capacity = cap.Capacity(
+                "insufficient", f"no {whose}{THROUGHPUT} measured as a number at load {', '.join(unusable)}"
+            )
+        else:
+            capacity = cap.capacity(points, slo)
+    return Side(tuple(points), capacity, cap.frontier(points, gpus))
+
+
+def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) -> cap.Point | None:
+    """A load's point, or None without a throughput measured as a number (a range is not one)."""
+    throughput = found.get(THROUGHPUT)
+    if throughput is None or isinstance(throughput, Range):
+        return None
+    wanted = [m for m in (*slo, *cap.TPOT_STATS) if isinstance(found.get(m), int | float | list)]
+    latencies = {m: _mean(found[m]) for m in wanted}
+    return cap.Point(
+        load, _mean(throughput), latencies, _repetitions(throughput, {m: found[m] for m in slo if m in wanted})
+    )
+
+
+def _mean(value: Value) -> float:
+    assert not isinstance(value, Range)
+    if isinstance(value, list):
+        return sum(float(v) for v in value) / len(value)
+    return float(value)
+
+
+def _repetitions(throughput: Value, latencies: Mapping[str, Value]) -> tuple[cap.Repetition, ...]:
+    """Repetition i from the i-th value of every list, when every value is a list of one length n >= 2."""
+    values = [throughput, *latencies.values()]
+    if not all(isinstance(v, list) for v in values):
+        return ()
+    lengths = {len(v) for v in values if isinstance(v, list)}
+    if len(lengths) != 1 or (n := lengths.pop()) < 2:
+        return ()
+    assert isinstance(throughput, list)
+    return tuple(
+        cap.Repetition(float(throughput[i]), {m: float(v[i]) for m, v in latencies.items() if isinstance(v, list)})
+        for i in range(n)
+    )
+
+
+# --- export -------------------------------------------------------------------------------------------
+
+
+def _capacity_data(c: cap.Capacity | None) -> dict[str, Any] | None:
+    if c is None:
+        return None
+    return {
+        "kind": c.kind,
+        "reason": c.reason,
+        "throughput": c.throughput,
+        "load": c.load,
+        "limit_throughput": c.limit_throughput,
+        "limit_load": c.limit_load,
+        "limiting": list(c.limiting),
+        "segment": None if c.segment is None else list(c.segment),
+        "lower_bound": c.lower_bound,
+        "meets_again": list(c.meets_again),
+        "samples": None if c.samples() is None else list(c.samples() or ()),
+        "repetitions_note": c.repetitions_note,
+    }
+
+
+def _frontier_data(points: Sequence[cap.FrontierPoint]) -> list[dict[str, Any]]:
+    return [dataclasses.asdict(p) for p in points]
+
+
+def export_data(s: Sweep) -> dict[str, Any]:
+    """One sweep for `export`: every number the pages show, and how each was decided."""
+    comp = None if s.comparison is None else dataclasses.asdict(s.comparison)
+    change = None
+    if s.change is not None:
+        change = {"percent": s.change.percent, "bound": s.change.bound, "words": change_text(s), "comparison": comp}
+    return {
+        "load_kind": s.load_kind,
+        "workload": s.workload,
+        "loads": list(s.loads),
+        "labels": list(s.labels),
+        "capacity": _capacity_data(s.record.capacity),
+        "baseline_capacity": _capacity_data(s.baseline.capacity),
+        "change": change,
+        "frontier": _frontier_data(s.record.frontier),
+        "baseline_frontier": _frontier_data(s.baseline.frontier),
+    }
+
+
+# --- words ------------------------------------------------------------------------------------------
+
+
+def capacity_text(c: cap.Capacity, sweep: Sweep) -> str:
+    """A capacity in words; a number only where one was measured or interpolated between measured loads."""
+    if c.kind == "interpolated":
+        assert c.throughput is not None and c.load is not None and c.segment is not None
+        a, b = (sweep.load_text(x) for x in c.segment)
+        reach = " and ".join(c.limiting)
+        text = f"{fmt_number(c.throughput)} tok/s output throughput"
+        if c.throughput == c.limit_throughput:
+            text += f" at {sweep.load_text(c.load)}, interpolated where {reach} reaches its limit between {a} and {b}"
+        else:
+            text += f", measured at {sweep.load_text(c.load)}; {reach} reaches its limit between {a} and {b}"
+        if c.meets_again:
+            text += f" (meets the SLO again at {', '.join(sweep.load_text(x) for x in c.meets_again)}: not monotone)"
+        return text
+    if c.kind == "meets-all":
+        assert c.lower_bound is not None
+        return (
+            f"meets the SLO at every measured load, up to {sweep.load_text(sweep.loads[-1])}: "
+            f"at least {fmt_number(c.lower_bound)} tok/s, not measured beyond"
+        )
+    if c.kind == "breaks-all":
+        return "breaks the SLO at every measured load"
+    if c.kind == "breaks-lowest":
+        again = ", ".join(sweep.load_text(x) for x in c.meets_again)
+        return f"breaks the SLO at the lowest measured load but meets it at {again}: not monotone, no capacity"
+    return f"not known: {c.reason}"
+
+
+def change_text(sweep: Sweep) -> str | None:
+    """The capacity change in words, with the interval where repetitions give one."""
+    change, comp = sweep.change, sweep.comparison
+    if change is None:
+        return None
+    if change.percent is None:
+        return "no change can be given (the record or the baseline has no capacity as a number)"
+    # With repetitions, the interval is of the mean of per-repetition capacities: its own point
+    # change goes beside it, not the change of the mean sweep's capacity (a close but other number).
+    point = change.percent
+    if change.bound is None and comp is not None and comp.change_percent is not None:
+        point = comp.change_percent
+    text = f"{fmt_percent(point)} capacity under the SLO"
+    if change.bound == "at least":
+        text = f"at least {text} (the record meets the SLO at every measured load)"
+    elif change.bound == "at most":
+        text = f"at most {text} (the baseline meets the SLO at every measured load)"
+    if comp is not None and comp.ci_low_percent is not None and comp.ci_high_percent is not None:
+        level = round((1 - comp.alpha) * 100)
+        text += (
+            f"; {comp.decision}, {level}% interval {fmt_percent(comp.ci_low_percent)} to "
+            f"{fmt_percent(comp.ci_high_percent)} (n={comp.n} vs {comp.baseline_n})"
+        )
+    return text
+
+
+def summary_text(found: Sequence[Sweep]) -> str:
+    """A record's capacity under the SLO in one cell: each sweep's capacity and change."""
+    if not found:
+        return "no load sweep"
+    parts = []
+    for s in found:
+        c = s.record.capacity
+        if c is None:
+            continue
+        if c.kind == "interpolated" and c.throughput is not None:
+            text = f"{fmt_number(c.throughput)} tok/s"
+        elif c.kind == "meets-all" and c.lower_bound is not None:
+            text = f"at least {fmt_number(c.lower_bound)} tok/s, meets at every load"
+        elif c.kind == "breaks-all":
+            text = "breaks at every load"
+        else:
+            text = "not known"
+        if s.change is not None and s.change.percent is not None:
+            bound = f"{s.change.bound} " if s.change.bound else ""
+            decided = f", {s.comparison.decision}" if s.comparison is not None else ""
+            text += f" ({bound}{fmt_percent(s.change.percent)} vs baseline{decided})"
+        parts.append(f"{s.workload}: {text}" if len(found) > 1 else text)
+    return "; ".join(parts)

@@ -1,0 +1,1 @@
+"""Edits of the user's records: the write side."""

@@ -1,0 +1,192 @@
+"""A content-keyed cache for `build`: loaded records, rendered pages and drawn charts.
+
+A rebuild after one record changed should not parse, validate, render and draw a thousand
+records again. Each entry here is keyed by a hash of everything its value is computed from
+(the bytes of the files it reads, and the generator's own code and library versions), so an
+entry is either exactly what a fresh build would compute or never looked up: nothing is
+invalidated by time or by guesswork, and deleting the folder is always safe.
+
+Only `build` (and the site and `serve`, which call it) use it; `check` always reads every
+file afresh.
+
+Where it lives, and why loading it is safe: entries are pickles, and unpickling runs code, so
+the cache must never be a file a checkout can carry. It lives in the user's own cache folder
+(platformdirs: $XDG_CACHE_HOME or ~/.cache on Linux, the platform's place elsewhere), in a
+folder named by a hash of the repository's resolved path. Nothing in a repository is ever
+read as a cache, whatever it contains, and a cache folder that would fall inside the
+repository (a cache home pointed into a checkout) is not used at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import functools
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, TypeVar
+
+# Bump when the layout of the cache files changes.
+FORMAT = 1
+T = TypeVar("T")
+
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def digest(*parts: Any) -> str:
+    """A short stable hash of `parts` (bytes, text, or anything whose repr is stable)."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        if isinstance(part, bytes):
+            h.update(part)
+        else:
+            h.update(repr(part).encode("utf-8", "surrogatepass"))
+        h.update(b"\x00")
+    return h.hexdigest()
+
+
+@functools.cache
+def code_digest() -> str:
+    """The generator's code, shipped templates and the versions of what shapes its output."""
+    import hashlib
+
+    h = hashlib.blake2b(digest_size=16)
+    for path in sorted(_PACKAGE.rglob("*")):
+        if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
+            h.update(str(path.relative_to(_PACKAGE)).encode())
+            h.update(path.read_bytes())
+    from importlib.metadata import PackageNotFoundError, version
+
+    versions: list[str | None] = []
+    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "MarkupSafe"):
+        try:
+            versions.append(version(dist))
+        except PackageNotFoundError:
+            versions.append(None)
+    h.update(repr((FORMAT, sys.version_info[:3], versions)).encode())
+    return h.hexdigest()
+
+
+def _templates_digest(root: Path) -> str:
+    """A campaign's own templates/ (overrides of the shipped ones), which pages are drawn with."""
+    folder = root / "templates"
+    if not folder.is_dir():
+        return ""
+    parts: list[Any] = []
+    for path in sorted(folder.iterdir()):
+        with contextlib.suppress(OSError):
+            parts += [path.name, path.read_bytes()]
+    return digest(*parts)
+
+
+def cache_folder(root: Path) -> Path | None:
+    """Where the cache of the repository at `root` lives, or None when it cannot be kept safely."""
+    from platformdirs import user_cache_dir
+
+    try:
+        repo = root.resolve()
+        folder = Path(user_cache_dir("improvements", appauthor=False)).resolve() / "builds" / digest(str(repo))
+    except (OSError, RuntimeError):  # no home folder: no cache
+        return None
+    return None if folder.is_relative_to(repo) else folder
+
+
+class BuildCache:
+    """The cache of one campaign repository. `save()` writes what this build added."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = cache_folder(root)
+        self.salt = digest(code_digest(), _templates_digest(root))
+        self._entries: dict[str, Any] | None = None
+        self._used: set[str] = set()
+        self._dirty = False
+        # File digests seen while loading, by path: page keys are built from them.
+        self.files: dict[Path, str] = {}
+
+    def _table(self) -> dict[str, Any]:
+        if self._entries is None:
+            import pickle
+
+            self._entries = {}
+            if self.folder is None:
+                return self._entries
+            try:
+                # Safe to unpickle: the folder is the user's own, outside every repository
+                # (see the module's docstring).
+                stored = pickle.loads((self.folder / "entries.pickle").read_bytes())
+                if isinstance(stored, dict) and stored.get("salt") == self.salt:
+                    self._entries = stored["entries"]
+            except Exception:  # a missing, old or damaged cache is an empty one
+                self._entries = {}
+        return self._entries
+
+    def get(self, key: str) -> Any | None:
+        value = self._table().get(key)
+        if value is not None:
+            self._used.add(key)
+        return value
+
+    def put(self, key: str, value: Any) -> None:
+        self._table()[key] = value
+        self._used.add(key)
+        self._dirty = True
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        hit = self.get(key)
+        if hit is not None:
+            return hit  # type: ignore[no-any-return]
+        value = compute()
+        if value is not None:
+            self.put(key, value)
+        return value
+
+    def save(self) -> None:
+        """Keep this build's entries only, written atomically; a failure to write is not an error."""
+        entries = self._table()
+        if not self._dirty and len(entries) == len(self._used):
+            return
+        import pickle
+
+        from generator.base.fsio import atomic_write
+
+        kept = {k: v for k, v in entries.items() if k in self._used}
+        if self.folder is None:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            payload = pickle.dumps({"salt": self.salt, "entries": kept}, protocol=pickle.HIGHEST_PROTOCOL)
+            atomic_write(self.folder / "entries.pickle", payload)
+        except OSError:
+            return
+        self._entries, self._dirty = kept, False
+
+
+_active: contextvars.ContextVar[BuildCache | None] = contextvars.ContextVar("improvements_cache", default=None)
+
+
+@contextlib.contextmanager
+def activate(cache: BuildCache | None) -> Iterator[BuildCache | None]:
+    """Make `cache` the one `memo` uses while the block runs (a build), then save it."""
+    token = _active.set(cache)
+    try:
+        yield cache
+    finally:
+        _active.reset(token)
+
+
+def active() -> BuildCache | None:
+    return _active.get()
+
+
+def memo(kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, or its value from the active cache under a key made of `key_parts`.
+
+    Without an active cache (`check`, tests, library use) this is just `compute()`.
+    """
+    cache = _active.get()
+    if cache is None:
+        return compute()
+    return cache.memo(f"{kind}:{digest(cache.salt, kind, *key_parts)}", compute)

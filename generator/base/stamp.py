@@ -1,0 +1,175 @@
+"""Whether `build` has anything to do, decided from file bytes alone, before any heavy import.
+
+A build writes into its manifest two digests: one of every input it was made from (each file
+under improvements/, results/ and templates/, the generator's own code and templates, and the
+versions of the libraries that shape its output), and one of the outputs it wrote. When both
+still match, with the inputs hashed again and the outputs read back from disk, a new build
+would write the same bytes, so it need not run: that check reads and hashes files and imports
+nothing beyond the standard library (no pydantic, Jinja2 or chart code).
+
+Nothing here depends on modification times or on the user's cache, so a fresh clone whose
+committed outputs are current is recognised as such. A digest that does not match only means
+the full build runs, which decides everything afresh: this module can make a build faster,
+never different.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import sys
+from functools import cache
+from pathlib import Path, PurePosixPath
+
+# Bump when what the digests cover changes.
+FORMAT = 1
+INPUT_FOLDERS = ("improvements", "results", "templates")
+MANIFEST_NAME = ".improvements-manifest.json"
+DEFAULT_DOCS_ROOT = "docs"
+# The distributions whose versions can change the bytes of a page or a chart.
+SHAPING = ("jinja2", "markupsafe", "pyyaml", "pydantic", "pydantic_core")
+_PACKAGE = Path(__file__).resolve().parent.parent
+
+
+def find_root(start: Path | None = None) -> Path | None:
+    """The repository root: the nearest folder at or above `start` with improvements/campaign.yaml."""
+    here = (start or Path.cwd()).resolve()
+    folders = (here, *here.parents)
+    for folder in folders:
+        if (folder / "improvements" / "campaign.yaml").is_file():
+            return folder
+    # Records without their campaign.yaml: loading reports `missing-campaign` precisely.
+    for folder in folders:
+        if any((folder / "improvements").glob("[0-9][0-9]*-*.yaml")):
+            return folder
+    return None
+
+
+def _tree(h: hashlib.blake2b, folder: Path, shown: str, code: bool = False) -> None:
+    """Every entry under `folder`, by name: files by their bytes, links by their target.
+
+    In the package (`code`), bytecode is left out: Python writes it as it pleases.
+    """
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        h.update(f"?{shown}\0".encode())
+        return
+    for entry in entries:
+        if code and (entry.name == "__pycache__" or entry.name.endswith(".pyc")):
+            continue
+        name = f"{shown}/{entry.name}"
+        if entry.is_symlink():
+            h.update(f"L{name}\0{os.readlink(entry.path)}\0".encode("utf-8", "surrogateescape"))
+        elif entry.is_dir():
+            h.update(f"D{name}\0".encode("utf-8", "surrogateescape"))
+            _tree(h, Path(entry.path), name, code)
+        else:
+            try:
+                data = Path(entry.path).read_bytes()
+            except OSError:
+                data = b"\0unreadable"
+            h.update(f"F{name}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+            h.update(data)
+
+
+def _versions() -> list[str]:
+    """Installed versions of SHAPING, from the dist-info folder names (importlib.metadata costs more)."""
+    found: list[str] = []
+    for entry in sys.path:
+        try:
+            names = os.listdir(entry or ".")
+        except OSError:
+            continue
+        for name in names:
+            if name.endswith(".dist-info"):
+                dist = name[: -len(".dist-info")].lower()
+                if dist.split("-", 1)[0].replace(".", "_") in SHAPING:
+                    found.append(dist)
+    return sorted(set(found))
+
+
+@cache
+def code_digest() -> str:
+    """The generator's code and shipped templates, and the versions of what shapes its output."""
+    h = hashlib.blake2b(digest_size=16)
+    _tree(h, _PACKAGE, "generator", code=True)
+    h.update(repr((FORMAT, _versions())).encode())
+    return h.hexdigest()
+
+
+def inputs_digest(root: Path) -> str:
+    """A digest of everything a build of `root` reads."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(code_digest().encode())
+    for name in INPUT_FOLDERS:
+        h.update(f"\0{name}\0".encode())
+        if (root / name).is_dir():
+            _tree(h, root / name, name)
+    return h.hexdigest()
+
+
+def outputs_digest(root: Path, files: list[str], data: dict[str, bytes] | None = None) -> str | None:
+    """A digest of the outputs `files` (given as `data`, else read from disk); None if one is missing."""
+    h = hashlib.blake2b(digest_size=16)
+    for rel_path in sorted(files):
+        if data is not None:
+            content = data[rel_path]
+        else:
+            try:
+                # O_NOFOLLOW: an output replaced by a link is not the file the build wrote.
+                fd = os.open(root / rel_path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+            except OSError:
+                return None
+            with os.fdopen(fd, "rb") as fh:
+                content = fh.read()
+        h.update(f"{rel_path}\0{len(content)}\0".encode())
+        h.update(content)
+    return h.hexdigest()
+
+
+def _docs_root(root: Path) -> str | None:
+    """campaign.yaml's docs root (the series folder's parent), or None when it cannot be read."""
+    try:
+        import yaml
+
+        data = yaml.load((root / "improvements" / "campaign.yaml").read_bytes(), Loader=yaml.CSafeLoader)
+    except Exception:  # the full build reports whatever is wrong with it
+        return None
+    docs_dir = data.get("docs_dir", "docs/improvements") if isinstance(data, dict) else None
+    if not isinstance(docs_dir, str) or not docs_dir:
+        return None
+    # As generator.views.paths.docs_root has it.
+    series = PurePosixPath(docs_dir)
+    return str(series.parent if len(series.parts) > 1 else series)
+
+
+def up_to_date(root: Path) -> tuple[int | None, str]:
+    """(the number of outputs when a build of `root` would change nothing, else None; the inputs' digest).
+
+    The digest is handed to the build that follows, which would otherwise hash everything again.
+    """
+    inputs = inputs_digest(root)
+    return _matching(root, inputs), inputs
+
+
+def _matching(root: Path, inputs: str) -> int | None:
+    tried: set[str] = set()
+    for docs in (DEFAULT_DOCS_ROOT, None):
+        folder = docs if docs is not None else _docs_root(root)
+        if folder is None or folder in tried:
+            continue
+        tried.add(folder)
+        try:
+            manifest = json.loads((root / folder / MANIFEST_NAME).read_bytes())
+        except (OSError, ValueError):
+            continue
+        if not isinstance(manifest, dict) or manifest.get("inputs") != inputs:
+            continue
+        files = manifest.get("files")
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            return None
+        if manifest.get("outputs") == outputs_digest(root, files):
+            return len(files)
+    return None

@@ -1,0 +1,1 @@
+"""Every rule across files: what `check` reports before anything is computed."""

@@ -1,0 +1,374 @@
+"""The launch command in force: the campaign baseline with a sequence of records' changes applied.
+
+Pure functions on plain frozen dataclasses, so the validation, analysis and page layers share one
+computation and a caller converts its pydantic records once (`Step.from_change`).
+
+Rules (the format guide repeats them):
+
+- Order: a step comes after every step it `builds_on`; among steps free to go next, the lowest
+  number goes first. `builds_on` naming a slug that is not among the steps is reported in
+  `Stack.unresolved` and otherwise ignored. A cycle is returned as a `Cycle` (its slugs), never
+  half-applied.
+- Applying one step is `model.apply_change`: the step's flags and `remove_flags` drop every
+  occurrence of those flags (with their values), then its flags are appended. So one step on the
+  baseline gives exactly `apply_change`'s tokens.
+- Conflicts: two steps that set the same flag to different tokens, set the same environment
+  variable to different values, or where one removes a flag the other sets, or that both replace
+  the base command differently. Overriding the *baseline's* value is never a conflict (that is
+  what a change is for). When B builds on A, directly or through other steps, B knowingly
+  supersedes A: B's value wins and nothing is reported. Without that relation the later step in
+  stack order wins in the tokens, so the output is still deterministic, and the clash is reported.
+- A step's `base_command` replaces the campaign command as the base; every step's flags apply on
+  top of it, the last such step in stack order deciding (`Stack.base_from`).
+- A cycle is reported one at a time (the first `graphlib` finds); with it fixed, the next shows.
+- Quoting: `command` is `shlex.join`'s quoting except for `$NAME` and `${NAME...}` references,
+  which stay double-quoted so the shell expands them (`--model-path "$MODEL_PATH"`) without word
+  splitting. The campaign writes `$MODEL_PATH` for values it did not record, so a quoted literal
+  would be wrong. The price: a `$` that was single-quoted in the source is expanded too, because
+  `shlex.split` does not keep quoting; records have no reason to pass a literal `$NAME`.
+- Lines: the folded YAML block (`>-`) joins the written lines of the baseline, so they cannot be
+  recovered; the display puts the program on the first line and each option on its own line.
+"""
+
+from __future__ import annotations
+
+import graphlib
+import heapq
+import re
+import shlex
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from generator.model.record import Change
+
+ConflictKind = Literal["flag", "env", "remove", "base-command"]
+LineKind = Literal["env", "baseline", "added", "changed", "removed"]
+
+
+@dataclass(frozen=True)
+class Step:
+    """One record's change, as the stack needs it."""
+
+    slug: str
+    number: int
+    builds_on: tuple[str, ...] = ()
+    # (flag, value) as written; the value is split like `model.Flag.tokens`.
+    flags: tuple[tuple[str, str | None], ...] = ()
+    remove_flags: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    base_command: str | None = None
+
+    @property
+    def label(self) -> str:
+        return f"{self.number:02d}-{self.slug}"
+
+    @classmethod
+    def from_change(cls, slug: str, number: int, builds_on: Iterable[str], change: Change | None) -> Step:
+        if change is None:
+            return cls(slug, number, tuple(builds_on))
+        return cls(
+            slug=slug,
+            number=number,
+            builds_on=tuple(builds_on),
+            flags=tuple((f.flag, f.value) for f in change.flags),
+            remove_flags=tuple(change.remove_flags),
+            env=tuple(change.env.items()),
+            base_command=change.base_command,
+        )
+
+
+@dataclass(frozen=True)
+class Cycle:
+    """Steps that build on each other in a circle, starting with the lowest-numbered."""
+
+    slugs: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Conflict:
+    name: str  # the flag or environment variable ("" for base-command)
+    kind: ConflictKind
+    slug_a: str  # the earlier step in stack order
+    slug_b: str
+    value_a: str | None  # None: removed
+    value_b: str | None
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str  # shell-quoted, as in `command`
+    kind: LineKind
+    source: str | None = None  # the step's label, None for the baseline
+    replaces: str | None = None  # "changed": the baseline's text; "removed": what was removed
+
+    def display(self) -> str:
+        if self.kind == "removed":
+            return f"# removed: {self.text}  (by {self.source})"
+        if self.source is None:
+            return self.text
+        note = f"  # from {self.source}"
+        if self.replaces is not None:
+            note += f" (was: {self.replaces})"
+        return self.text + note
+
+
+@dataclass(frozen=True)
+class Stack:
+    tokens: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    lines: tuple[Line, ...]
+    order: tuple[str, ...]  # the steps' labels, in the order applied
+    conflicts: tuple[Conflict, ...] = ()
+    unresolved: tuple[tuple[str, str], ...] = ()  # (step slug, builds_on slug not among the steps)
+    absent: tuple[tuple[str, str], ...] = ()  # (step slug, flag it removes that was not there)
+    base_from: str | None = None  # the slug whose base_command replaced the campaign command
+
+    @property
+    def command(self) -> str:
+        """One line a POSIX shell runs: environment assignments, then the command."""
+        words = [quote(t) for t in self.tokens]
+        if not self.env:
+            return " ".join(words)
+        assigns = [f"{name}={quote(value)}" for name, value in self.env]
+        # A name the shell cannot assign (`A-B=1` would run as a command) goes through env(1).
+        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
+        return " ".join([*prefix, *assigns, *words])
+
+    def text(self) -> str:
+        return "\n".join(line.display() for line in self.lines)
+
+    def script(self) -> str:
+        """`command` over several lines, one option per line, joined by backslash-newlines."""
+        # `lines` holds the environment, then the words of `tokens` grouped as `command` quotes them.
+        shown = [line.text for line in self.lines if line.kind != "removed"]
+        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
+        return " \\\n    ".join([*prefix, *shown])
+
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `$NAME`, `${NAME}` and the `${NAME:-default}` family; nothing that runs code (`$(...)`, backticks).
+_VAR = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}\"'`$\\]*)?\})")
+
+
+def quote(token: str) -> str:
+    """`shlex.quote`, except that variable references stay expandable.
+
+    Literal parts are single-quoted and references double-quoted, side by side: inside double
+    quotes `shlex` and the shell disagree on backslashes, so nothing else goes in them.
+    """
+    parts: list[str] = []
+    pos = 0
+    for m in _VAR.finditer(token):
+        if m.start() > pos:
+            parts.append(shlex.quote(token[pos : m.start()]))
+        parts.append(f'"{m.group()}"')
+        pos = m.end()
+    if pos < len(token) or not parts:
+        parts.append(shlex.quote(token[pos:]))
+    return "".join(parts)
+
+
+def split_command(command: str) -> list[str]:
+    """The command's words as a shell reads them: a backslash-newline joins lines."""
+    return shlex.split(command.replace("\\\n", ""))
+
+
+def order_steps(steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
+    """Steps after what they build on, the lowest number first among the free."""
+    by_slug = _index(steps)
+    graph = {s.slug: [d for d in s.builds_on if d in by_slug] for s in sorted(steps, key=lambda s: s.number)}
+    sorter = graphlib.TopologicalSorter(graph)
+    try:
+        sorter.prepare()
+    except graphlib.CycleError as err:
+        return _cycle(list(err.args[1]), by_slug)
+    ready: list[tuple[int, str]] = []
+    out: list[Step] = []
+    while sorter.is_active():
+        for slug in sorter.get_ready():
+            heapq.heappush(ready, (by_slug[slug].number, slug))
+        _, slug = heapq.heappop(ready)
+        out.append(by_slug[slug])
+        sorter.done(slug)
+    return tuple(out)
+
+
+def chain(slug: str, steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
+    """The step `slug` and everything it builds on, transitively, in stack order."""
+    by_slug = _index(steps)
+    wanted: set[str] = set()
+    todo = [slug]
+    while todo:
+        s = todo.pop()
+        if s in wanted or s not in by_slug:
+            continue
+        wanted.add(s)
+        todo.extend(by_slug[s].builds_on)
+    return order_steps([by_slug[s] for s in wanted])
+
+
+def record_stack(command: str, env: Mapping[str, str], steps: Sequence[Step], slug: str) -> Stack | Cycle:
+    """A record's own launch command: the baseline, its `builds_on` chain, then its change."""
+    picked = chain(slug, steps)
+    return picked if isinstance(picked, Cycle) else apply_steps(command, env, picked)
+
+
+def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> Stack | Cycle:
+    """The baseline `command` and `env` with every step applied in stack order."""
+    ordered = order_steps(steps)
+    if isinstance(ordered, Cycle):
+        return ordered
+    base = next((s for s in reversed(ordered) if s.base_command), None)
+    base_command = base.base_command if base is not None and base.base_command else command
+    groups = [_Group(tokens, None) for tokens in _groups(split_command(base_command))]
+    base_text: dict[str, str] = {g.name: _text(g.tokens) for g in groups if g.name is not None}
+    lines: list[Line] = []
+    final_env = dict(env)
+    env_source: dict[str, str] = {}
+    absent: list[tuple[str, str]] = []
+    for step in ordered:
+        set_names = [f for f, _ in step.flags]
+        drop = set(step.remove_flags) | set(set_names)
+        for g in groups:
+            if g.name in step.remove_flags and g.name not in set_names:
+                lines.append(Line(_text(g.tokens), "removed", step.label))
+        absent += [(step.slug, f) for f in step.remove_flags if all(g.name != f for g in groups)]
+        groups = [g for g in groups if g.name not in drop]
+        for flag, value in step.flags:
+            tokens = [flag] if value is None else [flag, *shlex.split(value)]
+            groups.append(_Group(tokens, step.label))
+        for name, value in step.env:
+            final_env[name] = value
+            env_source[name] = step.label
+    lines = [*_env_lines(final_env, env, env_source), *_command_lines(groups, base_text), *lines]
+    by_slug = _index(ordered)
+    return Stack(
+        tokens=tuple(t for g in groups for t in g.tokens),
+        env=tuple(final_env.items()),
+        lines=tuple(lines),
+        order=tuple(s.label for s in ordered),
+        conflicts=tuple(_conflicts(ordered, by_slug)),
+        unresolved=tuple((s.slug, d) for s in ordered for d in s.builds_on if d not in by_slug),
+        absent=tuple(absent),
+        base_from=base.slug if base else None,
+    )
+
+
+@dataclass
+class _Group:
+    """An option with its values (or a run of leading words), and the step that added it."""
+
+    tokens: list[str]
+    source: str | None
+    name: str | None = field(init=False)
+
+    def __post_init__(self) -> None:
+        first = self.tokens[0]
+        self.name = first.split("=", 1)[0] if first.startswith("-") else None
+
+
+def _groups(tokens: list[str]) -> list[list[str]]:
+    # The same boundaries as `model.apply_change`: an option's values run until the next option,
+    # and `--flag=value` carries its value with it.
+    out: list[list[str]] = []
+    for tok in tokens:
+        starts = tok.startswith("-") or not out or (out[-1][0].startswith("-") and "=" in out[-1][0])
+        if starts:
+            out.append([tok])
+        else:
+            out[-1].append(tok)
+    return out
+
+
+def _text(tokens: Sequence[str]) -> str:
+    return " ".join(quote(t) for t in tokens)
+
+
+def _env_lines(env: Mapping[str, str], base: Mapping[str, str], source: Mapping[str, str]) -> list[Line]:
+    lines = []
+    for name, value in env.items():
+        was = f"{name}={quote(base[name])}" if name in source and name in base else None
+        lines.append(Line(f"{name}={quote(value)}", "env", source.get(name), was))
+    return lines
+
+
+def _command_lines(groups: list[_Group], base_text: Mapping[str, str]) -> list[Line]:
+    # The program and anything before the first long option share the first line.
+    head = 0
+    while head < len(groups) and groups[head].source is None and not (groups[head].name or "").startswith("--"):
+        head += 1
+    lines = [Line(_text([t for g in groups[:head] for t in g.tokens]), "baseline")] if head else []
+    for g in groups[head:]:
+        if g.source is None:
+            lines.append(Line(_text(g.tokens), "baseline"))
+        elif g.name is not None and g.name in base_text:
+            lines.append(Line(_text(g.tokens), "changed", g.source, base_text[g.name]))
+        else:
+            lines.append(Line(_text(g.tokens), "added", g.source))
+    return lines
+
+
+def _conflicts(ordered: Sequence[Step], by_slug: Mapping[str, Step]) -> list[Conflict]:
+    ancestors = {s.slug: _ancestors(s.slug, by_slug) for s in ordered}
+    out: list[Conflict] = []
+    for i, a in enumerate(ordered):
+        for b in ordered[i + 1 :]:
+            if a.slug not in ancestors[b.slug]:
+                out.extend(_clashes(a, b))
+    return out
+
+
+def _clashes(a: Step, b: Step) -> list[Conflict]:
+    out: list[Conflict] = []
+    sets_a, sets_b = _settings(a), _settings(b)
+    for name in sets_a.keys() & sets_b.keys():
+        if sets_a[name] != sets_b[name]:
+            out.append(Conflict(name, "flag", a.slug, b.slug, _text(sets_a[name]), _text(sets_b[name])))
+    for name in sorted(set(a.remove_flags) & sets_b.keys()):
+        out.append(Conflict(name, "remove", a.slug, b.slug, None, _text(sets_b[name])))
+    for name in sorted(sets_a.keys() & set(b.remove_flags)):
+        out.append(Conflict(name, "remove", a.slug, b.slug, _text(sets_a[name]), None))
+    env_a, env_b = dict(a.env), dict(b.env)
+    for name in env_a.keys() & env_b.keys():
+        if env_a[name] != env_b[name]:
+            out.append(Conflict(name, "env", a.slug, b.slug, env_a[name], env_b[name]))
+    if a.base_command and b.base_command and a.base_command != b.base_command:
+        out.append(Conflict("", "base-command", a.slug, b.slug, a.base_command, b.base_command))
+    return sorted(out, key=lambda c: (c.kind, c.name))
+
+
+def _settings(step: Step) -> dict[str, list[str]]:
+    # A flag given twice in one step keeps both occurrences, as `apply_change` appends both.
+    out: dict[str, list[str]] = {}
+    for flag, value in step.flags:
+        out.setdefault(flag, []).extend([flag] if value is None else [flag, *shlex.split(value)])
+    return out
+
+
+def _ancestors(slug: str, by_slug: Mapping[str, Step]) -> set[str]:
+    seen: set[str] = set()
+    todo = list(by_slug[slug].builds_on)
+    while todo:
+        s = todo.pop()
+        if s in seen or s not in by_slug:
+            continue
+        seen.add(s)
+        todo.extend(by_slug[s].builds_on)
+    return seen
+
+
+def _index(steps: Sequence[Step]) -> dict[str, Step]:
+    by_slug: dict[str, Step] = {}
+    for s in steps:
+        if s.slug in by_slug:
+            raise ValueError(f"step {s.slug!r} given twice")
+        by_slug[s.slug] = s
+    return by_slug
+
+
+def _cycle(found: list[str], by_slug: Mapping[str, Step]) -> Cycle:
+    # graphlib repeats the first node at the end; start at the lowest number so the report is stable.
+    ring = found[:-1] if len(found) > 1 and found[0] == found[-1] else found
+    start = min(range(len(ring)), key=lambda i: by_slug[ring[i]].number)
+    return Cycle(tuple(ring[start:] + ring[:start]))

@@ -1,0 +1,76 @@
+"""A measured quantity as one statistic, and numbers as text, independent of locale.
+
+Low in the pipeline so that every stage that shows a number (pages, charts, the summary,
+problems) writes it the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+from typing import Literal
+
+from generator.model.result import Range
+
+Kind = Literal["single", "repeated", "range"]
+Value = float | list[float] | Range
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One quantity: a single number, repeated measurements, or a range."""
+
+    mean: float
+    # Sample standard deviation for repeated measurements, half-width for a range, 0 otherwise.
+    spread: float
+    n: int
+    low: float
+    high: float
+    kind: Kind
+
+
+def stat(value: Value) -> Stat:
+    if isinstance(value, Range):
+        return Stat((value.min + value.max) / 2, (value.max - value.min) / 2, 1, value.min, value.max, "range")
+    if isinstance(value, list):
+        values = [float(v) for v in value]
+        if len(values) == 1:
+            return Stat(values[0], 0.0, 1, values[0], values[0], "single")
+        return Stat(
+            statistics.fmean(values), statistics.stdev(values), len(values), min(values), max(values), "repeated"
+        )
+    v = float(value)
+    return Stat(v, 0.0, 1, v, v, "single")
+
+
+def fmt_number(x: float) -> str:
+    """A number with four significant digits at most, no exponent, no locale."""
+    if x == 0 or not math.isfinite(x):
+        return "0" if x == 0 else str(x)
+    if x == int(x) and abs(x) < 1e15:
+        return str(int(x))
+    decimals = max(0, 3 - math.floor(math.log10(abs(x))))
+    text = f"{x:.{decimals}f}"
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def fmt_stat(s: Stat) -> str:
+    if s.kind == "range":
+        return f"{fmt_number(s.low)}–{fmt_number(s.high)}"
+    if s.kind == "repeated":
+        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n})"
+    return fmt_number(s.mean)
+
+
+def fmt_value(value: Value) -> str:
+    text = fmt_stat(stat(value))
+    # A range the source gives as approximate ("~8-11 tok/s") keeps its "~" wherever it is shown.
+    return f"~{text}" if isinstance(value, Range) and value.about else text
+
+
+def fmt_percent(p: float) -> str:
+    text = f"{p:+.1f}%"
+    return "0.0%" if text in ("+0.0%", "-0.0%") else text

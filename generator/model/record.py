@@ -1,0 +1,433 @@
+"""The record format as pydantic models: what users write in improvements/*.yaml and campaign.yaml.
+
+The models say what a single file may hold. Rules that need more than one file (numbers,
+slugs, references, sources) live in `load`, which also turns validation errors into
+positioned problems.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import shlex
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from generator.model import metrics
+from generator.model.metrics import Vocabulary
+from generator.model.result import (
+    Count,
+    Finite,
+    MetricName,
+    NonEmpty,
+    Provenance,
+    Range,
+    Result,
+    Slug,
+    Strict,
+    Tier,
+)
+
+Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
+STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
+BlockerStatus = Literal["open", "worked-around", "resolved"]
+# "not-recorded": the attempt was made but its outcome was never written down; saying so beats
+# guessing one.
+Outcome = Literal["worked", "partial", "failed", "not-recorded"]
+
+
+class Expected(Strict):
+    metric: MetricName
+    # Percent; positive means better in the metric's own direction.
+    gain: Finite | Range | None = None
+    concurrency: Count | None = None
+    note: str | None = None
+
+
+def _shell_words(value: str) -> str:
+    """Text that is split into shell words (a flag's value, a command): refused here when
+    `shlex` cannot split it, so that what `check` accepts, every page can print."""
+    try:
+        shlex.split(value)
+    except ValueError as exc:
+        raise ValueError(_unsplittable(value) or str(exc).lower()) from None
+    return value
+
+
+def _unsplittable(text: str) -> str | None:
+    # shlex says only "No closing quotation"; this finds which quote, by shlex's own rules
+    # (a backslash escapes outside single quotes; inside double quotes it matters only
+    # before a quote or a backslash, and skipping any other character is harmless).
+    quote, start, i = "", 0, 0
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and quote != "'":
+            if i + 1 == len(text):
+                return f"ends in a lone backslash (character {i + 1}) that escapes nothing"
+            i += 2
+            continue
+        if not quote and c in "'\"":
+            quote, start = c, i
+        elif c == quote:
+            quote = ""
+        i += 1
+    if not quote:
+        return None
+    shown = text if len(text) <= 60 else text[max(0, start - 20) : start + 20]
+    return f"the {quote} at character {start + 1} of `{shown}` is never closed; shell words need their quotes in pairs"
+
+
+ShellText = Annotated[str, AfterValidator(_shell_words)]
+
+
+class Flag(Strict):
+    """A launch flag. Written as "--flag value" or as a mapping when it needs a note."""
+
+    flag: Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]
+    value: ShellText | None = None
+    note: str | None = None
+    # Where the flag's meaning depends on the engine version, say how.
+    versions: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_string(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            parts = data.split(None, 1)
+            if not parts:
+                return {"flag": data}
+            out: dict[str, Any] = {"flag": parts[0]}
+            if len(parts) > 1:
+                out["value"] = parts[1]
+            return out
+        return data
+
+    def tokens(self) -> list[str]:
+        return [self.flag] if self.value is None else [self.flag, *shlex.split(self.value)]
+
+
+class Patch(Strict):
+    # Leave out when the files patched were not recorded; `summary` still says what changed.
+    path: NonEmpty | None = None
+    summary: NonEmpty
+    upstream: str | None = None
+
+
+class Change(Strict):
+    flags: list[Flag] = Field(default_factory=list)
+    remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    patches: list[Patch] = Field(default_factory=list)
+    # Set when the idea cannot be expressed as flags on the campaign's baseline command.
+    base_command: ShellText | None = None
+    # "not-recorded" when the flags, removed flags and environment above do not fully express
+    # the change on the baseline (a different base configuration, a patch, a kernel): pages
+    # then print no generated launch command and say what is `missing` instead.
+    command: Literal["not-recorded"] | None = None
+    missing: str | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _missing_says_why(self) -> Change:
+        if self.command == "not-recorded" and not self.missing:
+            raise ValueError("`command: not-recorded` needs `missing`: what the launch command would need")
+        if self.missing and self.command != "not-recorded":
+            raise ValueError("`missing` goes with `command: not-recorded`")
+        if self.command == "not-recorded" and self.base_command:
+            raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
+        return self
+
+
+class Attempt(Strict):
+    action: NonEmpty
+    outcome: Outcome
+    detail: str | None = None
+
+
+class Blocker(Strict):
+    """A blocker, or a reference (`ref`) to one defined with an `id` in another record.
+
+    A reference may carry its own `note` and `attempts`: records that share a blocker each
+    try their own workarounds against it.
+    """
+
+    id: Slug | None = None
+    ref: Slug | None = None
+    title: str | None = None
+    error: str | None = None
+    # What was seen when there is no error to quote: a slowdown, a hang, wrong output.
+    symptom: str | None = None
+    cause: str | None = None
+    status: BlockerStatus | None = None
+    upstream: list[str] = Field(default_factory=list)
+    attempts: list[Attempt] = Field(default_factory=list)
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _defined_or_referenced(self) -> Blocker:
+        if self.ref is not None:
+            own = [k for k in ("id", "title", "error", "symptom", "cause", "status") if getattr(self, k)]
+            if own or self.upstream:
+                raise ValueError(
+                    "a blocker with `ref` points at one defined elsewhere; "
+                    f"move {', '.join(own) or 'its details'} to that definition"
+                )
+            return self
+        missing = [k for k in ("title", "status") if getattr(self, k) is None]
+        if missing:
+            raise ValueError(f"a blocker needs {' and '.join(missing)} (or `ref` to a shared one)")
+        return self
+
+
+class Reference(Strict):
+    title: NonEmpty
+    url: Annotated[str, Field(pattern=r"^(https?://|/|\.{0,2}/?[A-Za-z0-9_])")]
+    note: str | None = None
+
+    @field_validator("url")
+    @classmethod
+    def _web_or_relative(cls, v: str) -> str:
+        # The pattern lets `javascript:` through (it starts with a letter); the site would drop
+        # such a link, but the author should hear about it from `check`.
+        scheme = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", v)
+        if scheme and scheme.group(1).lower() not in ("http", "https"):
+            raise ValueError(f"a link is http(s) or relative, not `{scheme.group(1)}:`")
+        return v
+
+
+class Record(Strict):
+    title: NonEmpty
+    tier: Tier
+    # Where the tier comes from, when that matters: "sources" when the record's sources place
+    # it there, "own" when they do not and the placement is the record's own (pages mark it).
+    # Left out, nothing is said.
+    tier_source: Literal["sources", "own"] | None = None
+    status: Status
+    hypothesis: NonEmpty
+    summary: str | None = None
+    tags: list[Slug] = Field(default_factory=list)
+    date: dt.date | None = None
+    expected: Expected | None = None
+    change: Change | None = None
+    blockers: list[Blocker] = Field(default_factory=list)
+    results: list[Result] = Field(default_factory=list)
+    verdict: str | None = None
+    caveats: list[str] = Field(default_factory=list)
+    related: list[Slug] = Field(default_factory=list)
+    superseded_by: Slug | None = None
+    references: list[Reference] = Field(default_factory=list)
+    # Records whose changes are already in this one's baseline: the stack applies them first.
+    builds_on: list[Slug] = Field(default_factory=list)
+    # Configurations tried as one unit: the arms of an A/B, or the values of a sweep.
+    variants: list[Variant] = Field(default_factory=list)
+    sweep: Sweep | None = None
+    # Where this record's runs differ from the campaign's setup.
+    setup: Setup | None = None
+
+
+VariantOutcome = Literal["retained", "rejected", "superseded", "diagnostic"]
+
+
+class Variant(Strict):
+    """One configuration of a record: an arm of an A/B or one value of a sweep.
+
+    Its `change` replaces the record's for this variant. A `diagnostic` variant (a run that
+    measures, not a candidate) is shown but never ranked.
+    """
+
+    label: NonEmpty
+    # The swept setting's value; a number when the sweep's values are numbers.
+    value: Finite | NonEmpty | None = None
+    outcome: VariantOutcome
+    change: Change | None = None
+    results: list[Result] = Field(default_factory=list)
+    note: str | None = None
+
+
+class Sweep(Strict):
+    # The setting swept, as the page's chart names it: a flag, an environment variable.
+    parameter: NonEmpty
+    # The metric the chart plots; defaults to the first metric the retained variant measures.
+    metric: MetricName | None = None
+    note: str | None = None
+
+
+class Setup(Strict):
+    """A record's own setup where it is not the campaign's: a microbenchmark on fewer GPUs, say.
+
+    It holds for every variant: a `base_command` replaces the campaign's baseline command, and
+    `command: not-recorded` says the command was never recorded (pages print none).
+    """
+
+    hardware: Hardware | None = None
+    # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
+    benchmark: NonEmpty | None = None
+    base_command: NonEmpty | None = None
+    command: Literal["not-recorded"] | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _one_command(self) -> Setup:
+        if self.command == "not-recorded" and self.base_command:
+            raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
+        return self
+
+
+# --- campaign.yaml ---------------------------------------------------------------------
+
+Detail = str | int | float | bool
+
+
+class ModelInfo(Strict):
+    name: NonEmpty
+    parameters: str | None = None
+    architecture: str | None = None
+    details: dict[str, Detail] = Field(default_factory=dict)
+
+
+class Hardware(Strict):
+    gpu: NonEmpty
+    # Leave out when the source does not say how many GPUs: pages then say "not recorded".
+    count: Count | None = None
+    architecture: str | None = None
+    interconnect: str | None = None
+    details: dict[str, Detail] = Field(default_factory=dict)
+
+
+class Engine(Strict):
+    name: NonEmpty
+    # Leave out when not recorded: pages then say so instead of guessing.
+    version: str | None = None
+    note: str | None = None
+
+
+class Baseline(Strict):
+    label: NonEmpty
+    command: Annotated[NonEmpty, AfterValidator(_shell_words)]
+    # True when the command was not recorded as run but written out from what the sources say
+    # (pages label it a reconstruction); `command_note` says what it rests on.
+    command_reconstructed: bool = False
+    command_note: str | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    results: list[Result] = Field(default_factory=list)
+    note: str | None = None
+    # What the baseline was measured on; each baseline result may add its own.
+    provenance: Provenance | None = None
+
+
+class Goal(Strict):
+    metric: MetricName
+    target: Finite
+    # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
+    direction: Literal["above", "below"] | None = None
+    concurrency: Count | None = None
+    current: Finite | Range | None = None
+    note: str | None = None
+
+
+def _latency_metric(name: str) -> str:
+    metric = metrics.lookup(name)
+    if metric is not None and not metrics.is_latency(metric):
+        raise ValueError(
+            f"`{name}` is not a latency; an SLO limits latencies in ms where lower is better "
+            "(such as ttft_p99, tpot_p99, itl_p99, e2e_latency_p99)"
+        )
+    return name
+
+
+# A latency limit of the SLO: a known latency metric (ms, lower is better) and a positive limit in ms.
+SloMetric = Annotated[MetricName, AfterValidator(_latency_metric)]
+SloLimit = Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e15)]
+
+
+class MetricDefinition(Strict):
+    """A metric of the campaign's own, beside the built-in vocabulary."""
+
+    unit: NonEmpty
+    better: Literal["higher", "lower"]
+    label: NonEmpty
+    note: str | None = None
+
+
+def _new_metric_name(name: str) -> str:
+    if metrics.lookup(name) is not None:
+        raise ValueError(f"`{name}` is a built-in metric already; give the campaign's own a name of its own")
+    return name
+
+
+CustomMetricName = Annotated[str, Field(pattern=metrics.NAME_RE), AfterValidator(_new_metric_name)]
+
+
+class DecisionRule(Strict):
+    """How a comparison becomes a decision (docs/guide/decisions.md)."""
+
+    # The metric that ranks records and says "better"; a record may name its own in `expected.metric`.
+    primary_metric: MetricName
+    # The false-alarm rate accepted: the interval is the (1 - alpha) confidence interval.
+    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    # Percent: the smallest change that matters.
+    min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
+
+
+class Campaign(Strict):
+    name: NonEmpty
+    series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
+    description: str | None = None
+    model: ModelInfo
+    hardware: Hardware
+    engine: Engine
+    baseline: Baseline
+    goals: list[Goal] = Field(default_factory=list)
+    decision: DecisionRule | None = None
+    tiers: dict[Tier, NonEmpty]
+    context: list[str] = Field(default_factory=list)
+    references: list[Reference] = Field(default_factory=list)
+    # Where the generated series goes, relative to the repository root.
+    docs_dir: str = "docs/improvements"
+    # Latency limits (ms) that capacity under the SLO is measured against: metric -> limit.
+    slo: dict[SloMetric, SloLimit] = Field(default_factory=dict)
+    # Metrics of the campaign's own: name -> unit, which direction is better, label.
+    metrics: dict[CustomMetricName, MetricDefinition] = Field(default_factory=dict)
+
+    def vocabulary(self) -> Vocabulary:
+        """The built-in metrics and this campaign's own."""
+        return Vocabulary.of({n: (d.unit, d.better == "higher", d.label) for n, d in self.metrics.items()})
+
+    @field_validator("tiers")
+    @classmethod
+    def _all_tiers(cls, v: dict[int, str]) -> dict[int, str]:
+        missing = sorted({1, 2, 3} - set(v))
+        if missing:
+            raise ValueError(f"tiers must describe tiers 1, 2 and 3 (missing {missing})")
+        return v
+
+
+# Record names the setup's Hardware, defined with the campaign's below.
+Record.model_rebuild()
+
+FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
+
+
+def apply_change(command: str, change: Change | None) -> list[str]:
+    """The baseline command's tokens with a record's flags removed, replaced or appended."""
+    tokens = shlex.split(change.base_command) if change is not None and change.base_command else shlex.split(command)
+    if change is None:
+        return tokens
+    drop = set(change.remove_flags) | {f.flag for f in change.flags}
+    out: list[str] = []
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i]
+        name = tok.split("=", 1)[0]
+        if name in drop:
+            i += 1
+            # A flag's values run until the next option.
+            while "=" not in tok and i < len(tokens) and not tokens[i].startswith("-"):
+                i += 1
+            continue
+        out.append(tok)
+        i += 1
+    for flag in change.flags:
+        out.extend(flag.tokens())
+    return out

@@ -1,0 +1,268 @@
+"""The value types every model shares, and a measured result: what a record's or the
+campaign's `results` hold. `model` builds the record and campaign.yaml models on these.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from generator.model import metrics
+
+SLUG_RE = r"^[a-z0-9]+(?:-[a-z0-9]+)*$"
+Slug = Annotated[str, Field(pattern=SLUG_RE)]
+NonEmpty = Annotated[str, Field(min_length=1)]
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
+
+
+# A measured or predicted number: NaN and infinities (`.nan`, `.inf` in YAML) are not results,
+# and they break every comparison and mean computed from them; nor is anything near the float
+# limit (1e308), where a mean or a difference overflows. 1e15 is beyond any throughput or latency.
+# Nor is anything so near zero (5e-324) that a change relative to it overflows into an infinite
+# percent: with both bounds, every difference, ratio and mean the analysis takes stays finite.
+def _comparable(value: float) -> float:
+    if value != 0 and abs(value) < 1e-15:
+        raise ValueError(
+            f"{value:g} is too close to zero to compare with; a measurement is 0 or at least 1e-15 in size"
+        )
+    return value
+
+
+def _not_boolean(value: Any) -> Any:
+    # pydantic takes `true` for 1 in a number or a tier: a slip, never what the user meant.
+    if isinstance(value, bool):
+        raise PydanticCustomError("boolean_number", "a boolean is not a number")
+    return value
+
+
+Finite = Annotated[
+    float, Field(allow_inf_nan=False, ge=-1e15, le=1e15), BeforeValidator(_not_boolean), AfterValidator(_comparable)
+]
+# A count (requests in flight, tokens, GPUs): bounded like a measurement, so charts and means of
+# it stay within what a float holds (a 400-digit concurrency overflowed the chart's axis).
+MAX_COUNT = 10**15
+Count = Annotated[int, Field(ge=1, le=MAX_COUNT), BeforeValidator(_not_boolean)]
+Length = Annotated[int, Field(ge=0, le=MAX_COUNT), BeforeValidator(_not_boolean)]
+Tier = Annotated[Literal[1, 2, 3], BeforeValidator(_not_boolean)]
+
+
+class Range(Strict):
+    """A value known only as a range, such as "about 8-11 tok/s"."""
+
+    min: Finite
+    max: Finite
+    # The source gives the range as approximate ("~8-11 tok/s"); pages keep the "~".
+    about: bool = False
+
+    @model_validator(mode="after")
+    def _ordered(self) -> Range:
+        if self.min > self.max:
+            raise ValueError(f"min ({self.min:g}) is greater than max ({self.max:g})")
+        return self
+
+
+# A number, repeated measurements of one quantity, or a range.
+MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
+
+
+def _known_metric(name: str, info: ValidationInfo) -> str:
+    # The campaign's own metrics come as validation context (see `metric_context`): the
+    # vocabulary is passed along, never registered anywhere.
+    units = _context_units(info)
+    if metrics.lookup(name) is None and name not in units:
+        vocabulary = metrics.Vocabulary.of({n: (u, True, n) for n, u in units.items()})
+        near = vocabulary.suggest(name)
+        raise PydanticCustomError("unknown_metric", "unknown metric `{name}`", {"name": name, "suggestion": near or ""})
+    return name
+
+
+def _context_units(info: ValidationInfo) -> dict[str, str]:
+    context = info.context if isinstance(info.context, dict) else {}
+    units = context.get("metric_units", {})
+    return units if isinstance(units, dict) else {}
+
+
+def metric_context(campaign_data: Any) -> dict[str, Any]:
+    """The validation context of a campaign's files: its own metric names and their units.
+
+    Read from the raw campaign data, so records still know the campaign's metrics when
+    campaign.yaml has an error elsewhere (that error is reported on its own).
+    """
+    defined = campaign_data.get("metrics") if isinstance(campaign_data, dict) else None
+    if not isinstance(defined, dict):
+        return {}
+    units = {
+        str(name): str(d["unit"])
+        for name, d in defined.items()
+        if isinstance(d, dict) and isinstance(d.get("unit"), str) and metrics.lookup(str(name)) is None
+    }
+    return {"metric_units": dict(sorted(units.items()))} if units else {}
+
+
+MetricName = Annotated[str, AfterValidator(_known_metric)]
+Metrics = dict[MetricName, MetricValue]
+
+
+class Workload(Strict):
+    dataset: str | None = None
+    input_len: Length | None = None
+    output_len: Length | None = None
+    num_prompts: Count | None = None
+    note: str | None = None
+
+
+class Reported(Strict):
+    """Numbers given as the source reported them, when it does not say which run each comes from.
+
+    They are shown as written, in the source's order, and never compared with each other: no
+    change, sign or rank is computed from them, and they never count as a measured gain.
+    """
+
+    metric: MetricName
+    values: Annotated[list[Finite | Range], Field(min_length=1)]
+    # The source's own words for the numbers, verbatim.
+    quote: str | None = None
+    # What is known (and not) about each number: which run, which setting.
+    note: str | None = None
+
+
+class BaselineFrom(Strict):
+    """Another record's result whose numbers are this result's baseline, so none is typed twice."""
+
+    record: Slug
+    result: NonEmpty
+
+
+class Provenance(Strict):
+    """What a number was measured on, as far as the source says: left out, pages say "not recorded".
+
+    An imported run adds what its file states (engine, version, model, tokenizer, client
+    backend, server arguments); these fields hold what a benchmark file never says.
+    """
+
+    engine_version: str | None = None
+    # The engine's source revision (a git commit or tag), when built from source.
+    engine_commit: str | None = None
+    # The container image, with its tag or digest (lmsysorg/sglang:v0.5.9-cu129).
+    image: str | None = None
+    date: dt.date | None = None
+    # The machine, when it is not the campaign's (another GPU count, a different host).
+    hardware: str | None = None
+    note: str | None = None
+
+
+class Result(Strict):
+    label: NonEmpty
+    # Requests in flight (the configured limit or batch size). Leave it out when unknown.
+    concurrency: Count | None = None
+    # Requests per second; "inf" for unlimited, "trace" for trace replay.
+    request_rate: Annotated[float, Field(gt=0)] | Literal["inf", "trace"] | None = None
+    workload: Workload | None = None
+    metrics: Metrics = Field(default_factory=dict)
+    baseline: Metrics = Field(default_factory=dict)
+    # The baseline is that record's result (its numbers, typed or imported): measured on top of it.
+    baseline_from: BaselineFrom | None = None
+    # Imported runs (ids under results/runs/) instead of typed numbers: one id, or a list of
+    # repetitions of one configuration (each run one sample). A tuple, not a list, so the
+    # value stays hashable for code that looks a single id up.
+    run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
+    baseline_run: Slug | None = None
+    # The repetitions and the baseline's are matched by position (same prompts, same seed):
+    # the comparison uses the paired differences, and both sides need the same n.
+    paired: bool = False
+    source: str | None = None
+    # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
+    # change in percent (signed as the source signs it), and a plain qualitative finding.
+    reported: list[Reported] = Field(default_factory=list)
+    reported_change: dict[MetricName, Finite | Range] = Field(default_factory=dict)
+    finding: str | None = None
+    note: str | None = None
+    provenance: Provenance | None = None
+    # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
+    # the metric's own: converted once, as the file is loaded.
+    units: dict[MetricName, NonEmpty] = Field(default_factory=dict)
+
+    @field_validator("request_rate")
+    @classmethod
+    def _unlimited(cls, v: float | str | None) -> float | str | None:
+        # `.inf` and `inf` say the same; one spelling downstream (and none that JSON refuses).
+        return "inf" if isinstance(v, float) and math.isinf(v) else v
+
+    @model_validator(mode="after")
+    def _has_numbers(self) -> Result:
+        reported = bool(self.reported or self.reported_change or self.finding)
+        if not self.metrics and self.run is None and not reported:
+            raise ValueError(
+                "a result needs `metrics`, an imported `run`, or evidence as reported "
+                "(`reported`, `reported_change`, `finding`)"
+            )
+        if self.baseline and not self.metrics and self.run is None:
+            raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
+        if self.baseline_from is not None and (self.baseline or self.baseline_run or self.run is not None):
+            raise ValueError(
+                "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`, "
+                "and an imported `run` names its baseline with `baseline_run`"
+            )
+        if self.baseline_from is not None and not self.metrics:
+            raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
+        ids = self.run_ids
+        if len(set(ids)) != len(ids):
+            raise ValueError("`run` names the same run twice; each repetition is a different run")
+        return self
+
+    @model_validator(mode="after")
+    def _in_own_units(self, info: ValidationInfo) -> Result:
+        if not self.units:
+            return self
+        own = _context_units(info)
+        factors: dict[str, float] = {}
+        for name, unit in self.units.items():
+            known = metrics.lookup(name)
+            to = known.unit if known is not None else own.get(name, unit)
+            factor = metrics.conversion(unit, to)
+            if factor is None:
+                raise ValueError(f"`{name}` is in {to}; a value in `{unit}` cannot be converted to it")
+            factors[name] = factor
+        update = {
+            "metrics": {k: _scaled(v, factors.get(k, 1.0)) for k, v in self.metrics.items()},
+            "baseline": {k: _scaled(v, factors.get(k, 1.0)) for k, v in self.baseline.items()},
+        }
+        return self.model_copy(update=update)
+
+    @property
+    def run_ids(self) -> tuple[str, ...]:
+        """The imported runs this result is made of, in order (one per repetition)."""
+        if self.run is None:
+            return ()
+        return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def has_reported(self) -> bool:
+        """Evidence given only as the source reported it (never compared)."""
+        return bool(self.reported or self.reported_change or self.finding)
+
+
+def _scaled(value: Any, factor: float) -> Any:
+    if factor == 1.0:
+        return value
+    if isinstance(value, Range):
+        return value.model_copy(update={"min": value.min * factor, "max": value.max * factor})
+    if isinstance(value, list):
+        return [v * factor for v in value]
+    return value * factor

@@ -1,0 +1,1 @@
+"""Views to files: templates rendered, the export, the report."""

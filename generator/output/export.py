@@ -1,0 +1,191 @@
+"""records.json: every record with what the generator computes from it, for other tools.
+
+One document: the campaign, then each record as written (normalised by the models) with its
+primary-metric evidence, its summary (rank, open blockers) and every result's comparisons (n
+on each side, change, interval, p, test, decision). `samples_csv` is the other export: every
+repetition as one row of a tidy table. The numbers are
+the ones the pages and the summary show, from the same functions. Deterministic: sorted keys,
+no timestamps, records in number order, so identical input gives identical bytes.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from generator.analysis.sweeps import export_data as sweep_data
+from generator.base import jsonsafe
+from generator.model.reported import result_evidence
+from generator.views.summary import SLO_COLUMN, summary_rows
+
+if TYPE_CHECKING:
+    from generator.analysis.campaign import Analysis, RecordAnalysis
+    from generator.analysis.stats import Comparison
+    from generator.model.quantity import Stat
+
+FORMAT = "improvements-export"
+# Raised when a key is renamed or removed; adding keys keeps the version. 2: `deltas` became
+# `comparisons` (issue #12: n, interval, p, test, decision) and `summary.best_gain` became
+# the record's `primary`.
+VERSION = 2
+SITE_NAME = "records.json"
+
+
+def _stat(s: Stat) -> dict[str, Any]:
+    return {"kind": s.kind, "mean": s.mean, "spread": s.spread, "n": s.n, "low": s.low, "high": s.high}
+
+
+def _comparison(c: Comparison, value: Any, baseline: Any) -> dict[str, Any]:
+    from generator.model.quantity import stat
+
+    return {
+        "value": _stat(stat(value)),
+        "baseline": _stat(stat(baseline)),
+        "n": c.n,
+        "baseline_n": c.baseline_n,
+        "mean": c.mean,
+        "baseline_mean": c.baseline_mean,
+        "difference": c.difference,
+        "change_percent": c.change_percent,
+        "ci_low_percent": c.ci_low_percent,
+        "ci_high_percent": c.ci_high_percent,
+        "p_value": c.p_value,
+        "test": c.test,
+        "decision": c.decision,
+        "reps_needed": c.reps_needed,
+    }
+
+
+def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str, Any]]:
+    record = entry.file.record
+    results, resolved_results = (
+        (record.results, entry.results)
+        if variant is None
+        else (record.variants[variant].results, entry.variant_results[variant])
+    )
+    out = []
+    for result, resolved in zip(results, resolved_results, strict=True):
+        comparisons = resolved.comparisons
+        out.append(
+            {
+                "label": result.label,
+                "no_baseline": resolved.no_baseline,
+                "notes": list(resolved.notes),
+                "comparisons": {
+                    name: (None if c is None else _comparison(c, resolved.metrics[name], resolved.baseline[name]))
+                    for name, c in sorted(comparisons.items())
+                },
+                # "reported": evidence as the source gave it, never compared, so `comparisons` is empty.
+                "evidence": result_evidence(result),
+            }
+        )
+    return out
+
+
+def _primary(entry: RecordAnalysis) -> dict[str, Any]:
+    """The evidence that ranks the record; `decision` is "reported" for evidence only as reported."""
+    p = entry.primary
+    c = p.comparison if p else None
+    return {
+        "metric": entry.primary_metric,
+        "result": p.label if p else None,
+        "change_percent": c.change_percent if c else None,
+        "ci_low_percent": c.ci_low_percent if c else None,
+        "ci_high_percent": c.ci_high_percent if c else None,
+        "decision": c.decision if c else ("reported" if entry.reported else None),
+    }
+
+
+def export_data(analysis: Analysis) -> dict[str, Any]:
+    """The export as plain JSON data."""
+    project = analysis.project
+    rows = summary_rows(analysis)
+    rank = {row["slug"]: i for i, row in enumerate(rows, 1)}
+    by_slug = {row["slug"]: row for row in rows}
+    docs = project.docs_dir.relative_to(project.root).as_posix()
+    records: list[dict[str, Any]] = []
+    for rec in sorted(project.records, key=lambda r: (r.number, r.slug)):
+        row = by_slug[rec.slug]
+        records.append(
+            {
+                "number": rec.number,
+                "slug": rec.slug,
+                "file": f"improvements/{rec.path.name}",
+                "page": f"{docs}/{project.output_name(rec)}",
+                "record": rec.record.model_dump(mode="json"),
+                "primary": _primary(analysis.record(rec)),
+                "summary": {
+                    "rank": rank[rec.slug],
+                    "open_blockers": row["open_blockers"],
+                    "open_blocker_titles": list(row["open_blocker_titles"]),
+                    "tier_source": row["tier_source"],
+                    "evidence": row["evidence"],
+                    "reported": row["reported"],
+                    "variants": row["variants"],
+                },
+                "results": _results(analysis.record(rec)),
+                "sweeps": [sweep_data(s) for s in analysis.record(rec).sweeps],
+                # Each variant's results, in the order of the record's `variants`.
+                "variant_results": [_results(analysis.record(rec), k) for k in range(len(rec.record.variants))],
+            }
+        )
+        if SLO_COLUMN in row:
+            summary: dict[str, Any] = records[-1]["summary"]
+            summary["capacity_under_slo"] = row[SLO_COLUMN]
+    return {
+        "format": FORMAT,
+        "version": VERSION,
+        "campaign": project.campaign.model_dump(mode="json"),
+        "records": records,
+    }
+
+
+def dumps(analysis: Analysis) -> str:
+    # JSON has no NaN or Infinity: such a number (a campaign detail written `.nan`) is written
+    # as "nan", "inf" or "-inf", and `non_finite` lists where, so a reader knows it is not text.
+    data, places = jsonsafe.finite(export_data(analysis))
+    if places:
+        data["non_finite"] = sorted(places)
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+# The tidy table of samples: one row per repetition, for a notebook.
+SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency")
+
+
+def samples_csv(analysis: Analysis) -> str:
+    """Every sample of every compared metric of every record's result, both sides, as CSV.
+
+    A range is not a sample (it has no repetitions), nor is a figure given only as reported:
+    neither appears. Built with pandas, imported here only.
+    """
+    import pandas as pd
+
+    from generator.analysis.campaign import samples
+    from generator.base.csvsafe import formula_safe
+
+    rows: list[tuple[Any, ...]] = []
+    for entry in analysis.records:
+        for resolved in entry.results:
+            res = resolved.result
+            for name, value in resolved.metrics.items():
+                sides = [("record", value), ("baseline", resolved.baseline.get(name))]
+                for side, v in sides:
+                    if v is None or not isinstance(v, int | float | list):
+                        continue
+                    for k, x in enumerate(samples(v), 1):
+                        rows.append((entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency))
+    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    frame["concurrency"] = frame["concurrency"].astype("Int64")
+    return str(frame.to_csv(index=False, lineterminator="\n"))
+
+
+def write_site_export(analysis: Analysis, site_dir: Path) -> Path:
+    """Publish the export at the site root as records.json (called by the mkdocs plugin after a build)."""
+    from generator.base.fsio import atomic_write
+
+    site_dir.mkdir(parents=True, exist_ok=True)
+    path = site_dir / SITE_NAME
+    atomic_write(path, dumps(analysis))
+    return path

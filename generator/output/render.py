@@ -1,0 +1,329 @@
+"""The one render path: templates to files, and the build that writes them.
+
+`improvements build`, the mkdocs plugin and `serve` all call `build` (or `render_files`).
+The analysis is built once per build; the page views (`pages`) and the charts (`plots`)
+read it, the Jinja2 templates lay the pages out, and `outputs` writes them atomically.
+"""
+
+from __future__ import annotations
+
+import re
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jinja2
+from jinja2.sandbox import SandboxedEnvironment
+
+from generator.analysis.campaign import Analysis, analyse
+from generator.base import cache, stamp
+from generator.base.generated import WriteResult, header, write_outputs, yaml_header
+from generator.base.memo import memo
+from generator.base.problems import Problem, ProblemsFound, Report, rel
+from generator.checks.validate import require_project
+from generator.model import variants
+from generator.model.quantity import fmt_number, fmt_percent, fmt_value
+from generator.project.load import Project, RecordFile
+from generator.views import pages
+from generator.views import variants as experiments
+from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
+from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
+from generator.views.plots import plots
+from generator.views.road import road_plot
+from generator.views.strips import strips
+from generator.views.sweeps import frontier_charts
+
+PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATE_NAMES = ("record.md.j2", "home.md.j2", "summary.md.j2", "blockers.md.j2")
+
+
+class _PathOutside(jinja2.TemplateNotFound):
+    pass
+
+
+class _Loader(jinja2.BaseLoader):
+    """A campaign's `templates/NAME` if present (inside the repository), else the shipped one."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def get_source(self, environment: jinja2.Environment, template: str) -> tuple[str, str, Callable[[], bool]]:
+        if "/" in template or "\\" in template or template.startswith("."):
+            raise jinja2.TemplateNotFound(template)
+        override = self.root / "templates" / template
+        path = PACKAGE_TEMPLATES / template
+        if override.exists() or override.is_symlink():
+            real = override.resolve()
+            if not real.is_relative_to(self.root.resolve()):
+                raise _PathOutside(str(override))
+            path = override
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise jinja2.TemplateNotFound(f"{template}: {exc}") from None
+        return source, str(path), lambda: False
+
+
+def _has_overrides(root: Path) -> bool:
+    folder = root / "templates"
+    try:
+        return folder.is_dir() and any(folder.iterdir())
+    except OSError:
+        return True
+
+
+def _bytecode_cache(root: Path) -> jinja2.BytecodeCache | None:
+    """The shipped templates compiled once, not in every process (a fifth of a rebuild's time).
+
+    Compiled templates are code, like the build cache's pickles, so they live beside them in
+    the user's own cache folder (see generator.base.cache), never in a repository; each entry is
+    checked against its template's source by Jinja.
+    """
+    folder = cache.cache_folder(root)
+    if folder is None:
+        return None
+    try:
+        (folder / "jinja").mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        return None
+    return jinja2.FileSystemBytecodeCache(str(folder / "jinja"))
+
+
+def environment(root: Path) -> jinja2.Environment:
+    # Sandboxed when the campaign has templates/: an override template is text from the
+    # repository, like a record, and must not reach Python (`cycler.__init__.__globals__.os.system(...)`)
+    # at build time. The shipped templates are the package's own code; without overrides they
+    # render unsandboxed, since the sandbox's check of every attribute was a third of a page's time.
+    overrides = _has_overrides(root)
+    kind = SandboxedEnvironment if overrides else jinja2.Environment
+    env = kind(
+        bytecode_cache=None if overrides else _bytecode_cache(root),
+        loader=_Loader(root),
+        undefined=jinja2.StrictUndefined,
+        autoescape=False,
+        finalize=finalize,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        auto_reload=False,
+    )
+    env.filters.update(
+        inline=inline,
+        cell=cell,
+        paragraphs=paragraphs,
+        code=code,
+        code_block=code_block,
+        link=link,
+        number=fmt_number,
+        percent=fmt_percent,
+        value=fmt_value,
+    )
+    return env
+
+
+def _shown_template(root: Path, name: str) -> str:
+    # Not `rel`: it resolves symlinks, and a template is named where the user put it.
+    override = root / "templates" / name
+    return f"templates/{name}" if override.exists() or override.is_symlink() else f"generator/templates/{name}"
+
+
+def _template_problem(root: Path, name: str, exc: BaseException) -> Problem:
+    shown = _shown_template(root, name)
+    if isinstance(exc, _PathOutside):
+        return Problem(
+            shown,
+            1,
+            1,
+            "path-outside",
+            f"template `{shown}` resolves outside the repository",
+            "keep override templates as regular files under templates/",
+        )
+    line = 1
+    if isinstance(exc, jinja2.TemplateSyntaxError) and exc.lineno:
+        line = exc.lineno
+        if exc.name:
+            shown = _shown_template(root, exc.name)
+    else:
+        # Jinja rewrites tracebacks so that template frames carry the template's own lines.
+        for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+            frame_name = Path(frame.filename).name
+            if frame_name.endswith(".j2") and frame.lineno:
+                line = frame.lineno
+                shown = _shown_template(root, frame_name)
+                break
+    message = getattr(exc, "message", None) or str(exc)
+    if not isinstance(exc, jinja2.TemplateError | TemplateFailure):
+        message = f"{type(exc).__name__}: {message}"
+    return Problem(
+        shown,
+        line,
+        1,
+        "bad-template",
+        f"template `{name}`: {message}",
+        "the shipped templates in generator/templates/ use every variable a page has",
+    )
+
+
+# --- rendering ------------------------------------------------------------------------------------
+
+
+def _front_matter(source: str, tags: list[str]) -> str:
+    lines = ["---", yaml_header(source)]
+    if tags:
+        lines.append("tags:")
+        lines += [f"  - {t}" for t in tags]
+    else:
+        lines.append("tags: []")
+    lines.append("---")
+    return "\n".join(lines) + "\n\n"
+
+
+def _normalise(text: str) -> str:
+    # Templates may leave runs of blank lines; markdown does not care, diffs do.
+    text = re.sub(r"\n{3,}", "\n\n", text)
+    return text.strip("\n") + "\n"
+
+
+class _PageCache:
+    """A record's page from the build cache, while nothing it is made from has changed."""
+
+    def __init__(self, analysis: Analysis, build_cache: cache.BuildCache | None) -> None:
+        self.analysis, self.build_cache = analysis, build_cache
+        self._runs_digest: str | None = None
+
+    def page(self, rec: RecordFile, render: Callable[[], str | None]) -> str | None:
+        build_cache, project = self.build_cache, self.analysis.project
+        if build_cache is None:
+            return render()
+        files = build_cache.files
+        deps = sorted(
+            {(d.path.name, files.get(d.path)) for d in pages.record_dependencies(self.analysis, rec)}, key=str
+        )
+        parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
+        if None in parts[:3] or any(key is None for _name, key in deps):
+            return render()  # a file that was not loaded through the cache: no key to trust
+        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
+            parts += (self.runs_digest(),)
+        return memo(build_cache, "page", parts, render)
+
+    def runs_digest(self) -> str:
+        """The imported runs' files, which results that name a run are computed from."""
+        if self._runs_digest is None:
+            folder = self.analysis.project.results_dir / "runs"
+            parts: list[Any] = []
+            if folder.is_dir():
+                for path in sorted(folder.glob("*.json")):
+                    parts += [path.name, path.read_bytes()]
+            self._runs_digest = cache.digest(*parts)
+        return self._runs_digest
+
+
+def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
+    """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
+    project = analysis.project
+    env = environment(project.root)
+    report = Report()
+    out: dict[str, str] = {}
+    charts = plots(analysis, build_cache)
+    alts = {p.path: p.alt for p in charts}
+    frontiers = frontier_charts(analysis)
+    alts.update({f.path: f.alt for f in frontiers})
+    # The road to the goal: a waterfall drawn from the analysis' stack.
+    road = road_plot(analysis)
+    if road is not None:
+        alts[road[0]] = road[1]
+    sweeps = experiments.sweep_charts(analysis)
+    alts.update({p.path: p.alt for p in sweeps})
+    strip_charts = strips(analysis)
+    alts.update({s.path: s.alt for s in strip_charts})
+    page_cache = _PageCache(analysis, build_cache)
+
+    def render(name: str, context: dict[str, Any]) -> str | None:
+        try:
+            return env.get_template(name).render(context)
+        except Exception as exc:
+            # A campaign's own template can raise whatever its expressions do (`{{ 1 // 0 }}`, a
+            # filter given a mapping), not only jinja's errors: each is that template's problem,
+            # reported at its line, never a traceback.
+            report.add(_template_problem(project.root, name, exc))
+            return None
+
+    for rec in project.records:
+
+        def page(rec: RecordFile = rec) -> str | None:
+            body = render("record.md.j2", pages.record_context(analysis, rec, alts))
+            if body is None:
+                return None
+            return _front_matter(rel(rec.path, project.root), list(rec.record.tags)) + _normalise(body)
+
+        text = page_cache.page(rec, page)
+        if text is None:
+            break
+        out[record_page_path(project, rec)] = text
+    campaign_source = rel(project.campaign_file.path, project.root)
+    others: list[tuple[str, str, Callable[[], dict[str, Any]], str]] = [
+        ("index.md", "home.md.j2", lambda: pages.home_context(analysis, alts), campaign_source),
+        ("summary.md", "summary.md.j2", lambda: pages.summary_context(analysis, alts), "the records in improvements/"),
+        ("blockers.md", "blockers.md.j2", lambda: pages.blockers_context(analysis), "the records in improvements/"),
+    ]
+    for filename, template, make_context, source in others:
+        if not report.ok:
+            break
+        body = render(template, make_context())
+        if body is not None:
+            out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
+    if not report.ok:
+        raise ProblemsFound(report)
+    out.update({p.path: p.svg for p in charts})
+    out.update({f.path: f.svg for f in frontiers})
+    if road is not None:
+        out[road[0]] = road[2]
+    out.update({p.path: p.svg for p in sweeps})
+    out.update({s.path: s.svg for s in strip_charts})
+    return dict(sorted(out.items()))
+
+
+@dataclass
+class BuildResult:
+    analysis: Analysis
+    files: dict[str, str]
+    written: list[str]
+    unchanged: list[str]
+    removed: list[str]
+    released: list[str]
+
+    @property
+    def project(self) -> Project:
+        return self.analysis.project
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.written or self.removed)
+
+
+def build(root: Path, inputs: str | None = None) -> BuildResult:
+    """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error.
+
+    `inputs` is the inputs' digest when the caller has just taken it (generator.base.stamp).
+    """
+    # Before anything is read: a file changed while the build runs leaves a digest that no
+    # longer matches, so the next build runs in full rather than trusting these outputs.
+    if inputs is None:
+        inputs = stamp.inputs_digest(root)
+    # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
+    build_cache = cache.BuildCache(root)
+    project = require_project(root, build_cache)
+    analysis = analyse(project)
+    files = render_files(analysis, build_cache)
+    if stamp.inputs_digest(root) != inputs:
+        # An input changed while this build read them: these outputs may be of either state,
+        # so the manifest gets no digests and the next build runs in full.
+        inputs = None
+    managed = sorted({str(docs_root(project)), str(series_dir(project))})
+    result: WriteResult = write_outputs(
+        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
+    )
+    build_cache.save()
+    return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)

@@ -1,0 +1,92 @@
+"""`improvements report`: the whole campaign as one markdown document, to paste into a pull request.
+
+One file that reads on its own, with no links into the site: the campaign in a paragraph,
+the ranked summary, the stack, and each record condensed (status, hypothesis, change, each
+result's numbers with their change, open blockers, verdict). Everything comes from the
+analysis and the page views the site uses, through the same template environment, so the
+report and the pages agree on every number and sign.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import jinja2
+
+from generator.analysis.campaign import Analysis
+from generator.base.problems import ProblemsFound, Report
+from generator.output.render import _template_problem, environment
+from generator.views import pages
+from generator.views.evidence import record_evidence
+from generator.views.markdown import TemplateFailure
+from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
+
+TEMPLATE = "report.md.j2"
+# Metrics per result in the report: the headline ones (throughputs come first in a run's order).
+SHOWN_METRICS = 4
+
+
+def _stack(analysis: Analysis) -> dict[str, Any]:
+    """The stack as the report shows it: the launch command in force and what it cannot say."""
+    found = analysis.stack
+    return {
+        "command": found.stack.command if found.stack is not None else None,
+        "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
+        "notes": [f"{label}: {what}" for label, what in found.notes],
+    }
+
+
+def report_context(analysis: Analysis) -> dict[str, Any]:
+    project = analysis.project
+    campaign = project.campaign
+    rows = [
+        {
+            **row,
+            "gain_text": gain_text(row),
+            "blockers_text": blockers_text(row),
+            "tier_text": tier_text(row),
+            "status_text": status_text(row),
+        }
+        for row in summary_rows(analysis)
+    ]
+    records = []
+    for entry in analysis.records:
+        rec = entry.file
+        records.append(
+            {
+                "number": f"{rec.number:02d}",
+                "record": rec.record,
+                "results": [pages.result_view(res) for res in entry.results],
+                "evidence": record_evidence(analysis, rec),
+                "open_blockers": list(entry.open_blockers),
+                "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],
+            }
+        )
+    return {
+        "campaign": campaign,
+        "engine_version": campaign.engine.version or "not recorded",
+        "rows": rows,
+        "records": records,
+        "stack": _stack(analysis),
+        "slo": bool(campaign.slo),
+        "shown": SHOWN_METRICS,
+        "baseline_results": [pages.result_view(res) for res in analysis.baseline_results],
+    }
+
+
+def report_text(analysis: Analysis) -> str:
+    """The report's markdown; ProblemsFound when a campaign's own report template fails."""
+    root = analysis.project.root
+    try:
+        text = environment(root).get_template(TEMPLATE).render(report_context(analysis))
+    except (jinja2.TemplateError, TemplateFailure) as exc:
+        report = Report()
+        report.add(_template_problem(root, TEMPLATE, exc))
+        raise ProblemsFound(report) from None
+    # One blank line between blocks, one newline at the end, whatever the template's layout.
+    lines: list[str] = []
+    for line in text.splitlines():
+        line = line.rstrip()
+        if line or (lines and lines[-1]):
+            lines.append(line)
+    return "\n".join(lines).strip("\n") + "\n"

@@ -1,0 +1,1 @@
+"""Reading a campaign from disk: discovery, loading, schema errors, imported runs, baseline matching."""

@@ -1,0 +1,440 @@
+"""Which baseline a result built from an imported run is compared with, and whether they compare.
+
+A run result is matched with the campaign baseline's runs that have the same kind of
+benchmark, the same load (configured concurrency or batch size, and request rate) and no
+known difference in workload (dataset, input and output length). Several equally good
+matches are averaged only when they are repeated measurements of one configuration: the same
+settings, including the name the benchmark gave the run (`run_name`, `tag`, `label`). Matches
+that are different configurations (a `cuda_graph` and a `no_cuda_graph` run) are never
+averaged: the one named like the result's run is chosen, or else the baseline is ambiguous and
+the result is shown without one until `baseline_run:` names it. A run with no match is still
+shown, marked as having no baseline.
+
+Comparable means: the two runs differ in nothing but what the record's change declares. A
+record that changes `--tp-size` may differ from its baseline in parallel layout; one that only
+adds `--enable-foo` may not differ in model, GPU count, engine version or workload.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from generator.model import metrics, variants
+from generator.model.record import Change
+from generator.model.result import Result, Workload
+from generator.project.runs.run import BOOKKEEPING, Run
+
+if TYPE_CHECKING:
+    from generator.project.load import Project, RecordFile
+
+# Settings that must match for a run to be compared with a baseline run at all.
+LOAD_KEYS = ("max_concurrency", "batch_size", "request_rate")
+WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "range_ratio")
+# Settings whose difference makes a comparison unfair unless the record's change explains it.
+COMPARABLE_KEYS = (
+    "engine",
+    "engine_version",
+    "model",
+    "gpu_count",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    *WORKLOAD_KEYS,
+    *LOAD_KEYS,
+)
+# What a benchmark calls a run: runs that differ here are different configurations, not repeats.
+NAME_KEYS = ("run_name", "tag", "label")
+# Settings that differ between repeats of one configuration.
+_REPEAT_KEYS = frozenset({"date"})
+_KEY_WORDS = {
+    "engine": "engine",
+    "engine_version": "engine version",
+    "model": "model",
+    "gpu_count": "GPU count",
+    "tp_size": "tensor parallel size",
+    "dp_size": "data parallel size",
+    "pp_size": "pipeline parallel size",
+    "ep_size": "expert parallel size",
+    "dataset": "dataset",
+    "input_len": "input length",
+    "output_len": "output length",
+    "range_ratio": "length range ratio",
+    "max_concurrency": "concurrency",
+    "batch_size": "batch size",
+    "request_rate": "request rate",
+}
+
+# Launch flags (SGLang and vLLM spellings) -> the settings they may change.
+_LAYOUT = ("gpu_count", "tp_size", "dp_size", "pp_size", "ep_size")
+_FLAG_SETTINGS: dict[str, tuple[str, ...]] = {
+    "--tp-size": _LAYOUT,
+    "--tp": _LAYOUT,
+    "--tensor-parallel-size": _LAYOUT,
+    "-tp": _LAYOUT,
+    "--dp-size": _LAYOUT,
+    "--dp": _LAYOUT,
+    "--data-parallel-size": _LAYOUT,
+    "-dp": _LAYOUT,
+    "--pp-size": _LAYOUT,
+    "--pipeline-parallel-size": _LAYOUT,
+    "-pp": _LAYOUT,
+    "--ep-size": _LAYOUT,
+    "--ep": _LAYOUT,
+    "--expert-parallel-size": _LAYOUT,
+    "--enable-expert-parallel": _LAYOUT,
+    "--enable-dp-attention": _LAYOUT,
+    "--nnodes": _LAYOUT,
+    "--model-path": ("model",),
+    "--model": ("model",),
+    "--served-model-name": ("model",),
+}
+
+
+def declared_settings(change: Change | None, baseline_command: str) -> set[str]:
+    """The run settings a record's change may legitimately alter."""
+    if change is None:
+        return set()
+    flags = {f.flag for f in change.flags} | set(change.remove_flags)
+    out: set[str] = set()
+    if change.base_command:
+        tokens = shlex.split(change.base_command)
+        base_tokens = shlex.split(baseline_command)
+        flags |= {t.split("=", 1)[0] for t in tokens if t.startswith("-")}
+        # A different launcher (vllm serve instead of sglang.launch_server) is a different engine.
+        if _launcher(tokens) != _launcher(base_tokens):
+            out |= {"engine", "engine_version"}
+    if "CUDA_VISIBLE_DEVICES" in change.env:
+        out |= set(_LAYOUT)
+    for flag in flags:
+        out |= set(_FLAG_SETTINGS.get(flag, ()))
+    return out
+
+
+def _launcher(tokens: list[str]) -> tuple[str, ...]:
+    head: list[str] = []
+    for tok in tokens:
+        if tok.startswith("-") and tok != "-m":
+            break
+        head.append(tok)
+    return tuple(head)
+
+
+def _fmt(value: Any) -> str:
+    if value == "inf":
+        return "unlimited"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def differences(run: Run, base: Run, allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
+    """What differs between two runs beyond `allowed`, as "model: A here, B in the baseline"."""
+    out: list[str] = []
+    for key in COMPARABLE_KEYS:
+        if key in allowed:
+            continue
+        a, b = run.settings.get(key), base.settings.get(key)
+        if a is None or b is None or a == b:
+            continue
+        out.append(f"{_KEY_WORDS[key]}: {_fmt(a)} here, {_fmt(b)} in the baseline")
+    if run.kind != base.kind:
+        out.append(f"benchmark: {run.format} here, {base.format} in the baseline")
+    return out
+
+
+# --- matching -----------------------------------------------------------------------------------
+
+
+def baseline_runs(project: Project) -> list[tuple[Result, Run]]:
+    """Every imported run of the campaign baseline, each repetition of a result on its own."""
+    runs = project.runs
+    return [(r, runs[rid]) for r in project.campaign.baseline.results for rid in r.run_ids if rid in runs]
+
+
+@dataclass
+class Match:
+    runs: list[Run] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    # A typed baseline result at the same concurrency, when no baseline run matches.
+    typed: Result | None = None
+    # Baseline runs that match equally well but are different configurations: none is chosen.
+    ambiguous: list[Run] = field(default_factory=list)
+
+
+def configuration(run: Run) -> tuple[str, tuple[tuple[str, str], ...]]:
+    """What repeats of one configuration share: the benchmark and every setting but the date."""
+    return run.kind, tuple(sorted((k, repr(v)) for k, v in run.settings.items() if k not in _REPEAT_KEYS))
+
+
+def _name(run: Run) -> tuple[Any, ...]:
+    return tuple(run.settings.get(k) for k in NAME_KEYS)
+
+
+def name_text(run: Run) -> str:
+    """The run's name as the benchmark recorded it: "run_name cuda_graph", or "no name"."""
+    parts = [f"{k} {run.settings[k]}" for k in NAME_KEYS if run.settings.get(k) is not None]
+    return ", ".join(parts) or "no name"
+
+
+def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
+    """The repeats of one configuration to compare with and why, or the candidates when none is clear."""
+    groups: dict[tuple[str, tuple[tuple[str, str], ...]], list[Run]] = {}
+    for same in best:
+        groups.setdefault(configuration(same), []).append(same)
+    if len(groups) == 1:
+        return best, "workload and load"
+    named = [g for g in groups.values() if _name(g[0]) == _name(run) and any(x is not None for x in _name(run))]
+    if len(named) == 1:
+        return named[0], f"workload, load and name ({name_text(run)})"
+    return best
+
+
+def match(project: Project, result: Result, run: Run) -> Match:
+    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
+    runs = project.runs
+    if result.baseline_run is not None:
+        base = runs.get(result.baseline_run)
+        if base is None:
+            return Match(notes=[f"The baseline run `{result.baseline_run}` does not exist."])
+        return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
+    best: list[Run] = []
+    best_score = -1
+    own = {run.id, *result.run_ids}
+    for _res, candidate in baseline_runs(project):
+        if candidate.id in own or candidate.kind != run.kind:
+            continue
+        if any(run.settings.get(k) != candidate.settings.get(k) for k in LOAD_KEYS):
+            continue
+        score = 0
+        compatible = True
+        for key in WORKLOAD_KEYS:
+            a, b = run.settings.get(key), candidate.settings.get(key)
+            if a is not None and b is not None:
+                if a != b:
+                    compatible = False
+                    break
+                score += 1
+        if not compatible:
+            continue
+        if score > best_score:
+            best, best_score = [candidate], score
+        elif score == best_score and candidate.id not in {b.id for b in best}:
+            best.append(candidate)
+    if best:
+        chosen = _choose(run, best)
+        if isinstance(chosen, list):
+            return Match(notes=[ambiguous_text(chosen)], ambiguous=chosen)
+        best, by = chosen
+        ids = ", ".join(f"`{b.id}`" for b in best)
+        if len(best) == 1:
+            note = f"Compared with the baseline run {ids}, matched by {by}."
+        else:
+            note = f"Compared with the mean of {len(best)} repeated baseline runs with the same {by}: {ids}."
+        unknown = [
+            _KEY_WORDS[k]
+            for k in WORKLOAD_KEYS[:3]
+            if any((run.settings.get(k) is None) != (b.settings.get(k) is None) for b in best)
+        ]
+        notes = [note]
+        if unknown:
+            notes.append(f"Not recorded on one side, so not checked: {', '.join(unknown)}.")
+        return Match(best, notes)
+    if run.concurrency is not None:
+        for typed_result in project.campaign.baseline.results:
+            if typed_result.run is None and typed_result.concurrency == run.concurrency and typed_result.metrics:
+                return Match(
+                    typed=typed_result,
+                    notes=[
+                        f"Compared with the typed baseline result `{typed_result.label}` at the same concurrency; "
+                        "its workload and settings were not recorded, so comparability is not checked."
+                    ],
+                )
+    return Match(notes=["No baseline run has the same workload and load; this run is shown without a baseline."])
+
+
+def ambiguous_text(candidates: list[Run]) -> str:
+    listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in candidates)
+    return (
+        f"Ambiguous baseline: {len(candidates)} baseline runs match this run's workload and load but are "
+        f"different configurations, so none is compared with: {listed}. "
+        "Name the one to compare with in `baseline_run`."
+    )
+
+
+# --- what a result built from a run shows -----------------------------------------------------
+
+_FAMILIES = ("ttft", "tpot", "itl", "e2e_latency")
+
+
+def _metric_order(name: str) -> tuple[int, int, float, str]:
+    fixed = list(metrics._FIXED)
+    if name in fixed:
+        return (0, fixed.index(name), 0.0, name)
+    family, _, stat = name.rpartition("_")
+    if family in _FAMILIES:
+        rank = {"mean": -2.0, "median": -1.0}.get(stat)
+        if rank is None:
+            try:
+                rank = float(stat[1:])
+            except ValueError:
+                rank = 1000.0
+        return (1, _FAMILIES.index(family), rank, name)
+    return (2, 0, 0.0, name)
+
+
+def shown_metrics(run: Run) -> dict[str, float]:
+    """The run's metrics a page compares: not bookkeeping (duration, counts) nor standard deviations."""
+    names = [n for n in run.metrics if n not in BOOKKEEPING and not n.endswith("_std")]
+    return {n: run.metrics[n] for n in sorted(names, key=_metric_order)}
+
+
+def as_result(result: Result, run: Run) -> Result:
+    """`result` with the load and workload its run recorded, for pages and summaries."""
+    s = run.settings
+    update: dict[str, Any] = {}
+    if result.concurrency is None and run.concurrency is not None and run.concurrency >= 1:
+        update["concurrency"] = run.concurrency
+    if result.request_rate is None and s.get("request_rate") is not None:
+        update["request_rate"] = s["request_rate"]
+    if result.workload is None and any(s.get(k) is not None for k in ("dataset", "input_len", "output_len")):
+        update["workload"] = Workload(
+            dataset=s.get("dataset"),
+            input_len=s.get("input_len"),
+            output_len=s.get("output_len"),
+            num_prompts=s.get("num_prompts") if isinstance(s.get("num_prompts"), int) else None,
+        )
+    return result.model_copy(update=update) if update else result
+
+
+def resolve(
+    project: Project, result: Result, record: RecordFile | None = None
+) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
+    """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
+
+    None when the result names no run; a missing run gives empty numbers and a note (`check`
+    reports it as an error).
+    """
+    if result.run is None:
+        return None
+    repeats: list[Run] = []
+    for rid in result.run_ids:
+        found_run = project.runs.get(rid)
+        if found_run is None:
+            why = project.broken_runs.get(rid, f"the imported run `{rid}` does not exist under results/runs/")
+            return result, {}, {}, [why]
+        repeats.append(found_run)
+    run = repeats[0]
+    if record is None:
+        record = owner(project, result)
+    # Repetitions are samples: a metric of several runs is the list of their values, in order.
+    values: dict[str, Any] = {}
+    for name, first in shown_metrics(run).items():
+        points = [r.metrics[name] for r in repeats if name in r.metrics]
+        values[name] = first if len(points) == 1 else points
+    notes: list[str] = []
+    if len(repeats) > 1:
+        notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
+    found = match(project, result, run)
+    notes += found.notes
+    base: dict[str, Any] = {}
+    if found.runs:
+        for name in values:
+            points = [b.metrics[name] for b in found.runs if name in b.metrics]
+            if points:
+                base[name] = points[0] if len(points) == 1 else points
+        if record is not None:
+            allowed = declared_settings(variants.change_for(record.record, result), project.campaign.baseline.command)
+            diffs = sorted({d for r in repeats for b in found.runs for d in differences(r, b, allowed)})
+            if diffs:
+                notes.append("Not comparable with its baseline beyond the declared change: " + "; ".join(diffs) + ".")
+    elif found.typed is not None:
+        base = {k: v for k, v in found.typed.metrics.items() if k in values}
+    if values and base:
+        missing = [k for k in values if k not in base]
+        if missing and len(missing) < len(values):
+            notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
+    for note in (n for r in repeats for n in r.notes):
+        if note not in notes:
+            notes.append(note)
+    return as_result(result, run), values, base, notes
+
+
+def owner(project: Project, result: Result) -> RecordFile | None:
+    """The record that holds `result` (None for the campaign baseline's results)."""
+    for rec in project.records:
+        if any(r is result for r in variants.all_results(rec.record)):
+            return rec
+    return None
+
+
+# --- the numbers of any result ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Numbers:
+    """A result's numbers as shown: its metrics, what they compare with, and why."""
+
+    # The result, with the load and workload its imported run recorded.
+    result: Result
+    metrics: dict[str, Any]
+    baseline: dict[str, Any]
+    # Said next to the delta: where the baseline came from, what limits the comparison.
+    notes: tuple[str, ...] = ()
+    no_baseline: bool = False
+
+
+def numbers(
+    project: Project, result: Result, record: RecordFile | None = None, _seen: frozenset[int] = frozenset()
+) -> Numbers:
+    """The numbers of one result and of its baseline.
+
+    A result without its own baseline is compared with the campaign baseline result at the
+    same concurrency, when there is one, so the baseline's numbers are written once.
+    """
+    if result.run is not None:
+        # An imported run: its numbers, and the baseline run matched by workload and load.
+        resolved = resolve(project, result, record)
+        assert resolved is not None
+        shown, run_values, run_base, run_notes = resolved
+        return Numbers(shown, run_values, run_base, tuple(run_notes), no_baseline=not run_base)
+    values: dict[str, Any] = dict(result.metrics)
+    notes: list[str] = []
+    base: dict[str, Any] = dict(result.baseline)
+    if result.baseline_from is not None:
+        base, note = _baseline_from(project, result, _seen)
+        notes.append(note)
+    if not base and result.concurrency is not None:
+        for candidate in project.campaign.baseline.results:
+            if candidate.concurrency != result.concurrency:
+                continue
+            shared = {k: v for k, v in candidate.metrics.items() if k in values}
+            if shared:
+                base = shared
+                notes.append(f"Compared with the campaign baseline result `{candidate.label}` at the same concurrency.")
+                break
+    if values and base:
+        missing = [k for k in values if k not in base]
+        if missing:
+            notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
+    return Numbers(result, values, base, tuple(notes), no_baseline=not base)
+
+
+def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tuple[dict[str, Any], str]:
+    """The numbers of the result `baseline_from` names, restricted to this result's metrics, and a note.
+
+    `check` reports a missing record or label and a circle (`build-cycle`); `seen` only keeps a
+    project with such errors from recursing forever where it is analysed anyway.
+    """
+    ref = result.baseline_from
+    assert ref is not None
+    target = next((rec for rec in project.records if rec.slug == ref.record), None)
+    found = next((r for r in target.record.results if r.label == ref.result), None) if target else None
+    if target is None or found is None or id(found) in seen:
+        return {}, f"The baseline `{ref.result}` of record `{ref.record}` does not exist."
+    theirs = numbers(project, found, target, seen | {id(result)}).metrics
+    base = {k: v for k, v in theirs.items() if k in result.metrics}
+    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its result `{found.label}`."
+    return base, note

@@ -1,0 +1,288 @@
+"""Benchmark files to runs: split a file into objects or console blocks, redact, normalize.
+
+A file may hold one JSON object, many appended ones (JSONL, or `--append-result` objects
+joined by newlines), or one or more pasted console blocks. Every problem names the file, the
+line and the formats known; a file with any problem yields no runs at all.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.base.problems import Problem
+from generator.base.read import byte_position, text_position
+from generator.project.runs import formats, intake, provenance
+from generator.project.runs.redact import redact, redact_text
+from generator.project.runs.run import Run, rate_slug, run_id
+
+# Per-request arrays make real files large; far beyond this is not a benchmark summary.
+MAX_BYTES = 256 * 1024 * 1024
+
+_PREFIX = {
+    "sglang-bench-serving": "sglang-serving",
+    "sglang-bench-one-batch": "sglang-batch",
+    "sglang-bench-one-batch-server": "sglang-batch-server",
+    "vllm-benchmark-serving": "vllm-serving",
+    "vllm-bench-serve": "vllm-serve",
+    "serving-console": "console",
+}
+
+
+@dataclass
+class ParsedFile:
+    """One input file: its runs, and the bytes to keep as evidence (redacted where needed)."""
+
+    path: Path
+    shown: str
+    original_sha256: str
+    stored_text: str
+    redacted: list[str] = field(default_factory=list)
+    runs: list[Run] = field(default_factory=list)
+
+    @property
+    def stored_bytes(self) -> bytes:
+        return self.stored_text.encode("utf-8")
+
+    @property
+    def stored_sha256(self) -> str:
+        return hashlib.sha256(self.stored_bytes).hexdigest()
+
+
+def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
+    return Problem(
+        shown,
+        line,
+        col,
+        "import-unrecognised",
+        f"{what}; no importer recognises it",
+        f"formats known: {formats.known_formats()}",
+    )
+
+
+def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs in one benchmark file, or the problems that stop it from being imported."""
+    data, problems = intake.read_limited(path, shown, MAX_BYTES)
+    if data is None:
+        return None, problems
+    original_sha = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
+    if "\x00" in text:
+        return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
+    if formats.CONSOLE_HEADER.search(text):
+        return _parse_console(path, shown, text, original_sha)
+    return _parse_json(path, shown, text, original_sha)
+
+
+# --- JSON and JSONL -----------------------------------------------------------------------------
+
+
+def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list[Problem]]:
+    """Each JSON value in `text` with its start and end offsets, or the problem that stops reading."""
+    decoder = json.JSONDecoder()  # accepts the bare Infinity that SGLang writes for request_rate
+    spans: list[tuple[int, int, Any]] = []
+    pos = 0
+    ws = re.compile(r"\s*")
+    while True:
+        pos = ws.match(text, pos).end()  # type: ignore[union-attr]
+        if pos >= len(text):
+            break
+        if text[pos] not in "{[":
+            line, col = text_position(text, pos)
+            if not spans:
+                return [], [_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block")]
+            return [], [
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "import-truncated",
+                    "unexpected text after the last complete JSON object",
+                    "remove the stray text, or the partial object a crashed run left behind",
+                )
+            ]
+        try:
+            obj, end = decoder.raw_decode(text, pos)
+        except RecursionError:
+            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
+        except json.JSONDecodeError as exc:
+            at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
+            # A cut-off object is reported where the text stops, not past the final newline.
+            line, col = text_position(text, min(exc.pos, len(text.rstrip())) if at_end else exc.pos)
+            start_line = text_position(text, pos)[0]
+            where = f"the JSON object starting on line {start_line}"
+            message = f"{where} is cut off ({exc.msg})" if at_end else f"{where} is broken: {exc.msg}"
+            return [], [
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "import-truncated",
+                    message,
+                    "a benchmark killed while writing leaves a partial last line; delete it and import again",
+                )
+            ]
+        except ValueError:
+            # Not a syntax error: an integer with more digits than Python converts (over 4,300).
+            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
+        lone = intake.lone_surrogate(shown, text, pos, end, obj)
+        if lone is not None:
+            return [], [lone]
+        spans.append((pos, end, obj))
+        pos = end
+    if not spans:
+        return [], [_unrecognised(shown, 1, 1, "file is empty")]
+    return spans, []
+
+
+def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
+    spans, stop = _json_spans(shown, text)
+    if stop:
+        return None, stop
+    problems: list[Problem] = []
+    parsed = ParsedFile(path, shown, original_sha, text)
+    replacements: list[tuple[int, int, str]] = []
+    for start, end, obj in spans:
+        line, col = text_position(text, start)
+        clean, found = redact(obj)
+        if found:
+            # Only an object that held a secret is re-written in the kept copy; the rest stays byte for byte.
+            replacements.append((start, end, json.dumps(clean, ensure_ascii=False)))
+            parsed.redacted += [f"line {line}: {p}" for p in found]
+        # A list of run objects (an aggregated export) is many runs from one place.
+        for item in clean if isinstance(clean, list) else [clean]:
+            run = formats.normalize_object(item)
+            if run is None:
+                what = (
+                    f"the JSON object on line {line} (keys: {', '.join(str(k)[:40] for k in list(item)[:6]) or 'none'})"
+                    if isinstance(item, dict)
+                    else f"the JSON value on line {line} is not an object"
+                )
+                problems.append(_unrecognised(shown, line, col, what))
+                continue
+            if not formats.usable(run):
+                problems.append(_no_metric(shown, line, col, run))
+                continue
+            impossible = intake.impossible_count(shown, line, col, run)
+            if impossible is not None:
+                problems.append(impossible)
+                continue
+            _identify(run, item, line)
+            provenance.fill(run, item)
+            parsed.runs.append(run)
+    unrecognised = [p for p in problems if p.code == "import-unrecognised"]
+    if len(unrecognised) > 1:
+        # One clear error per file that is not a benchmark file, not one per line of it.
+        first = unrecognised[0]
+        more = f" (and {len(unrecognised) - 1} more value(s) like it)"
+        problems = [p for p in problems if p.code != "import-unrecognised"]
+        problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
+    if problems:
+        return None, problems
+    # The kept copy is read once more as text, so what the object walk cannot see (a key given
+    # twice, where JSON keeps only the last) is caught by the same rules.
+    parsed.stored_text, n = redact_text(_apply(text, replacements))
+    if n:
+        parsed.redacted.append(f"{n} more secret value(s) in the text")
+    return parsed, []
+
+
+def _apply(text: str, replacements: list[tuple[int, int, str]]) -> str:
+    out: list[str] = []
+    pos = 0
+    for start, end, new in replacements:
+        out.append(text[pos:start])
+        out.append(new)
+        pos = end
+    out.append(text[pos:])
+    return "".join(out)
+
+
+def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
+    return Problem(
+        shown,
+        line,
+        col,
+        "import-no-metric",
+        f"the {formats.FORMATS[run.format]} run on line {line} has no usable metric (all missing, null or not finite)",
+        "a run that failed before measuring anything has nothing to import; drop its line",
+    )
+
+
+# A part of a run id longer than this (a 400-digit concurrency) would make a file name the
+# file system refuses; the id's hash tells runs apart without it.
+_MAX_ID_PART = 24
+
+
+def _identify(run: Run, content: Any, line: int) -> None:
+    parts = [_PREFIX[run.format]]
+    if run.settings.get("batch_size") is not None:
+        parts.append(f"bs{run.settings['batch_size']}")
+    elif run.settings.get("max_concurrency") is not None:
+        parts.append(f"c{run.settings['max_concurrency']}")
+    else:
+        parts.append(rate_slug(run.request_rate))
+    run.id = run_id("-".join(p for p in parts if p and len(p) <= _MAX_ID_PART), run.format, content)
+    run.source["line"] = line
+
+
+# --- console blocks -----------------------------------------------------------------------------
+
+
+def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
+    stored, n = redact_text(text)
+    parsed = ParsedFile(path, shown, original_sha, stored)
+    if n:
+        old, new = text.splitlines(), stored.splitlines()
+        changed = [i + 1 for i, (a, b) in enumerate(zip(old, new, strict=False)) if a != b]
+        if len(old) == len(new) and changed:
+            parsed.redacted += [f"line {i}: secret value(s) in the text" for i in changed]
+        else:
+            parsed.redacted.append(f"{n} secret value(s) in the text")
+    lines = stored.splitlines()
+    problems: list[Problem] = []
+    i = 0
+    while i < len(lines):
+        if not formats.CONSOLE_HEADER.search(lines[i]):
+            i += 1
+            continue
+        start = i
+        j = i + 1
+        while (
+            j < len(lines) and not formats._CONSOLE_END.match(lines[j]) and not formats.CONSOLE_HEADER.search(lines[j])
+        ):
+            j += 1
+        if j >= len(lines) or formats.CONSOLE_HEADER.search(lines[j]):
+            problems.append(
+                Problem(
+                    shown,
+                    start + 1,
+                    1,
+                    "import-truncated",
+                    f"the console block starting on line {start + 1} has no closing line of `=` signs",
+                    "paste the whole block, down to the closing ===== line, so no value is lost",
+                )
+            )
+            i = j
+            continue
+        run, pairs = formats.console_block(lines[start + 1 : j])
+        impossible = intake.impossible_count(shown, start + 1, 1, run)
+        if not formats.usable(run):
+            problems.append(_no_metric(shown, start + 1, 1, run))
+        elif impossible is not None:
+            problems.append(impossible)
+        else:
+            _identify(run, pairs, start + 1)
+            provenance.fill(run, None)
+            parsed.runs.append(run)
+        i = j + 1
+    if problems:
+        return None, problems
+    return parsed, []

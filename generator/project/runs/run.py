@@ -1,0 +1,252 @@
+"""One imported benchmark run, normalized to the metric vocabulary.
+
+A run keeps what defines it (`settings`: engine, model, parallel layout, workload, load) apart
+from what it measured (`metrics`, in the vocabulary's units) and from quantities that are
+observations but not comparable metrics (`measured`: the mean concurrency a serving benchmark
+saw, token totals). Matching and comparability work on `settings` only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from generator.model import metrics as vocabulary
+
+# Settings that define a run, in the order pages list them. Matching and comparability read
+# these names; importers fill what their format records and leave the rest out.
+SETTING_ORDER: tuple[str, ...] = (
+    "engine",
+    "engine_version",
+    "model",
+    "gpu_count",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    "dataset",
+    "input_len",
+    "output_len",
+    "range_ratio",
+    "num_prompts",
+    "max_concurrency",
+    "batch_size",
+    "request_rate",
+    "burstiness",
+    "client",
+    "backend",
+    "label",
+    "tag",
+    "run_name",
+    "date",
+)
+
+# Metrics that say a run happened but not how fast: a run needs something else to be usable.
+BOOKKEEPING = frozenset({"duration", "completed", "failed"})
+
+RequestRate = float | str  # a number, "inf" or "trace"
+
+
+@dataclass
+class Run:
+    """A run as stored in results/runs/<id>.json (see `to_json`)."""
+
+    id: str
+    format: str
+    settings: dict[str, Any]
+    # name -> value in the vocabulary's unit
+    metrics: dict[str, float]
+    # name -> the key in the benchmark file it came from
+    keys: dict[str, str] = field(default_factory=dict)
+    # name -> how the value was converted, e.g. "s -> ms"
+    conversions: dict[str, str] = field(default_factory=dict)
+    measured: dict[str, int | float] = field(default_factory=dict)
+    unmapped: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    source: dict[str, Any] = field(default_factory=dict)
+    # What the file states about where it was measured (results/provenance.py): name -> value,
+    # and name -> the key it was read from.
+    provenance: dict[str, str] = field(default_factory=dict)
+    provenance_keys: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def concurrency(self) -> int | None:
+        """Requests in flight as configured: the concurrency limit, or the batch size."""
+        value = self.settings.get("max_concurrency")
+        if value is None:
+            value = self.settings.get("batch_size")
+        return value if isinstance(value, int) else None
+
+    @property
+    def request_rate(self) -> RequestRate | None:
+        return self.settings.get("request_rate")
+
+    @property
+    def kind(self) -> str:
+        """Serving runs and single-batch runs measure different things and never match."""
+        return "batch" if self.format.startswith("sglang-bench-one-batch") else "serving"
+
+    def unit(self, name: str) -> str:
+        metric = vocabulary.lookup(name)
+        return metric.unit if metric is not None else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "format": self.format,
+            "settings": {k: self.settings[k] for k in _ordered(self.settings)},
+            "metrics": {
+                name: {
+                    "value": value,
+                    "unit": self.unit(name),
+                    "key": self.keys.get(name, name),
+                    **({"converted": self.conversions[name]} if name in self.conversions else {}),
+                }
+                for name, value in self.metrics.items()
+            },
+            "measured": dict(self.measured),
+            "unmapped": sorted(self.unmapped),
+            "notes": list(self.notes),
+            "source": dict(self.source),
+            # Only when the file states any, so runs imported before keep their bytes.
+            **(
+                {
+                    "provenance": {
+                        k: {"value": v, "key": self.provenance_keys.get(k, k)} for k, v in self.provenance.items()
+                    }
+                }
+                if self.provenance
+                else {}
+            ),
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Run:
+        metrics_data = data.get("metrics") or {}
+        return cls(
+            id=str(data["id"]),
+            format=str(data["format"]),
+            settings=dict(data.get("settings") or {}),
+            metrics={k: float(v["value"]) for k, v in metrics_data.items()},
+            keys={k: str(v.get("key", k)) for k, v in metrics_data.items()},
+            conversions={k: str(v["converted"]) for k, v in metrics_data.items() if "converted" in v},
+            measured=dict(data.get("measured") or {}),
+            unmapped=list(data.get("unmapped") or []),
+            notes=list(data.get("notes") or []),
+            source=dict(data.get("source") or {}),
+            provenance={k: str(v["value"]) for k, v in (data.get("provenance") or {}).items()},
+            provenance_keys={k: str(v.get("key", k)) for k, v in (data.get("provenance") or {}).items()},
+        )
+
+    def describe(self) -> str:
+        """A short human label: workload and load, as a default result label."""
+        s = self.settings
+        parts: list[str] = []
+        if s.get("run_name"):
+            parts.append(str(s["run_name"]))
+        workload = s.get("dataset") or ""
+        if s.get("input_len") is not None or s.get("output_len") is not None:
+            lens = f"{s.get('input_len', '?')}/{s.get('output_len', '?')}"
+            workload = f"{workload} {lens}".strip()
+        if workload:
+            parts.append(workload)
+        if s.get("batch_size") is not None:
+            parts.append(f"batch {s['batch_size']}")
+        elif s.get("max_concurrency") is not None:
+            parts.append(f"concurrency {s['max_concurrency']}")
+        rate = s.get("request_rate")
+        if rate is not None and not (rate == "inf" and s.get("max_concurrency") is not None):
+            parts.append(
+                "rate unlimited" if rate == "inf" else "trace replay" if rate == "trace" else f"rate {rate:g}/s"
+            )
+        return ", ".join(parts) or self.format
+
+
+def _ordered(settings: dict[str, Any]) -> list[str]:
+    known = [k for k in SETTING_ORDER if k in settings]
+    return known + sorted(k for k in settings if k not in SETTING_ORDER)
+
+
+# --- normalizing values -----------------------------------------------------------------------
+
+
+def number(value: Any) -> float | None:
+    """A finite number, or None (missing, null, text, boolean, NaN or infinite)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def quantity(value: Any) -> int | float | None:
+    """A finite number that stays an integer when it is one (token counts, request counts)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value
+    return number(value)
+
+
+def integer(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def request_rate(value: Any) -> RequestRate | None:
+    """Requests per second: a number, "inf" (no limit: Infinity, "inf", "infinity") or "trace"."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, int | float):
+        if math.isinf(value) and value > 0:
+            return "inf"
+        return float(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in ("inf", "infinity", "+inf"):
+            return "inf"
+        if text == "trace":
+            return "trace"
+        try:
+            return request_rate(float(text))
+        except ValueError:
+            return None
+    return None
+
+
+# mean_ttft_ms, p99.9_e2el_ms, median_e2e_latency_ms: statistic first, then the family.
+LATENCY_KEY = re.compile(r"^(mean|median|std|p\d{1,2}(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
+_FAMILY = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency", "e2e_latency": "e2e_latency"}
+
+
+def latency_metric(key: str) -> str | None:
+    """The vocabulary name of a latency key (`p99.9_ttft_ms` -> `ttft_p99.9`), or None."""
+    m = LATENCY_KEY.match(key)
+    if m is None:
+        return None
+    stat = m.group(1)
+    if stat.startswith("p") and stat.endswith(".0"):
+        stat = stat[:-2]
+    name = f"{_FAMILY[m.group(2)]}_{stat}"
+    return name if vocabulary.lookup(name) is not None else None
+
+
+def run_id(prefix: str, fmt: str, content: Any) -> str:
+    """A run's id: readable prefix plus a hash of its (redacted) content, so re-imports match."""
+    canonical = json.dumps([fmt, content], sort_keys=True, ensure_ascii=False, allow_nan=True)
+    digest = hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:10]
+    slug = re.sub(r"[^a-z0-9]+", "-", prefix.lower()).strip("-")
+    return f"{slug}-{digest}"
+
+
+def rate_slug(rate: RequestRate | None) -> str:
+    if rate is None:
+        return ""
+    if isinstance(rate, str):
+        return f"rr{rate}"
+    return "rr" + f"{rate:g}".replace(".", "p")

@@ -1,0 +1,119 @@
+"""Where imported runs live: results/runs/<id>.json, and the raw files under results/raw/.
+
+Run files are written by the importer with sorted keys, so the same input gives the same
+bytes; the raw file is kept as evidence under a name that starts with its hash, with secrets
+redacted (the run's `source` records the hash of the original and of the stored copy).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from generator.project.runs import intake
+from generator.project.runs.parse import ParsedFile
+from generator.project.runs.run import Run
+
+RUNS_DIR = "runs"
+RAW_DIR = "raw"
+
+
+def runs_dir(root: Path) -> Path:
+    return root / "results" / RUNS_DIR
+
+
+def raw_dir(root: Path) -> Path:
+    return root / "results" / RAW_DIR
+
+
+def raw_name(parsed: ParsedFile) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "-", parsed.path.name).strip("-.") or "benchmark"
+    return f"{parsed.stored_sha256[:12]}-{safe[:80]}"
+
+
+def run_text(run: Run) -> str:
+    return json.dumps(run.to_json(), sort_keys=True, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+
+
+def attach_sources(parsed: ParsedFile) -> None:
+    """Fill each run's `source`: the kept copy, the line, and the hashes that tie them to the original."""
+    stored = f"results/{RAW_DIR}/{raw_name(parsed)}"
+    for run in parsed.runs:
+        run.source.update(
+            {
+                "file": stored,
+                "name": parsed.path.name,
+                "sha256": parsed.original_sha256,
+                "stored_sha256": parsed.stored_sha256,
+                "redacted": bool(parsed.redacted),
+            }
+        )
+
+
+@dataclass(frozen=True)
+class Write:
+    path: Path
+    data: bytes
+
+
+def planned_writes(root: Path, files: list[ParsedFile]) -> list[Write]:
+    """Every file the import will write, skipping those that already hold the same bytes."""
+    writes: dict[Path, bytes] = {}
+    for parsed in files:
+        writes[raw_dir(root) / raw_name(parsed)] = parsed.stored_bytes
+        for run in parsed.runs:
+            writes[runs_dir(root) / f"{run.id}.json"] = run_text(run).encode("utf-8")
+    out: list[Write] = []
+    for path, data in sorted(writes.items()):
+        try:
+            if path.read_bytes() == data:
+                continue
+        except OSError:
+            pass
+        out.append(Write(path, data))
+    return out
+
+
+def write_bytes(path: Path, data: bytes) -> None:
+    """Atomic: readers see the old file or the new one, never a part."""
+    from generator.base.fsio import atomic_write
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, data)
+
+
+# --- reading ------------------------------------------------------------------------------------
+
+
+def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
+    """The imported runs by id, and the run files that cannot be read (id -> why).
+
+    Read once per run of a command (the project holds them), so nothing is cached here.
+    """
+    folder = runs_dir(root)
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith("."))
+    except OSError:
+        return {}, {}
+    runs: dict[str, Run] = {}
+    broken: dict[str, str] = {}
+    for name in names:
+        rid = name[: -len(".json")]
+        try:
+            data = json.loads((folder / name).read_text(encoding="utf-8"))
+            run = Run.from_json(data)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            broken[rid] = f"cannot read results/{RUNS_DIR}/{name}: {exc}"
+            continue
+        if run.id != rid:
+            broken[rid] = f"results/{RUNS_DIR}/{name} holds run `{run.id}`, not `{rid}`"
+            continue
+        # A run file changed by hand after import is held to import's own bounds.
+        if (out_of_range := intake.count_out_of_range(run)) is not None:
+            broken[rid] = f"results/{RUNS_DIR}/{name} has {out_of_range[0]} out of range for a count"
+            continue
+        runs[rid] = run
+    return runs, broken

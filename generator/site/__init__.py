@@ -1,0 +1,1 @@
+"""The static site: the mkdocs plugin, `build --site`, `serve`, defaults, Zensical."""

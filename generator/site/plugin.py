@@ -1,0 +1,362 @@
+"""The site: a thin mkdocs plugin (`site_cli` has the `build --site` and `serve` entry points).
+
+The plugin renders the records into docs/ through the same `render.build` the CLI uses,
+groups the series by tier in the navigation, makes `mkdocs serve` watch the records, results
+and templates, and supplies what a campaign's site needs beyond its own pages: the Material
+theme with its palettes and features, search and tags, the markdown extensions the pages use,
+the stylesheet and the tags page (both from package data), strict link checks and a default
+navigation. Each default applies only where mkdocs.yml does not say otherwise, so a campaign's
+mkdocs.yml can be two lines (`site_name`, `plugins: [improvements]`) and needs no file from
+this repository. The generated pages are plain markdown on disk, so a builder without this
+plugin (Zensical, or mkdocs with the plugin removed) builds the same pages from the committed
+files, with whatever theme settings its mkdocs.yml spells out.
+
+This module, `site_defaults` (what the plugin supplies) and `site_cli` are the only ones that
+import mkdocs; the CLI imports them inside `build --site` and `serve`, never at start-up.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+from mkdocs.config import config_options as opt
+from mkdocs.config.base import Config
+from mkdocs.config.defaults import MkDocsConfig
+from mkdocs.exceptions import PluginError
+from mkdocs.livereload import LiveReloadServer
+from mkdocs.plugins import BasePlugin, event_priority
+from mkdocs.structure.files import File, Files
+from mkdocs.utils.templates import TemplateContext
+
+from generator.analysis.campaign import Analysis
+from generator.base.problems import ProblemsFound, format_report
+from generator.project.load import Project, RecordFile
+from generator.site.build import mark_site
+from generator.site.defaults import STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
+
+NavItem = str | dict[str, Any]
+
+
+# mkdocs' Config and BasePlugin set up subclasses in an untyped __init_subclass__.
+class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
+    # The nav entry (a page path) after which the tier sections go; at the end if absent.
+    nav_after = opt.Type(str, default="summary.md")
+    # A tier with more records than this is split into numbered sub-sections, so that no
+    # open branch of the sidebar holds more than this many pages.
+    section_size = opt.Type(int, default=50)
+
+
+class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-untyped-call]
+    """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
+
+    analysis: Analysis | None = None
+    # The navigation of the previous build, while `serve` keeps this plugin between rebuilds.
+    last_nav: str | None = None
+    # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
+    default_nav = False
+    # How mkdocs was started, for the on_startup of the plugins this one adds (their own came and went).
+    startup: dict[str, Any] = {"command": "build", "dirty": False}  # noqa: RUF012
+
+    def on_startup(self, *, command: str, dirty: bool) -> None:
+        self.startup = {"command": command, "dirty": dirty}
+
+    # First among the config handlers, so that the search and tags plugins added here have
+    # their own on_config run after it (mkdocs runs handlers in priority order, and a handler
+    # registered during the event runs only if it sorts after the current one).
+    @event_priority(150)
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig:
+        user = user_settings(config)
+        self.default_nav = "nav" not in user
+        apply_defaults(config, user, self.startup)
+        return config
+
+    def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        self.analysis = render_for_site(repo_root(config))
+        if self.default_nav:
+            config.nav = base_nav(self.analysis.project, config)
+        config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
+        from importlib.resources import files as package_files
+
+        site = package_files("generator").joinpath("templates", "site")
+        # A campaign's own docs/stylesheets/improvements.css or docs/tags.md wins over the shipped one.
+        if STYLESHEET in config.extra_css and files.get_file_from_path(STYLESHEET) is None:
+            files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
+        if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
+            files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if self.analysis is not None:
+            publish_raw_files(self.analysis.project, files, config)
+        if self.default_nav and config.nav is not None:
+            # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
+            listed = set(_paths(config.nav))
+            extra = sorted(f.src_uri for f in files.documentation_pages() if f.src_uri not in listed)
+            config.nav = [*config.nav, *extra]
+        self._rebuild_all_on_nav_change(files, config)
+        return files
+
+    def _rebuild_all_on_nav_change(self, files: Files, config: MkDocsConfig) -> None:
+        """In a dirty rebuild (`serve`), rebuild every page when the navigation changed.
+
+        mkdocs rebuilds only pages whose markdown is newer than their HTML; a new title or tier
+        changes the sidebar of every page, which would otherwise keep the old one.
+        """
+        shown = repr(config.nav)
+        if self.startup.get("dirty") and self.last_nav is not None and shown != self.last_nav:
+            for file in files.documentation_pages():
+                file.is_modified = _always  # type: ignore[method-assign]
+        self.last_nav = shown
+
+    def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
+        root = repo_root(config)
+        watch_docs(server, Path(config.docs_dir), root)
+        for path in watched_paths(root):
+            server.watch(str(path))
+        return server
+
+    def on_page_context(self, context: TemplateContext, /, *, page: Any, config: MkDocsConfig, nav: Any) -> None:
+        # The theme writes `page.title | striptags` into <title>, and striptags turns escaped
+        # text back into markup: a record titled `</title><script>` would run. A page's meta
+        # title is written as it is, so give it the same text, escaped once more.
+        if page.title and not page.is_homepage and not page.meta.get("title"):
+            page.meta["title"] = html.escape(Markup(page.title).striptags())
+
+    def on_page_content(self, html: str, /, *, page: Any, config: MkDocsConfig, files: Files) -> str:
+        return embed_charts(html)
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        from generator.output.export import write_site_export
+
+        # records.json at the site root: every record with its computed summary, for scripts.
+        if self.analysis is not None:
+            write_site_export(self.analysis, Path(config.site_dir))
+        mark_site(Path(config.site_dir))
+
+
+def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
+    """The kept raw benchmark files, at results/raw/ beside the pages, so each result links its evidence."""
+    from generator.views.evidence import published_raw_files
+    from generator.views.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        return
+    prefix = "" if folder == "." else folder + "/"
+    for path, data in published_raw_files(project).items():
+        # A file of that name in docs/ wins, like the stylesheet; it is the campaign's own.
+        if files.get_file_from_path(prefix + path) is None:
+            files.append(File.generated(config, prefix + path, content=data))
+
+
+# A generated chart as markdown renders it (the link already made relative by mkdocs).
+_CHART_IMG = re.compile(
+    r'<img alt="(?P<alt>[^"<>]*)" src="(?P<src>(?:\.\./)*(?:[A-Za-z0-9_.-]+/)*plots/[a-z0-9-]+\.svg)" />'
+)
+
+
+def embed_charts(html: str) -> str:
+    """Each chart as an <object>, so the SVG's <title> tooltips (a cut label's full text) show on hover.
+
+    An <img> shows an SVG as a picture only: no tooltip, no selectable text. The <img> stays
+    inside as the fallback. Done on the built HTML, after mkdocs has made the link relative,
+    so the markdown on disk keeps a plain image that every builder and forge shows.
+    """
+    return _CHART_IMG.sub(
+        lambda m: (
+            f'<object class="improvements-chart" type="image/svg+xml" data="{m["src"]}" role="img" '
+            f'aria-label="{m["alt"]}">{m[0]}</object>'
+        ),
+        html,
+    )
+
+
+def repo_root(config: MkDocsConfig) -> Path:
+    """The campaign repository: the folder of mkdocs.yml, which must hold improvements/campaign.yaml."""
+    if not config.config_file_path:
+        raise PluginError("the improvements plugin needs an mkdocs.yml in the campaign repository")
+    root = Path(config.config_file_path).resolve().parent
+    if not (root / "improvements" / "campaign.yaml").is_file():
+        raise PluginError(
+            f"{root} has no improvements/campaign.yaml; mkdocs.yml must sit at the root of a campaign repository"
+        )
+    return root
+
+
+def render_for_site(root: Path) -> Analysis:
+    """Render every generated page into docs/ (the one render path) and return the analysis.
+
+    Invalid records fail the mkdocs build with the same positioned lines `improvements check`
+    prints, and no traceback: mkdocs prints a PluginError's text as an error and aborts.
+    """
+    from generator.output import render
+
+    try:
+        result = render.build(root)
+    except ProblemsFound as exc:
+        raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
+    return result.analysis
+
+
+def base_nav(project: Project, config: MkDocsConfig) -> list[NavItem]:
+    """The navigation when mkdocs.yml has none: home, summary, blockers and tags (the tier sections follow)."""
+    from generator.views.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        folder = "."
+    prefix = "" if folder == "." else folder + "/"
+    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md")]
+    nav: list[NavItem] = [{title: prefix + page} for title, page in pages]
+    if has_plugin(config, "tags"):
+        nav.append({"Tags": TAGS_PAGE})
+    return nav
+
+
+def tier_nav(project: Project, config: MkDocsConfig, nav_after: str, section_size: int) -> list[NavItem] | None:
+    """mkdocs.yml's nav with a "Tier N" section per tier inserted after `nav_after`.
+
+    Records already listed in mkdocs.yml's nav by hand keep their place and are not repeated.
+    With no nav in mkdocs.yml, mkdocs lays the pages out from the folders and this does nothing.
+    """
+    nav: list[NavItem] | None = config.nav
+    if nav is None:
+        return None
+    docs = Path(config.docs_dir).resolve()
+    try:
+        series_dir = project.docs_dir.resolve().relative_to(docs).as_posix()
+    except ValueError:
+        raise PluginError(
+            f"the series folder {project.docs_dir} (docs_dir in campaign.yaml) is not inside "
+            f"mkdocs' docs_dir {docs}; the site cannot show it"
+        ) from None
+    listed = set(_paths(nav))
+    sections: list[NavItem] = []
+    for tier in (1, 2, 3):
+        recs = [r for r in project.records if r.record.tier == tier]
+        entries = [_entry(project, r, series_dir) for r in sorted(recs, key=lambda r: (r.number, r.slug))]
+        entries = [e for e in entries if next(iter(e.values())) not in listed]
+        if entries:
+            sections.append({f"Tier {tier}": _chunk(entries, section_size)})
+    at = next((i + 1 for i, item in enumerate(nav) if nav_after in _paths([item])), len(nav))
+    return [*nav[:at], *sections, *nav[at:]]
+
+
+def _entry(project: Project, rec: RecordFile, series_dir: str) -> dict[str, str]:
+    path = f"{series_dir}/{project.output_name(rec)}" if series_dir != "." else project.output_name(rec)
+    # The theme prints nav titles as HTML, unescaped: a title with `<img onerror=...>` would run.
+    return {f"{rec.number:02d} · {html.escape(rec.record.title)}": path}
+
+
+def _chunk(entries: list[dict[str, str]], size: int) -> list[NavItem]:
+    if size < 1 or len(entries) <= size:
+        return list(entries)
+    out: list[NavItem] = []
+    for start in range(0, len(entries), size):
+        part = entries[start : start + size]
+        first, last = (next(iter(e)).split(" ", 1)[0] for e in (part[0], part[-1]))
+        out.append({first if first == last else f"{first}–{last}": list(part)})
+    return out
+
+
+def _paths(items: list[NavItem]) -> Iterator[str]:
+    for item in items:
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, dict):
+            for value in item.values():
+                if isinstance(value, str):
+                    yield value
+                elif isinstance(value, list):
+                    yield from _paths(value)
+
+
+def _always() -> bool:
+    return True
+
+
+def watch_docs(server: LiveReloadServer, docs: Path, root: Path) -> None:
+    """Watch docs/ for the user's own pages, but not for the files each build writes there.
+
+    mkdocs watches the whole docs folder, so the plugin's own writes (the pages rendered from
+    the records, the charts, the manifest and their temporaries) woke the watcher again and
+    every edit cost two full builds. The generated files are listed in the manifest; a
+    change to any other file in docs/ still rebuilds. mkdocs (pinned below 2) offers no
+    filter, so this schedules its own handler and wakes the build loop the way mkdocs'
+    own `watch` does.
+    """
+    import os
+
+    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+
+    from generator.base.fsio import LOCK_NAME, TMP_PREFIX
+    from generator.base.stamp import MANIFEST_NAME
+
+    folder = os.path.abspath(docs)
+    with contextlib.suppress(KeyError):
+        server.unwatch(folder)
+    generated = _Generated(root.resolve(), Path(folder))
+
+    def ours(path: str) -> bool:
+        name = os.path.basename(path)
+        if name.startswith(TMP_PREFIX) or name in (MANIFEST_NAME, LOCK_NAME):
+            return True
+        try:
+            return Path(path).resolve().relative_to(generated.root).as_posix() in generated
+        except ValueError:
+            return False
+
+    def callback(event: FileSystemEvent) -> None:
+        paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
+        if event.is_directory or all(ours(os.fsdecode(p)) for p in paths):
+            return
+        with server._rebuild_cond:
+            server._want_rebuild = True
+            server._rebuild_cond.notify_all()
+
+    handler = FileSystemEventHandler()
+    handler.on_any_event = callback  # type: ignore[method-assign]
+    server._watched_paths[folder] = 1
+    server._watch_refs[folder] = server.observer.schedule(handler, folder, recursive=True)
+
+
+class _Generated:
+    """The outputs the last build listed in its manifest, read again only when the manifest changes."""
+
+    def __init__(self, root: Path, docs: Path) -> None:
+        from generator.base.stamp import MANIFEST_NAME
+
+        self.root = root
+        self.manifests = sorted({docs / MANIFEST_NAME, root / "docs" / MANIFEST_NAME})
+        self.seen: tuple[int, ...] = ()
+        self.files: frozenset[str] = frozenset()
+
+    def __contains__(self, rel_path: str) -> bool:
+        import json
+
+        stamps = tuple(m.stat().st_mtime_ns if m.is_file() else 0 for m in self.manifests)
+        if stamps != self.seen:
+            found: set[str] = set()
+            for manifest in self.manifests:
+                with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
+                    found.update(str(f) for f in json.loads(manifest.read_bytes()).get("files", []))
+            self.seen, self.files = stamps, frozenset(found)
+        return rel_path in self.files
+
+
+def watched_paths(root: Path) -> list[Path]:
+    """What `serve` watches besides docs/ and mkdocs.yml: the inputs the pages are rendered from.
+
+    templates/ is where a campaign overrides the shipped page templates (see render._Loader).
+    """
+    candidates = [root / "improvements", root / "results", root / "templates"]
+    return [p for p in candidates if p.is_dir()]

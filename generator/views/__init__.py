@@ -1,0 +1,1 @@
+"""What each output shows, read from the analysis: all wording lives here."""

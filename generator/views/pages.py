@@ -1,0 +1,459 @@
+"""What each page shows: the views of the series pages, the home page, the summary and the blockers.
+
+Python prepares what a page shows, from the analysis; the Jinja2 templates only lay it
+out. Nothing here computes a number: the deltas, gains and open blockers come from
+`analysis`, the charts that exist from `plots` (passed in as `charts`, path -> alt text).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.stats import POWER, REPS_CAP, Comparison
+from generator.base.problems import rel
+from generator.model import metrics, variants
+from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value
+from generator.model.record import Attempt, Blocker, Goal, apply_change
+from generator.model.reported import ReportedMetric, changes, figures
+from generator.model.result import Result
+from generator.project.load import Project, RecordFile
+from generator.views import variants as experiments
+from generator.views.evidence import baseline_evidence, record_evidence
+from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
+from generator.views.road import record_chain, record_command, road_context, stack_mark
+from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
+from generator.views.sweeps import slo_text, sweep_views
+
+_VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
+
+
+def _shell_word(token: str) -> str:
+    # An environment variable stays unquoted so the shell still expands it.
+    return token if _VAR_RE.match(token) else shlex.quote(token)
+
+
+def shell_command(tokens: list[str], env: dict[str, str]) -> str:
+    """A launch command a shell accepts, one option per line, env vars as a prefix."""
+    lines: list[list[str]] = [[f"{k}={shlex.quote(v)}" for k, v in env.items()]]
+    started = False
+    for token in tokens:
+        if token.startswith("--") and started:
+            lines.append([])
+        started = True
+        lines[-1].append(_shell_word(token))
+    return " \\\n    ".join(" ".join(line) for line in lines)
+
+
+@dataclass
+class MetricRow:
+    name: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    value: str
+    baseline: str | None
+    comparison: Comparison | None
+    # The comparison as the table shows it; None when not compared.
+    change: str | None
+    interval: str | None
+    n: str | None
+    test: str | None
+    decision: str | None
+    # For an inconclusive comparison: how many repetitions per side would settle it.
+    would_take: str | None
+
+
+@dataclass
+class ResultView:
+    result: Result
+    rows: list[MetricRow]
+    notes: list[str]
+    no_baseline: bool
+    concurrency: str
+    request_rate: str | None
+    # Evidence as the source reported it, labelled from the metric vocabulary; never compared.
+    reported: list[ReportedMetric] = field(default_factory=list)
+    reported_changes: list[ReportedMetric] = field(default_factory=list)
+    # The result's strip chart (path relative to the page, alt text), when it has one.
+    strip: dict[str, str] | None = None
+
+
+_TESTS = {"welch": "Welch's t", "paired": "paired t"}
+
+
+def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
+    """(change, interval) as shown: in percent of the baseline mean, or in the unit when it is 0."""
+    if c.change_percent is None:
+        sign = "+" if c.difference > 0 else ""
+        change = f"{sign}{fmt_number(c.difference)} {unit} (baseline mean 0, no percent)"
+        if c.ci_low is None or c.ci_high is None:
+            return change, None
+        return change, f"{fmt_number(c.ci_low)} to {fmt_number(c.ci_high)} {unit}"
+    if c.ci_low_percent is None or c.ci_high_percent is None:
+        return fmt_percent(c.change_percent), None
+    return fmt_percent(c.change_percent), f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+
+
+def _decision_text(c: Comparison) -> str:
+    if c.decision == "unreplicated":
+        return "unreplicated (single shot)"
+    if c.p_value is None:
+        return f"{c.decision} (no spread, no p)"
+    return f"{c.decision} (p = {c.p_value:.2g})"
+
+
+def _would_take(c: Comparison) -> str | None:
+    if c.decision != "inconclusive":
+        return None
+    where = f"a true change of {fmt_number(c.min_effect)}% at the spread seen here"
+    odds = f"power {POWER:g} at alpha {c.alpha:g}"
+    if c.reps_over_cap:
+        return f"more than {REPS_CAP:,} repetitions per side would be needed to detect {where} ({odds})"
+    if c.reps_needed is None:
+        return None
+    return f"{c.reps_needed} repetitions per side would detect {where} ({odds})"
+
+
+def _metric_row(
+    name: str, value: Value, base: Value | None, c: Comparison | None, vocabulary: metrics.Vocabulary
+) -> MetricRow:
+    metric = vocabulary.lookup(name)
+    unit = metric.unit if metric else ""
+    change, interval = _change(c, unit) if c is not None else (None, None)
+    ratio = experiments.ratio_text(c) if c is not None else None
+    if change is not None and ratio:
+        change = f"{change}, {ratio}"
+    return MetricRow(
+        name=name,
+        label=metric.label if metric else name,
+        unit=unit,
+        higher_is_better=metric.higher_is_better if metric else True,
+        value=fmt_value(value),
+        baseline=fmt_value(base) if base is not None else None,
+        comparison=c,
+        change=change,
+        interval=interval,
+        n=f"{c.n} / {c.baseline_n}" if c is not None else None,
+        test=_TESTS[c.test] if c is not None and c.test else None,
+        decision=_decision_text(c) if c is not None else None,
+        would_take=_would_take(c) if c is not None else None,
+    )
+
+
+def result_view(
+    resolved: ResolvedResult,
+    strip: dict[str, str] | None = None,
+    vocabulary: metrics.Vocabulary = metrics.BUILTIN,
+) -> ResultView:
+    # An imported run fills in the load and workload it recorded.
+    result = resolved.result
+    rows = [
+        _metric_row(name, value, resolved.baseline.get(name), resolved.comparisons.get(name), vocabulary)
+        for name, value in resolved.metrics.items()
+    ]
+    rate = result.request_rate
+    rate_text = None
+    if rate is not None:
+        # Not `.get(str(rate), f"{float(rate)}...")`: the default is built first, and `trace` is not a number.
+        words = {"inf": "unlimited", "trace": "trace replay"}
+        rate_text = words[rate] if isinstance(rate, str) else f"{fmt_number(float(rate))} req/s"
+    return ResultView(
+        result=result,
+        rows=rows,
+        notes=list(resolved.notes),
+        no_baseline=resolved.no_baseline,
+        concurrency=str(result.concurrency) if result.concurrency is not None else "not recorded",
+        request_rate=rate_text,
+        reported=figures(result),
+        reported_changes=changes(result),
+        strip=strip,
+    )
+
+
+@dataclass
+class BlockerView:
+    anchor: str
+    # The definition: the record's own blocker, or the shared one a `ref` points at.
+    blocker: Blocker
+    ref: str | None
+    defined_in: str | None = None
+    defined_link: str | None = None
+    blockers_link: str = ""
+    # This record's own note and attempts (a `ref` may carry both against a shared blocker).
+    note: str | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+def _blocker_anchor(rec: RecordFile, index: int, blocker: Blocker) -> str:
+    # Slugs never hold "--", so an unnamed blocker's anchor cannot collide with a named one.
+    return f"blocker-{blocker.id}" if blocker.id else f"blocker-{rec.slug}--{index + 1}"
+
+
+def _record_title(rec: RecordFile) -> str:
+    return f"{rec.number:02d}. {rec.record.title}"
+
+
+def _blocker_views(analysis: Analysis, rec: RecordFile) -> list[BlockerView]:
+    """A record's blockers as its page shows them: a `ref` shows the shared definition."""
+    project = analysis.project
+    here, root_dir = series_dir(project), docs_root(project)
+    shared = analysis.blockers.shared
+    blockers: list[BlockerView] = []
+    for j, b in enumerate(rec.record.blockers):
+        if b.ref is not None:
+            defining, k, definition = shared[b.ref].record, shared[b.ref].index, shared[b.ref].blocker
+            blockers.append(
+                BlockerView(
+                    anchor=f"blocker-{b.ref}",
+                    blocker=definition,
+                    ref=b.ref,
+                    defined_in=_record_title(defining),
+                    defined_link=f"{project.output_name(defining)}#{_blocker_anchor(defining, k, definition)}",
+                    blockers_link=relative(root_dir / "blockers.md", here)
+                    + f"#{_blocker_anchor(defining, k, definition)}",
+                    note=b.note,
+                    attempts=list(b.attempts),
+                )
+            )
+        else:
+            anchor = _blocker_anchor(rec, j, b)
+            blockers.append(
+                BlockerView(
+                    anchor=anchor,
+                    blocker=b,
+                    ref=None,
+                    blockers_link=relative(root_dir / "blockers.md", here) + f"#{anchor}",
+                    note=b.note,
+                    attempts=list(b.attempts),
+                )
+            )
+    return blockers
+
+
+def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> dict[str, Any]:
+    """A series page's view; `charts` maps each chart drawn to its alt text."""
+    project = analysis.project
+    r = rec.record
+    here = series_dir(project)
+    root_dir = docs_root(project)
+    by_slug = analysis.by_slug
+    campaign = project.campaign
+
+    def page_link(slug: str) -> dict[str, str]:
+        target = by_slug[slug]
+        return {"slug": slug, "title": _record_title(target), "link": project.output_name(target)}
+
+    blockers = _blocker_views(analysis, rec)
+    change = variants.effective_change(r)
+    env = {**campaign.baseline.env, **(change.env if change else {})}
+    tokens = _launch_tokens(project, rec)
+    # Measured on top of other records: their changes come first, as in the stack.
+    built = record_command(analysis, rec)
+    if built is not None:
+        tokens, env = built
+    return {
+        "campaign": campaign,
+        "record": r,
+        "number": f"{rec.number:02d}",
+        "slug": rec.slug,
+        "page_id": f"{campaign.series}-{rec.number:02d}",
+        "source": rel(rec.path, project.root),
+        "tier_text": campaign.tiers[r.tier],
+        "engine_version": campaign.engine.version or "not recorded",
+        "command": shell_command(tokens, env),
+        "own_base_command": bool(change and change.base_command),
+        # With variants, the command is the retained variant's (`variants.effective_change`).
+        "launch_change": change,
+        "variants": experiments.variant_table(analysis, rec),
+        "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
+        "blockers": blockers,
+        "results": [
+            result_view(res, _strip_view(charts, strip_path(project, rec, i), here), campaign.vocabulary())
+            for i, res in enumerate(analysis.record(rec).results)
+        ],
+        "evidence": record_evidence(analysis, rec),
+        "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
+        "sweeps": sweep_views(analysis, rec, charts),
+        "slo": slo_text(project),
+        "related": [page_link(s) for s in r.related if s in by_slug],
+        "superseded_by": page_link(r.superseded_by) if r.superseded_by and r.superseded_by in by_slug else None,
+        "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
+        "builds_on": [page_link(s) for s in r.builds_on if s in by_slug],
+        "in_stack": stack_mark(analysis, rec),
+        **_rule_context(analysis),
+        "home_link": relative(root_dir / "index.md", here),
+        "summary_link": relative(root_dir / "summary.md", here),
+        "blockers_link": relative(root_dir / "blockers.md", here),
+    }
+
+
+def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
+    """The other records a record's page shows something of; keep in step with `record_context`.
+
+    A rebuild reuses a page only while its own file, these records' files and the campaign
+    file are unchanged (see `_record_page`).
+    """
+    index, by_slug = analysis.blockers, analysis.by_slug
+    r = rec.record
+    slugs = [*r.related, *([r.superseded_by] if r.superseded_by else [])]
+    out = [by_slug[s] for s in slugs if s in by_slug]
+    out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
+    out += index.superseding.get(rec.slug, ())
+    # What builds on it and its baselines; its place in the stack depends on every adopted record.
+    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    out += [by_slug[s] for s in refs if s in by_slug]
+    out += record_chain(analysis, rec)
+    if analysis.stack.has(rec.slug):
+        out += analysis.stack.records
+    return out
+
+
+def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
+    setup = rec.record.setup
+    base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
+    return apply_change(base, variants.effective_change(rec.record))
+
+
+def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
+    """The goal's current value and where it comes from: as stated, else the baseline's."""
+    if goal.current is not None:
+        return fmt_value(goal.current), None
+    if goal.concurrency is not None:
+        for result in project.campaign.baseline.results:
+            if result.concurrency == goal.concurrency and goal.metric in result.metrics:
+                return fmt_value(result.metrics[goal.metric]), f"baseline result `{result.label}`"
+    return None, None
+
+
+def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
+    project = analysis.project
+    campaign = project.campaign
+    root_dir = docs_root(project)
+    goals = []
+    vocabulary = campaign.vocabulary()
+    for g in campaign.goals:
+        metric = vocabulary.lookup(g.metric)
+        direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
+        current, current_from = _goal_current(project, g)
+        goals.append(
+            {
+                "goal": g,
+                "label": metric.label if metric else g.metric,
+                "unit": metric.unit if metric else "",
+                "direction": direction,
+                "target": fmt_number(g.target),
+                "current": current,
+                "current_from": current_from,
+                "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
+            }
+        )
+    counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
+    # Per tier, the records placed there by themselves rather than by their sources.
+    own = {
+        t: [f"{r.number:02d}" for r in project.records if (r.record.tier, r.record.tier_source) == (t, "own")]
+        for t in (1, 2, 3)
+    }
+    return {
+        "campaign": campaign,
+        "engine_version": campaign.engine.version or "not recorded",
+        "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
+        "baseline_results": [result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
+        "baseline_evidence": baseline_evidence(analysis),
+        "goals": goals,
+        "tier_counts": counts,
+        "tier_own": own,
+        "record_count": len(project.records),
+        "summary_link": relative(root_dir / "summary.md", root_dir),
+        "blockers_link": relative(root_dir / "blockers.md", root_dir),
+        "road": road_context(analysis, dict(charts or {})),
+    }
+
+
+def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, Any]:
+    project = analysis.project
+    root_dir = docs_root(project)
+    rows = []
+    by_slug = analysis.by_slug
+    for row in summary_rows(analysis):
+        rec = by_slug[row["slug"]]
+        rows.append(
+            {
+                **row,
+                "link": relative(series_dir(project) / project.output_name(rec), root_dir),
+                "gain_text": gain_text(row),
+                "status_text": status_text(row),
+                "blockers_text": blockers_text(row),
+                "tier_text": tier_text(row),
+            }
+        )
+    views = _plot_views(charts, summary_plot_paths(project), root_dir)
+    return {"campaign": project.campaign, "rows": rows, "plots": views, **_rule_context(analysis)}
+
+
+def _rule_context(analysis: Analysis) -> dict[str, str]:
+    """How comparisons are decided, as the pages state it."""
+    r = analysis.rule
+    return {
+        "alpha": fmt_number(r.alpha),
+        "confidence": f"{fmt_number((1 - r.alpha) * 100)}%",
+        "min_effect": fmt_number(r.min_effect),
+        "primary_metric": r.primary_metric or "",
+    }
+
+
+def _strip_view(charts: Mapping[str, str], path: str, page_dir: PurePosixPath) -> dict[str, str] | None:
+    if path not in charts:
+        return None
+    return {"src": relative(PurePosixPath(path), page_dir), "alt": charts[path]}
+
+
+def _plot_views(
+    charts: Mapping[str, str], paths: list[str] | tuple[str, ...], page_dir: PurePosixPath
+) -> list[dict[str, str]]:
+    """The charts among `paths` that the data allows, as image links relative to the page."""
+    return [{"src": relative(PurePosixPath(path), page_dir), "alt": charts[path]} for path in paths if path in charts]
+
+
+def blockers_context(analysis: Analysis) -> dict[str, Any]:
+    project = analysis.project
+    root_dir = docs_root(project)
+    here = series_dir(project)
+    entries = []
+    for rec in project.records:
+        for j, b in enumerate(rec.record.blockers):
+            if b.ref is not None:
+                continue
+            anchor = _blocker_anchor(rec, j, b)
+            # The defining record and every record that points at it, each once, in series order.
+            affects: list[tuple[RecordFile, Blocker]] = [(rec, b)]
+            seen = {id(rec)}
+            for other, ref in analysis.blockers.refs.get(b.id or "", ()):
+                if id(other) not in seen:
+                    seen.add(id(other))
+                    affects.append((other, ref))
+            affects.sort(key=lambda pair: pair[0].number)
+            entries.append(
+                {
+                    "anchor": anchor,
+                    "blocker": b,
+                    "record": _record_title(rec),
+                    "record_link": relative(here / project.output_name(rec), root_dir) + f"#{anchor}",
+                    "affects": [
+                        {
+                            "title": _record_title(o),
+                            "link": relative(here / project.output_name(o), root_dir),
+                            "status": o.record.status,
+                            "attempts": list(entry.attempts),
+                            "note": entry.note if entry is not b else None,
+                        }
+                        for o, entry in affects
+                    ],
+                }
+            )
+    return {"campaign": project.campaign, "entries": entries}

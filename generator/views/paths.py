@@ -1,0 +1,47 @@
+"""Where each generated file goes, and links between them.
+
+Posix paths relative to the repository root; the pages link to each other relative to
+their own folder, so the series reads the same on the site and on a forge.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from pathlib import PurePosixPath
+from posixpath import join as pjoin
+
+from generator.project.load import Project, RecordFile
+
+MANIFEST_NAME = ".improvements-manifest.json"
+
+
+def docs_root(project: Project) -> PurePosixPath:
+    """The docs folder the home, summary and blockers pages go in: the series folder's parent."""
+    series = PurePosixPath(project.campaign.docs_dir)
+    return series.parent if len(series.parts) > 1 else series
+
+
+def series_dir(project: Project) -> PurePosixPath:
+    return PurePosixPath(project.campaign.docs_dir)
+
+
+def relative(target: PurePosixPath, from_dir: PurePosixPath) -> str:
+    return posixpath.relpath(str(target), str(from_dir))
+
+
+def record_page_path(project: Project, rec: RecordFile) -> str:
+    return str(series_dir(project) / project.output_name(rec))
+
+
+def record_plot_path(project: Project, rec: RecordFile) -> str:
+    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}.svg")
+
+
+def strip_path(project: Project, rec: RecordFile, index: int) -> str:
+    """The strip chart of a record's result (by its index): every repetition of both sides."""
+    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}-result-{index + 1}-strip.svg")
+
+
+def summary_plot_paths(project: Project) -> tuple[str, str]:
+    root = str(docs_root(project))
+    return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")

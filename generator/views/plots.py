@@ -1,0 +1,292 @@
+"""The charts of a build: per record against its load, and two summary charts, as SVG files.
+
+Drawn by `generator.charts` (SVG written from Jinja templates, no plotting library): a record
+chart costs about a millisecond, so a clean build of thousands of records stays in seconds,
+and the same data gives the same bytes on every machine.
+
+Charts are drawn only where the data allows: a record needs results at two or more
+concurrencies (or request rates) with a shared throughput metric; the summary needs at least
+one measured gain, or two imported runs with both a throughput and a latency.
+
+What each shows:
+- a record: its throughput against a latency, one point per load, the record against the
+  baseline (the serving trade-off a change moves, with each point named by its load "c=8");
+  without a latency, throughput against the load itself;
+- the summary: each record's change as a bar, highest and lowest first, the rest counted in
+  one row ("... and 980 more"), since no reader takes in a thousand bars;
+- every imported run as a point of throughput against latency.
+
+Every chart carries a title and a description that states its numbers; the description is
+also the page's alt text.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from generator import charts
+from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.base.cache import BuildCache
+from generator.base.generated import svg_header
+from generator.base.memo import memo
+from generator.model import metrics
+from generator.model.quantity import fmt_number, stat
+from generator.project.load import Project, RecordFile
+from generator.views.paths import record_plot_path, summary_plot_paths
+
+THROUGHPUTS = (
+    "output_throughput",
+    "decode_throughput",
+    "overall_throughput",
+    "total_throughput",
+    "last_gen_throughput",
+    "throughput",
+    "request_throughput",
+)
+LATENCIES = (
+    "tpot_median",
+    "itl_median",
+    "ttft_median",
+    "e2e_latency_median",
+    "tpot_mean",
+    "itl_mean",
+    "ttft_mean",
+    "e2e_latency_mean",
+    "decode_latency",
+    "total_latency",
+    "prefill_latency",
+)
+# The summary chart's bars beyond this many at each end are counted, not drawn.
+KEEP = 10
+
+
+@dataclass(frozen=True)
+class Plot:
+    path: str  # posix, relative to the repository root
+    alt: str
+    svg: str
+
+
+def _file(svg: str) -> str:
+    """A chart as a file: the XML declaration, then our marker (an SVG cannot start with a comment)."""
+    return f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
+
+
+def _plot(path: str, svg: str) -> Plot:
+    return Plot(path, charts.description(svg), _file(svg))
+
+
+# --- data -----------------------------------------------------------------------------------------
+
+
+# A resolved result with its x (concurrency or request rate) for a record's chart.
+Row = tuple[ResolvedResult, dict[str, float], dict[str, Any]]
+
+
+def _mean(value: Any) -> float:
+    return stat(value).mean
+
+
+def _series_name(result: Any) -> str:
+    w = result.workload
+    if w is None:
+        return ""
+    parts = [w.dataset or ""]
+    if w.input_len is not None or w.output_len is not None:
+        parts.append(
+            f"{w.input_len if w.input_len is not None else '?'}/{w.output_len if w.output_len is not None else '?'}"
+        )
+    return " ".join(p for p in parts if p)
+
+
+def record_points(analysis: Analysis, rec: RecordFile) -> tuple[str, list[Row]]:
+    """("concurrency" or "request rate", resolved results with an x), for a record's chart."""
+    resolved: list[ResolvedResult] = list(analysis.record(rec).results)
+    by_conc = [(r, r.result.concurrency) for r in resolved if r.result.concurrency is not None]
+    xs = {x for _r, x in by_conc}
+    axis = "concurrency"
+    chosen: list[tuple[ResolvedResult, float]] = [(r, float(x)) for r, x in by_conc]
+    if len(xs) < 2:
+        by_rate = [(r, r.result.request_rate) for r in resolved if isinstance(r.result.request_rate, int | float)]
+        if len({x for _r, x in by_rate}) >= 2:
+            axis, chosen = "request rate", [(r, float(x)) for r, x in by_rate]
+    return axis, [(r, {"x": x}, {}) for r, x in chosen]
+
+
+def _pick(metric_names: tuple[str, ...], rows: list[Row]) -> str | None:
+    for name in metric_names:
+        xs = {extra["x"] for r, extra, _ in rows if name in r.metrics}
+        if len(xs) >= 2:
+            return name
+    return None
+
+
+def _load(axis: str, x: float) -> str:
+    return f"{'c' if axis == 'concurrency' else 'rate'}={fmt_number(x)}"
+
+
+def _label(metric_name: str) -> str:
+    metric = metrics.lookup(metric_name)
+    assert metric is not None
+    return f"{metric.label} ({metric.unit})"
+
+
+def record_series(axis: str, rows: list[Row], throughput: str, latency: str | None) -> list[charts.Series]:
+    """This record and the baseline, per workload: (latency, throughput) per load, or (load, throughput)."""
+    names = sorted({_series_name(r.result) for r, _e, _ in rows})
+    # A line per workload only where a workload was measured at two loads or more; otherwise
+    # lines of one point each would draw nothing to follow, so the points share one line.
+    split = any(len({e["x"] for r, e, _ in rows if _series_name(r.result) == n}) >= 2 for n in names)
+    out: list[charts.Series] = []
+    for name in names if split else [None]:
+        suffix = f" ({name})" if name and len(names) > 1 else ""
+        mine: list[tuple[float, charts.Point]] = []
+        base: list[tuple[float, charts.Point]] = []
+        for r, extra, _ in rows:
+            if (name is not None and _series_name(r.result) != name) or throughput not in r.metrics:
+                continue
+            x = extra["x"]
+            if latency is None:
+                mine.append((x, charts.Point(x, _mean(r.metrics[throughput]))))
+                if throughput in r.baseline:
+                    base.append((x, charts.Point(x, _mean(r.baseline[throughput]))))
+                continue
+            if latency in r.metrics:
+                mine.append((x, charts.Point(_mean(r.metrics[latency]), _mean(r.metrics[throughput]), _load(axis, x))))
+            if latency in r.baseline and throughput in r.baseline:
+                point = charts.Point(_mean(r.baseline[latency]), _mean(r.baseline[throughput]), _load(axis, x))
+                base.append((x, point))
+        for who, points in (("this record", mine), ("baseline", base)):
+            if points:
+                out.append(charts.Series(who + suffix, tuple(p for _x, p in sorted(points, key=lambda t: t[0]))))
+    return out
+
+
+def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | None = None) -> Plot | None:
+    """This record against the baseline at each load it was measured at."""
+    project = analysis.project
+    axis, rows = record_points(analysis, rec)
+    throughput = _pick(THROUGHPUTS, rows)
+    if throughput is None:
+        return None
+    latency = _pick(LATENCIES, rows)
+    series = record_series(axis, rows, throughput, latency)
+    if latency is not None and sum(len(s.points) for s in series) < 2:
+        latency, series = None, record_series(axis, rows, throughput, None)
+    # Everything the drawing reads, so a rebuild redraws only the charts whose numbers changed.
+    key = (record_plot_path(project, rec), rec.slug, rec.record.title, axis, throughput, latency, series)
+    return memo(build_cache, "chart", key, lambda: _draw_record(project, rec, axis, throughput, latency, series))
+
+
+def _draw_record(
+    project: Project, rec: RecordFile, axis: str, throughput: str, latency: str | None, series: list[charts.Series]
+) -> Plot:
+    x_label = _label(latency) if latency is not None else axis
+    svg = charts.frontier(rec.slug, rec.record.title, series, x_label=x_label, y_label=_label(throughput))
+    return _plot(record_plot_path(project, rec), svg)
+
+
+def summary_bars(analysis: Analysis) -> list[charts.Bar]:
+    """The summary chart's bars: each record's primary-metric comparison from the analysis.
+
+    The one place they are chosen. A bar is the change turned so that + is better (a latency
+    that fell is a positive bar), with its interval and decision; records without a measured
+    primary comparison (reported-only, not measured) have none.
+    """
+    bars = []
+    for entry in analysis.ranked:
+        p = entry.primary
+        gain = p.comparison.gain_percent if p is not None else None
+        if p is None or gain is None:
+            continue
+        c, rec = p.comparison, entry.file
+        low, high = c.gain_low_percent, c.gain_high_percent
+        interval = (low, high) if low is not None and high is not None else None
+        label = f"{rec.number:02d} {rec.record.title} ({p.metric}, tier {rec.record.tier})"
+        bars.append(charts.Bar(label, gain, interval, decision=c.decision))
+    return bars
+
+
+def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
+    """Each record's change on its primary metric, the highest and lowest drawn and the rest counted."""
+    project = analysis.project
+    bars = summary_bars(analysis)
+    if not bars:
+        return None
+    path = summary_plot_paths(project)[0]
+
+    def draw() -> Plot:
+        title = "Change on the primary metric per record"
+        svg = charts.bar_chart("summary-gains", title, bars, axis_label="change, + is better (%)", keep=KEEP)
+        return _plot(path, svg)
+
+    return memo(build_cache, "chart", (path, bars), draw)
+
+
+def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
+    """(who, run) for every imported run a record or the baseline names."""
+    runs = project.runs
+    for result in project.campaign.baseline.results:
+        yield from (("baseline", runs[rid]) for rid in result.run_ids if rid in runs)
+    for rec in project.records:
+        for result in rec.record.results:
+            who = f"{rec.number:02d} {rec.record.title}"
+            yield from ((who, runs[rid]) for rid in result.run_ids if rid in runs)
+
+
+def throughput_latency_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
+    """Every imported run as one point: output throughput against a latency measured by all."""
+    project = analysis.project
+    pairs = list(_all_runs(project))
+    throughput = next((t for t in THROUGHPUTS if sum(t in r.metrics for _w, r in pairs) >= 2), None)
+    if throughput is None:
+        return None
+    with_t = [(w, r) for w, r in pairs if throughput in r.metrics]
+    latency = max(
+        LATENCIES, key=lambda name: (sum(name in r.metrics for _w, r in with_t), -LATENCIES.index(name)), default=None
+    )
+    points = [(w, r) for w, r in with_t if latency in r.metrics]
+    if latency is None or len(points) < 2:
+        return None
+    who = sorted({w for w, _r in points}, key=lambda w: (w != "baseline", w))
+    series = [
+        charts.Series(
+            name,
+            tuple(
+                charts.Point(float(lat), float(thr))
+                for lat, thr in sorted((r.metrics[latency], r.metrics[throughput]) for w, r in points if w == name)
+            ),
+        )
+        for name in who
+    ]
+    path = summary_plot_paths(project)[1]
+
+    def draw() -> Plot:
+        title = "Throughput against latency, every imported run"
+        svg = charts.frontier(
+            "summary-throughput-latency", title, series, x_label=_label(latency), y_label=_label(throughput)
+        )
+        return _plot(path, svg)
+
+    return memo(build_cache, "chart", (path, throughput, latency, series), draw)
+
+
+def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[Plot]:
+    """Every chart the data allows, in a stable order."""
+    out: list[Plot] = []
+    for rec in analysis.project.records:
+        p = record_plot(analysis, rec, build_cache)
+        if p is not None:
+            out.append(p)
+    for make in (gains_plot, throughput_latency_plot):
+        p = make(analysis, build_cache)
+        if p is not None:
+            out.append(p)
+    return out
+
+
+def plot_files(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str]:
+    """Chart files for the build, keyed by posix path relative to the repository root."""
+    return {p.path: p.svg for p in plots(analysis, build_cache)}

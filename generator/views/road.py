@@ -1,0 +1,235 @@
+"""What the outputs show of the stack: the `stack` command's text and JSON, the home page's road to the
+goal (a table and a waterfall chart), and the marks on record pages.
+
+Everything is read from `analysis.stack` (computed once in `generator.analysis.road`); nothing here
+compares numbers again. The waterfall's numbers are the road's: its baseline, each step's measured
+change and the goals, never typed.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import PurePosixPath
+from typing import Any
+
+from generator import charts
+from generator.analysis.campaign import Analysis
+from generator.analysis.road import Road, RoadStep, distance_text
+from generator.base.generated import svg_header
+from generator.model import metrics
+from generator.model.launch import Cycle, Stack, Step, chain, record_stack
+from generator.model.quantity import fmt_number, fmt_percent, fmt_stat
+from generator.model.variants import effective_change
+from generator.project.load import RecordFile
+from generator.views.paths import docs_root, relative
+
+
+def _label(rec: RecordFile) -> str:
+    return f"{rec.number:02d}-{rec.slug}"
+
+
+def _stack(analysis: Analysis) -> Stack:
+    found = analysis.stack.stack
+    assert found is not None, "check refuses records that build on each other in a circle (build-cycle)"
+    return found
+
+
+# --- the `stack` command --------------------------------------------------------------------------
+
+
+def stack_script(analysis: Analysis) -> str:
+    """A shell script: comments saying where each line comes from, then the command, one option a line."""
+    found, records = _stack(analysis), analysis.stack.records
+    baseline = analysis.project.campaign.baseline
+    if records:
+        head = [
+            f"# The launch command in force: the campaign baseline ({baseline.label}) with "
+            f"{len(records)} adopted change(s), applied in this order: {', '.join(map(_label, records))}.",
+            "#",
+        ]
+        width = max((len(line.text) for line in found.lines if line.source is not None), default=0)
+        for line in found.lines:
+            if line.kind == "removed":
+                head.append(f"#   {'(removed) ' + line.text:<{width + 10}}  by {line.source}")
+            elif line.source is not None:
+                was = f" (was: {line.replaces})" if line.replaces else ""
+                head.append(f"#   {line.text:<{width + 10}}  from {line.source}{was}")
+        head += [f"# Not in the command: {label}: {note}" for label, note in analysis.stack.notes]
+    else:
+        head = [f"# No record is adopted: the launch command in force is the campaign baseline ({baseline.label})."]
+    head = [h.replace("\n", " ") for h in head]
+    return "\n".join([*head, found.script()]) + "\n"
+
+
+def stack_json(analysis: Analysis) -> str:
+    """The stack for scripts: the command, its words, the environment and each line's record."""
+    found, stack = _stack(analysis), analysis.stack
+    data = {
+        "command": found.command,
+        "tokens": list(found.tokens),
+        "env": dict(found.env),
+        "baseline": analysis.project.campaign.baseline.label,
+        "records": [{"number": r.number, "slug": r.slug, "title": r.record.title} for r in stack.records],
+        "base_command_from": found.base_from,
+        "lines": [
+            {"text": line.text, "kind": line.kind, "record": line.source, "replaces": line.replaces}
+            for line in found.lines
+        ],
+        "not_in_command": [{"record": label, "note": note} for label, note in stack.notes],
+    }
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+# --- record pages ---------------------------------------------------------------------------------
+
+
+def stack_mark(analysis: Analysis, rec: RecordFile) -> dict[str, Any] | None:
+    """Where a record stands in the stack: its place, and what it builds on; None when not in it."""
+    records = analysis.stack.records
+    if not analysis.stack.has(rec.slug):
+        return None
+    place = next(i for i, r in enumerate(records) if r.slug == rec.slug)
+    return {"place": place + 1, "of": len(records), "after": [_label(r) for r in records[:place]]}
+
+
+def record_chain(analysis: Analysis, rec: RecordFile) -> tuple[RecordFile, ...]:
+    """The records a record builds on, transitively, in stack order (empty when it builds on none)."""
+    if not rec.record.builds_on:
+        return ()
+    found = chain(rec.slug, _steps(analysis))
+    by_slug = analysis.by_slug
+    return () if isinstance(found, Cycle) else tuple(by_slug[s.slug] for s in found if s.slug != rec.slug)
+
+
+def record_command(analysis: Analysis, rec: RecordFile) -> tuple[list[str], dict[str, str]] | None:
+    """A record's launch command with what it builds on applied first; None when it builds on nothing."""
+    if not rec.record.builds_on:
+        return None
+    base = analysis.project.campaign.baseline
+    found = record_stack(base.command, base.env, _steps(analysis), rec.slug)
+    return None if isinstance(found, Cycle) else (list(found.tokens), dict(found.env))
+
+
+def _steps(analysis: Analysis) -> list[Step]:
+    first: dict[str, Step] = {}
+    for r in analysis.project.records:
+        first.setdefault(r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, effective_change(r.record)))
+    return list(first.values())
+
+
+# --- the road to the goal -------------------------------------------------------------------------
+
+
+def road_plot_path(analysis: Analysis) -> str:
+    return str(docs_root(analysis.project) / "plots" / "road-to-goal.svg")
+
+
+def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
+    """(path, alt text, SVG with the generated marker) of the waterfall, or None without a road."""
+    road = analysis.stack.road
+    if road is None:
+        return None
+    metric = metrics.lookup(road.metric)
+    unit = metric.unit if metric else ""
+    label = metric.label if metric else road.metric
+    steps = [
+        charts.Step(s.label, s.change.delta, s.change.interval, s.chain_break)
+        for s in road.steps
+        if s.change is not None
+    ]
+    where = f" at concurrency {road.concurrency}" if road.concurrency is not None else ""
+    # A range is drawn at its midpoint; the column's label says the range itself.
+    about = "~" if _about(road) else ""
+    names = [
+        f"{name} ({about}{fmt_stat(level)}, midpoint)" if level.kind == "range" else name
+        for name, level in (
+            ("baseline", road.baseline),
+            ("current" if road.chained else "sum, chain broken", road.current),
+        )
+    ]
+    svg = charts.waterfall(
+        "road-to-goal",
+        f"The road to the goal: {label}{where}",
+        road.baseline.mean,
+        steps,
+        axis_label=f"{label} ({unit})" if unit else label,
+        goals=[charts.Goal(g.direction, g.goal.target) for g in road.goals],
+        labels=(names[0], names[1]),
+    )
+    alt = charts.description(svg)
+    # An SVG cannot start with a comment: the marker goes on the line after the XML declaration.
+    text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
+    return road_plot_path(analysis), alt, text if text.endswith("\n") else text + "\n"
+
+
+def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, Any] | None:
+    """The home page's road: the rows of its table, where the chain breaks, the goals' distances."""
+    road = analysis.stack.road
+    if road is None:
+        return None
+    metric = metrics.lookup(road.metric)
+    unit = metric.unit if metric else ""
+    root_dir = docs_root(analysis.project)
+    path = road_plot_path(analysis)
+    rows = [_step_row(analysis, s, unit) for s in road.steps]
+    breaks = [f"before {s.label}: {s.chain_break}" for s in road.steps if s.chain_break]
+    unmeasured = [s.label for s in road.steps if s.change is None]
+    return {
+        "metric": metric.label if metric else road.metric,
+        "unit": unit,
+        "concurrency": str(road.concurrency) if road.concurrency is not None else "not recorded",
+        "baseline": fmt_stat(road.baseline),
+        "baseline_about": _about(road),
+        "baseline_is_range": road.baseline.kind == "range",
+        "baseline_mid": fmt_number(road.baseline.mean),
+        "baseline_source": road.baseline_source,
+        "steps": rows,
+        "adopted": [_label(r) for r in analysis.stack.records],
+        "current": fmt_stat(road.current),
+        "chained": road.chained,
+        "breaks": breaks,
+        "unmeasured": unmeasured,
+        "goals": [
+            {"target": fmt_number(g.goal.target), "direction": g.direction, "distance": distance_text(g, unit)}
+            for g in road.goals
+        ],
+        "other_goals": [f"{g.metric} {fmt_number(g.target)}" for g in road.other_goals],
+        "notes": [f"{label}: {note}" for label, note in analysis.stack.notes],
+        "plot": {"src": relative(PurePosixPath(path), root_dir), "alt": charts_drawn[path]}
+        if path in charts_drawn
+        else None,
+    }
+
+
+def _about(road: Road) -> bool:
+    result = road.baseline_result
+    value = result.metrics.get(road.metric) if result is not None else None
+    return bool(getattr(value, "about", False))
+
+
+def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
+    rec = step.record
+    link = relative(
+        PurePosixPath(analysis.project.campaign.docs_dir) / analysis.project.output_name(rec),
+        docs_root(analysis.project),
+    )
+    c = step.change
+    if c is None:
+        return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
+    decision = c.decision
+    interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
+    return {
+        "label": step.label,
+        "title": rec.record.title,
+        "link": link,
+        "measured": True,
+        "result": c.result.label,
+        "before": fmt_stat(c.before),
+        "after": fmt_stat(c.after),
+        "delta": ("+" if c.delta > 0 else "") + fmt_number(c.delta),
+        "percent": fmt_percent(c.change_percent),
+        "interval": interval,
+        "decision": decision,
+        "level": fmt_number(step.level_after) if step.level_after is not None else None,
+        "chain_break": step.chain_break,
+    }

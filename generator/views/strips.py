@@ -1,0 +1,61 @@
+"""Strip charts: every repetition of both sides of one comparison, one chart per result.
+
+A result gets one when its chart metric has at least two repetitions on each side (a strip
+of one dot says nothing about spread, and `charts.strip_chart` refuses it). The chart metric
+is the record's primary metric when the result compares it that way, else the first metric
+that does. The numbers come from the analysis; nothing is compared here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from generator.analysis.campaign import Analysis, ResolvedResult, samples
+from generator.base.generated import svg_header
+from generator.model import metrics
+from generator.views.paths import strip_path
+
+
+@dataclass(frozen=True)
+class Strip:
+    path: str
+    alt: str
+    svg: str
+
+
+def _chart_metric(resolved: ResolvedResult, primary: str | None) -> str | None:
+    names = [primary] if primary is not None and primary in resolved.comparisons else []
+    names += [n for n in resolved.comparisons if n != primary]
+    for name in names:
+        c = resolved.comparisons.get(name)
+        if c is not None and c.n >= 2 and c.baseline_n >= 2:
+            return name
+    return None
+
+
+def strips(analysis: Analysis) -> list[Strip]:
+    """The strip chart of every result of every record that has one, in series order."""
+    from generator.charts import description, strip_chart
+
+    project = analysis.project
+    out: list[Strip] = []
+    for entry in analysis.records:
+        rec = entry.file
+        for i, resolved in enumerate(entry.results):
+            name = _chart_metric(resolved, entry.primary_metric)
+            metric = metrics.lookup(name) if name else None
+            if name is None or metric is None:
+                continue
+            path = strip_path(project, rec, i)
+            title = f"{rec.record.title}: {resolved.result.label}, {metric.label}, every repetition"
+            svg = strip_chart(
+                f"strip-{rec.slug}-{i + 1}",
+                title,
+                samples(resolved.baseline[name]),
+                samples(resolved.metrics[name]),
+                axis_label=f"{metric.label} ({metric.unit})",
+                labels=("baseline", "this record"),
+            )
+            text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
+            out.append(Strip(path, description(svg), text))
+    return out

@@ -1,0 +1,219 @@
+"""The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
+
+Ranked by tier, then the decision on each record's primary metric (`better` by the low end
+of its interval; then `unreplicated` by its point change; then `no-change` and
+`inconclusive`; then `worse`; then evidence only as reported; then not measured), then
+number (docs/guide/decisions.md). pandas and
+tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
+for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
+from generator.analysis.sweeps import summary_text
+from generator.model import variants
+from generator.model.quantity import fmt_percent
+from generator.model.reported import evidence, record_text
+
+if TYPE_CHECKING:
+    from generator.analysis.campaign import Analysis
+
+# Columns, in order: the keys of each row and of each JSON object.
+COLUMNS = (
+    "number",
+    "slug",
+    "title",
+    "tier",
+    "status",
+    "primary_metric",
+    "primary_result",
+    "primary_concurrency",
+    "primary_change_percent",
+    "primary_ci_low_percent",
+    "primary_ci_high_percent",
+    "primary_n",
+    "primary_baseline_n",
+    "primary_decision",
+    "open_blockers",
+    "open_blocker_titles",
+    # "sources" or "own" (the records' own placement, not given by their sources), or None.
+    "tier_source",
+    # "measured", "reported" (only evidence as the sources gave it, never compared) or None.
+    "evidence",
+    # The reported evidence as written ("901, 927 tok/s output_throughput at concurrency 512").
+    "reported",
+    "in_stack",
+    # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
+    "variants",
+)
+# Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
+SLO_COLUMN = "capacity_under_slo"
+FORMATS = ("table", "markdown", "csv", "json")
+
+
+def summary_rows(
+    analysis: Analysis,
+    *,
+    tiers: Iterable[int] | None = None,
+    statuses: Iterable[str] | None = None,
+    tags: Iterable[str] | None = None,
+) -> list[dict[str, Any]]:
+    """One row per record that passes every filter given (a filter matches any of its values), ranked."""
+    tier_set = set(tiers) if tiers else None
+    status_set = set(statuses) if statuses else None
+    tag_set = set(tags) if tags else None
+    rows: list[dict[str, Any]] = []
+    for entry in analysis.ranked:
+        rec, r = entry.file, entry.file.record
+        if tier_set is not None and r.tier not in tier_set:
+            continue
+        if status_set is not None and r.status not in status_set:
+            continue
+        if tag_set is not None and not tag_set & set(r.tags):
+            continue
+        primary, blockers = entry.primary, entry.open_blockers
+        c = primary.comparison if primary else None
+        decision = c.decision if c else ("reported" if entry.reported else None)
+        rows.append(
+            {
+                "number": rec.number,
+                "slug": rec.slug,
+                "title": r.title,
+                "tier": r.tier,
+                "status": r.status,
+                "primary_metric": entry.primary_metric,
+                "primary_result": primary.label if primary else None,
+                "primary_concurrency": primary.concurrency if primary else None,
+                "primary_change_percent": _round(c.change_percent if c else None),
+                "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
+                "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
+                "primary_n": c.n if c else None,
+                "primary_baseline_n": c.baseline_n if c else None,
+                "primary_decision": decision,
+                "open_blockers": len(blockers),
+                "open_blocker_titles": [b.title or "" for b in blockers],
+                "tier_source": r.tier_source,
+                "evidence": evidence(r),
+                "reported": record_text(r),
+                "in_stack": analysis.stack.has(rec.slug),
+                "variants": variants.summary_text(r),
+            }
+        )
+        if analysis.project.campaign.slo:
+            rows[-1][SLO_COLUMN] = summary_text(entry.sweeps)
+    return rows
+
+
+def _round(x: float | None) -> float | None:
+    return None if x is None else round(x, 1)
+
+
+def gain_text(row: dict[str, Any]) -> str:
+    """The primary metric's evidence as people read it.
+
+    "+6.6% output_throughput (interval +0.5% to +12.8%), n=5 vs 5, better, at concurrency 64";
+    the change keeps the number's sign (a latency that fell is negative) and the decision
+    word says whether that is better.
+    """
+    decision = row["primary_decision"]
+    tried = f" ({row['variants']})" if row.get("variants") else ""
+    if decision is None:
+        missing = "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
+        return missing + tried
+    if decision == "reported":
+        # Reported evidence is never compared: its figures as written, with no computed sign.
+        return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
+    where = (
+        f"at concurrency {row['primary_concurrency']}"
+        if row["primary_concurrency"] is not None
+        else "concurrency not recorded"
+    )
+    change = row["primary_change_percent"]
+    text = f"{fmt_percent(change)} " if change is not None else "no percent (baseline mean 0), "
+    text += str(row["primary_metric"])
+    low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
+    if low is not None and high is not None:
+        text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
+    word = "unreplicated (single shot)" if decision == "unreplicated" else decision
+    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
+
+
+def tier_text(row: dict[str, Any]) -> str:
+    """The tier, marked when the placement is the records' own rather than their sources'."""
+    return f"{row['tier']} (own placement)" if row.get("tier_source") == "own" else str(row["tier"])
+
+
+def status_text(row: dict[str, Any]) -> str:
+    """The status, and "in the stack" for an adopted record whose change is in the command in force."""
+    return f"{row['status']}, in the stack" if row["in_stack"] else row["status"]
+
+
+def blockers_text(row: dict[str, Any]) -> str:
+    if not row["open_blockers"]:
+        return "none"
+    return f"{row['open_blockers']}: " + "; ".join(row["open_blocker_titles"])
+
+
+def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
+    """The rows as a terminal table, markdown, CSV or JSON, ending with a newline."""
+    from generator.base import jsonsafe
+
+    columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
+    if fmt == "json":
+        # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
+        return jsonsafe.dumps([{k: row[k] for k in columns} for row in rows], indent=2, ensure_ascii=False) + "\n"
+
+    import pandas as pd
+
+    frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
+    if fmt == "csv":
+        frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
+        for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
+            frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
+        frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
+        from generator.base.csvsafe import formula_safe
+
+        # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
+        slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
+        text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
+        for column in (*text_columns, "reported", "variants", *slo_text):
+            frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
+        return frame.to_csv(index=False, lineterminator="\n")
+
+    from tabulate import tabulate
+
+    shown = pd.DataFrame(
+        {
+            "#": frame["number"].map(lambda n: f"{n:02d}"),
+            "Title": frame["title"],
+            "Tier": [tier_text(row) for row in rows],
+            "Status": [status_text(row) for row in rows],
+            "Primary metric": [gain_text(row) for row in rows],
+            "Open blockers": [blockers_text(row) for row in rows],
+        },
+        dtype=object,
+    )
+    if SLO_COLUMN in columns:
+        shown["Capacity under SLO"] = frame[SLO_COLUMN]
+    tablefmt = "github" if fmt == "markdown" else "simple"
+    if fmt == "markdown":
+        from generator.views.markdown import cell
+
+        # The site's table-cell escaping: no raw HTML, links or attributes, one line, and a pipe
+        # that cannot end the cell.
+        shown = shown.apply(lambda col: col.map(lambda v: str(cell(v)) if isinstance(v, str) else v))
+    if shown.empty and fmt == "table":
+        return "no records match\n"
+    # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.
+    widths = [None, 40, None, None, 30, 50] if fmt == "table" else None
+    table = tabulate(
+        shown.values.tolist(),
+        headers=list(shown.columns),
+        tablefmt=tablefmt,
+        disable_numparse=True,
+        maxcolwidths=widths,
+    )
+    return table + "\n"

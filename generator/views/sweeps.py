@@ -1,0 +1,120 @@
+"""The throughput-interactivity frontier of each load sweep, as an SVG chart, and its page view.
+
+Per sweep of a record: output throughput per GPU against tokens/s per user (1000 / TPOT) for
+the record and its baseline, each point labelled by its load, and each TPOT limit of the SLO
+drawn as the interactivity it allows (1000 / limit). A chart is drawn when the record has at
+least two loads with both numbers; without the campaign's GPU count the y axis is the whole
+server's throughput, and says so. Drawn with `generator.charts` (deterministic SVG text).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from posixpath import join as pjoin
+from typing import Any
+
+from generator import charts
+from generator.analysis.campaign import Analysis
+from generator.analysis.capacity import FrontierPoint
+from generator.analysis.sweeps import Sweep, capacity_text, change_text
+from generator.base.generated import svg_header
+from generator.model.quantity import fmt_number
+from generator.project.load import Project, RecordFile
+from generator.views.paths import relative, series_dir
+
+XML = '<?xml version="1.0" encoding="utf-8" standalone="no"?>'
+
+
+@dataclass(frozen=True)
+class FrontierChart:
+    path: str  # posix, relative to the repository root
+    alt: str
+    svg: str
+
+
+def frontier_path(project: Project, rec: RecordFile, index: int, count: int) -> str:
+    name = f"{rec.slug}-frontier.svg" if count == 1 else f"{rec.slug}-frontier-{index + 1}.svg"
+    return pjoin(project.campaign.docs_dir, "plots", name)
+
+
+def frontier_charts(analysis: Analysis) -> list[FrontierChart]:
+    """Every frontier the data allows, in series order."""
+    project = analysis.project
+    out = []
+    for entry in analysis.records:
+        for i, sweep in enumerate(entry.sweeps):
+            path = frontier_path(project, entry.file, i, len(entry.sweeps))
+            chart = _chart(project, entry.file, sweep, path)
+            if chart is not None:
+                out.append(chart)
+    return out
+
+
+def _series(label: str, points: Sequence[FrontierPoint], sweep: Sweep, per_gpu: bool) -> charts.Series:
+    drawn = []
+    for p in points:
+        y = p.throughput_per_gpu if per_gpu else p.throughput
+        if p.interactivity is not None and y is not None:
+            drawn.append(charts.Point(p.interactivity, y, sweep.load_text(p.load)))
+    return charts.Series(label, tuple(drawn))
+
+
+def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> FrontierChart | None:
+    per_gpu = project.campaign.hardware.count is not None
+    series = [_series("this record", sweep.record.frontier, sweep, per_gpu)]
+    if len(series[0].points) < 2:
+        return None
+    baseline = _series("baseline", sweep.baseline.frontier, sweep, per_gpu)
+    if baseline.points:
+        series.append(baseline)
+    limits = tuple(
+        charts.Limit(f"SLO {name} {fmt_number(limit)} ms", 1000 / limit, "x")
+        for name, limit in sorted(project.campaign.slo.items())
+        if name.startswith("tpot_")
+    )
+    y_label = (
+        "output throughput per GPU (tokens/s)" if per_gpu else "output throughput (tokens/s; GPU count not recorded)"
+    )
+    chart_id = PurePosixPath(path).stem
+    svg = charts.frontier(
+        chart_id,
+        # Short enough for the chart's width; the page's heading names the workload.
+        f"Frontier of {rec.slug}, {sweep.load_kind} sweep",
+        series,
+        limits=limits,
+        y_label=y_label,
+    )
+    return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
+
+
+def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -> list[dict[str, Any]]:
+    """The record page's view of its sweeps: capacity in words and the frontier, where there is something to show."""
+    project = analysis.project
+    found = analysis.record(rec).sweeps
+    here = series_dir(project)
+    views = []
+    for i, sweep in enumerate(found):
+        path = frontier_path(project, rec, i, len(found))
+        chart = {"src": relative(PurePosixPath(path), here), "alt": drawn[path]} if path in drawn else None
+        if chart is None and not project.campaign.slo:
+            continue
+        record, baseline = sweep.record.capacity, sweep.baseline.capacity
+        views.append(
+            {
+                "title": f"{sweep.load_kind.capitalize()} sweep: {sweep.workload}",
+                "loads": ", ".join(
+                    f"{sweep.load_text(load)} ({label})" for load, label in zip(sweep.loads, sweep.labels, strict=True)
+                ),
+                "capacity": None if record is None else capacity_text(record, sweep),
+                "baseline_capacity": None if baseline is None else capacity_text(baseline, sweep),
+                "change": change_text(sweep),
+                "chart": chart,
+            }
+        )
+    return views
+
+
+def slo_text(project: Project) -> str:
+    return ", ".join(f"{name} <= {fmt_number(limit)} ms" for name, limit in sorted(project.campaign.slo.items()))
