@@ -351,7 +351,7 @@ def test_tiers_the_sources_do_not_give_are_marked_own(project: Project, pages: d
             assert "(own placement)" not in page
         else:
             assert r.tier_source == "own", rec.slug
-            assert f"Tier {r.tier} (own placement)</span>" in page and "record's own placement" in page
+            assert f"Tier {r.tier}</span> the record's own placement" in page
     for tier, meaning in project.campaign.tiers.items():
         assert "own placement" in meaning, tier
 
@@ -383,9 +383,9 @@ def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
 def test_reported_figures_are_not_under_a_baseline_column(project: Project, pages: dict[str, str]) -> None:
     for slug, figures in (("num-continuous-decode-steps", "901, 927"), ("all-reduce-fusion-sm120", "236, 1867")):
         page = pages[f"docs/improvements/{project.output_name(project.by_slug()[slug])}"]
-        assert "| Metric | Baseline | Value | Change |" not in page, slug
+        assert "| Metric | Decision |" not in page, slug
         assert f"| {figures} |" in page, slug
-        assert "%" not in page.split("## Results", 1)[1].split("## Verdict", 1)[0], slug
+        assert "%" not in page.split("## Results", 1)[1].split("\n## ", 1)[0], slug
     assert "-2.8%" not in pages["docs/summary.md"]
 
 
@@ -660,8 +660,8 @@ def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None
 
     pages = render_files(analysis)
     page = pages[f"docs/improvements/{project.output_name(project.by_slug()['reported-only'])}"]
-    results = page.split("## Results", 1)[1].split("## Verdict", 1)[0]
-    assert "| Metric | Baseline | Value | Change |" not in results
+    results = page.split("## Results", 1)[1].split("\n## ", 1)[0]
+    assert "| Metric | Decision |" not in results
     assert "better" not in results and "worse" not in results
 
 

@@ -331,7 +331,7 @@ def test_road_and_waterfall_numbers_are_computed_from_the_records(tmp_path: Path
     assert "- Goal above 200 tok/s: 40 tok/s to go." in home
     assert "The chain breaks" not in home
     page = files["docs/improvements/stackt-03-drafter.md"]
-    assert "step 2 of 3, applied after 05-dp-attention" in page
+    assert "| In the stack | yes, step 2 of 3, after 05-dp-attention |" in page
     # A record's own command applies what it builds on first.
     assert "--enable-dp-attention" in page and "--speculative-algorithm EAGLE" in page
 

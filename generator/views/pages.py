@@ -25,6 +25,7 @@ from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
+from generator.views.glance import record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.views.road import record_chain, record_command, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
@@ -65,6 +66,8 @@ class MetricRow:
     n: str | None
     test: str | None
     decision: str | None
+    # The decision's word alone (`better`, `no-change`, ...), for the column that leads the row.
+    word: str | None
     # For an inconclusive comparison: how many repetitions per side would settle it.
     would_take: str | None
 
@@ -142,6 +145,7 @@ def _metric_row(
         n=f"{c.n} / {c.baseline_n}" if c is not None else None,
         test=_TESTS[c.test] if c is not None and c.test else None,
         decision=_decision_text(c) if c is not None else None,
+        word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
     )
 
@@ -286,6 +290,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
         "builds_on": [page_link(s) for s in r.builds_on if s in by_slug],
         "in_stack": stack_mark(analysis, rec),
+        "header": record_header(analysis, rec),
         **_rule_context(analysis),
         "home_link": relative(root_dir / "index.md", here),
         "summary_link": relative(root_dir / "summary.md", here),
