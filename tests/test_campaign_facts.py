@@ -693,12 +693,16 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     # The shipped summary page: record 09's figures as the seed gives them, its tier marked as its own.
     summary = pages["docs/summary.md"]
     row09 = next(line for line in summary.splitlines() if line.startswith("| 09 |"))
-    assert "| 1 (own placement) |" in row09
-    assert "| as reported: 901, 927 tok/s output_throughput at concurrency 512 (no meaningful improvement) |" in row09
+    # The placement is a mark in the cell, said once in a legend under the table.
+    assert "| 1† |" in row09 and "† The tier is the records' own placement" in summary
+    assert (
+        "| as reported, never compared: 901, 927 tok/s output_throughput at concurrency 512 "
+        "(no meaningful improvement) |" in row09
+    )
     row06 = next(line for line in summary.splitlines() if line.startswith("| 06 |"))
-    assert "as reported: 236, 1867 tok/s throughput, concurrency not recorded" in row06
+    assert "as reported, never compared: 236, 1867 tok/s throughput, concurrency not recorded" in row06
     row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
-    assert "| 1 | blocked | output_throughput not measured |" in row01
+    assert '| 1 | <span class="badge status-blocked">blocked</span> | not measured |' in row01
 
 
 def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> None:

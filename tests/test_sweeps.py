@@ -274,7 +274,7 @@ def test_record_page_has_capacity_and_frontier_svg(sweep_campaign: Path) -> None
         in never
     )
     summary = (sweep_campaign / "docs" / "summary.md").read_text()
-    assert "| Primary metric | Open blockers | Capacity under SLO |" in summary
+    assert "| Decision | Date | Open blockers | Capacity under SLO |" in summary
     assert "| 2200 tok/s (+37.5% vs baseline) |" in summary
 
 

@@ -282,7 +282,24 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         out[road[0]] = road[2]
     out.update({p.path: p.svg for p in sweeps})
     out.update({s.path: s.svg for s in strip_charts})
+    out.update(downloads(analysis))
     return dict(sorted(out.items()))
+
+
+def downloads(analysis: Analysis) -> dict[str, str]:
+    """The summary's downloads beside it, which it links: records.json and the table as CSV.
+
+    Written with the pages rather than by the site build alone, so every builder (mkdocs with
+    or without the plugin, Zensical) publishes them and the links to them are checked.
+    """
+    from generator.output.export import SITE_NAME, dumps
+    from generator.views.summary import format_rows, summary_rows
+
+    root = docs_root(analysis.project)
+    return {
+        str(root / SITE_NAME): dumps(analysis),
+        str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
+    }
 
 
 @dataclass

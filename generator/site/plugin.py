@@ -38,7 +38,7 @@ from generator.analysis.campaign import Analysis
 from generator.base.problems import ProblemsFound, format_report
 from generator.project.load import Project, RecordFile
 from generator.site.build import mark_site
-from generator.site.defaults import STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
+from generator.site.defaults import SCRIPT, STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
 
 NavItem = str | dict[str, Any]
 
@@ -91,6 +91,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
         if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
             files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if SCRIPT in [str(s) for s in config.extra_javascript] and files.get_file_from_path(SCRIPT) is None:
+            files.append(File.generated(config, SCRIPT, content=site.joinpath("improvements.js").read_bytes()))
         if self.analysis is not None:
             publish_raw_files(self.analysis.project, files, config)
         if self.default_nav and config.nav is not None:

@@ -31,7 +31,9 @@ class Decision:
     interval: str | None
     n: str
     metric: str
+    # The load it was measured at ("concurrency 64") and the result's label.
     where: str
+    result: str
 
     @property
     def text(self) -> str:
@@ -57,7 +59,8 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
         interval=interval,
         n=f"{c.n} / {c.baseline_n}",
         metric=metric.label if metric else primary.metric,
-        where=f"{where}, result {primary.label}",
+        where=where,
+        result=primary.label,
     )
 
 

@@ -25,7 +25,7 @@ from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
-from generator.views.glance import record_header
+from generator.views.glance import decision, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.views.road import record_chain, record_command, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
@@ -390,6 +390,8 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         rows.append(
             {
                 **row,
+                "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
+                "date": rec.record.date.isoformat() if rec.record.date else None,
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "status_text": status_text(row),
@@ -398,7 +400,13 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)
-    return {"campaign": project.campaign, "rows": rows, "plots": views, **_rule_context(analysis)}
+    return {
+        "campaign": project.campaign,
+        "rows": rows,
+        "plots": views,
+        "own_placement": any(row["tier_source"] == "own" for row in rows),
+        **_rule_context(analysis),
+    }
 
 
 def _rule_context(analysis: Analysis) -> dict[str, str]:
