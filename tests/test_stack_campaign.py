@@ -362,7 +362,7 @@ def test_shipped_campaign_says_no_record_is_adopted_and_shows_the_baseline_again
     assert analysis.stack.records == ()
     home = render_files(analysis)["docs/index.md"]
     section = home[home.index("## The road to the goal") : home.index("## Tiers")]
-    assert "No record is adopted yet: the launch command in force is the baseline command above." in section
+    assert "No record is adopted yet: the launch command in force is the baseline command (below)." in section
     assert "~8–11 tok/s (a range; the chart draws its midpoint, 9.5 tok/s)" in section
     assert "The goal is above 100 tok/s: 89 to 92 tok/s to go." in section
     assert "![" in section and "plots/road-to-goal.svg" in section

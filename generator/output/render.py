@@ -26,7 +26,7 @@ from generator.checks.validate import require_project
 from generator.model import variants
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
 from generator.project.load import Project, RecordFile
-from generator.views import pages
+from generator.views import glance, pages
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
@@ -36,7 +36,7 @@ from generator.views.strips import strips
 from generator.views.sweeps import frontier_charts
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-TEMPLATE_NAMES = ("record.md.j2", "home.md.j2", "summary.md.j2", "blockers.md.j2")
+TEMPLATE_NAMES = ("record.md.j2", "home.md.j2", "summary.md.j2", "blockers.md.j2", "timeline.md.j2")
 
 
 class _PathOutside(jinja2.TemplateNotFound):
@@ -267,6 +267,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         ("index.md", "home.md.j2", lambda: pages.home_context(analysis, alts), campaign_source),
         ("summary.md", "summary.md.j2", lambda: pages.summary_context(analysis, alts), "the records in improvements/"),
         ("blockers.md", "blockers.md.j2", lambda: pages.blockers_context(analysis), "the records in improvements/"),
+        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_context(analysis), "the records in improvements/"),
     ]
     for filename, template, make_context, source in others:
         if not report.ok:

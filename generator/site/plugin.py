@@ -217,7 +217,7 @@ def base_nav(project: Project, config: MkDocsConfig) -> list[NavItem]:
     except ValueError:
         folder = "."
     prefix = "" if folder == "." else folder + "/"
-    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md")]
+    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md"), ("Timeline", "timeline.md")]
     nav: list[NavItem] = [{title: prefix + page} for title, page in pages]
     if has_plugin(config, "tags"):
         nav.append({"Tags": TAGS_PAGE})

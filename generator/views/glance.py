@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 from typing import Any
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
 from generator.model import metrics, variants
-from generator.model.quantity import fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent
 from generator.model.record import Change
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative, series_dir
@@ -169,5 +168,73 @@ def timeline_context(analysis: Analysis) -> dict[str, Any]:
     }
 
 
-def timeline_path(analysis: Analysis) -> str:
-    return str(PurePosixPath(docs_root(analysis.project)) / "timeline.md")
+def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
+    """Each goal with the one current level the page gives for it.
+
+    A goal on the road (its metric and load) reads the road's current level and distance, so
+    the page never shows a second "current" beside the road's; any other goal reads the level
+    stated in campaign.yaml, else the baseline's result at its load, and says which.
+    """
+    from generator.analysis.road import distance_text
+    from generator.model.quantity import fmt_stat, fmt_value
+
+    campaign = analysis.project.campaign
+    vocabulary = campaign.vocabulary()
+    road = analysis.stack.road
+    on_road = {id(d.goal): d for d in road.goals} if road is not None else {}
+    out = []
+    for g in campaign.goals:
+        metric = vocabulary.lookup(g.metric)
+        unit = metric.unit if metric else ""
+        direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
+        distance = on_road.get(id(g))
+        current: str | None = None
+        source: str | None = None
+        to_go: str | None = None
+        if distance is not None and road is not None:
+            if road.chained:
+                # A level built on an approximate baseline ("~8-11 tok/s") stays approximate.
+                base = road.baseline_result.metrics.get(road.metric) if road.baseline_result else None
+                current = ("~" if getattr(base, "about", False) else "") + fmt_stat(road.current)
+                adopted = len(analysis.stack.records)
+                plural = "s" if adopted != 1 else ""
+                source = f"the baseline with {adopted} adopted change{plural}" if adopted else "the baseline"
+                to_go = distance_text(distance, unit)
+            else:
+                source = "not measured: the road's chain breaks (below)"
+        elif g.current is not None:
+            current, source = fmt_value(g.current), "as campaign.yaml states it"
+        elif g.concurrency is not None:
+            for result in campaign.baseline.results:
+                if result.concurrency == g.concurrency and g.metric in result.metrics:
+                    current, source = fmt_value(result.metrics[g.metric]), f"the baseline's result {result.label}"
+                    break
+        out.append(
+            {
+                "goal": g,
+                "label": metric.label if metric else g.metric,
+                "unit": unit,
+                "direction": direction,
+                "target": fmt_number(g.target),
+                "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
+                "current": current,
+                "source": source,
+                "to_go": to_go,
+            }
+        )
+    return out
+
+
+def home_glance(analysis: Analysis) -> dict[str, Any]:
+    """The home page's first screen: goals, the command in force, counts, what is next and new."""
+    stack = analysis.stack
+    command = stack.stack.script() if stack.stack is not None else None
+    return {
+        "goals": goal_rows(analysis),
+        "command": command,
+        "adopted": [f"{r.number:02d}" for r in stack.records],
+        "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
+        "counts": status_counts(analysis),
+        "next": next_ideas(analysis),
+        "latest": latest(analysis),
+    }

@@ -19,13 +19,13 @@ from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value
-from generator.model.record import Attempt, Blocker, Goal, apply_change
+from generator.model.record import Attempt, Blocker, apply_change
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
-from generator.views.glance import decision, record_header
+from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.views.road import record_chain, record_command, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
@@ -325,39 +325,10 @@ def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
     return apply_change(base, variants.effective_change(rec.record))
 
 
-def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
-    """The goal's current value and where it comes from: as stated, else the baseline's."""
-    if goal.current is not None:
-        return fmt_value(goal.current), None
-    if goal.concurrency is not None:
-        for result in project.campaign.baseline.results:
-            if result.concurrency == goal.concurrency and goal.metric in result.metrics:
-                return fmt_value(result.metrics[goal.metric]), f"baseline result `{result.label}`"
-    return None, None
-
-
 def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
     project = analysis.project
     campaign = project.campaign
     root_dir = docs_root(project)
-    goals = []
-    vocabulary = campaign.vocabulary()
-    for g in campaign.goals:
-        metric = vocabulary.lookup(g.metric)
-        direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
-        current, current_from = _goal_current(project, g)
-        goals.append(
-            {
-                "goal": g,
-                "label": metric.label if metric else g.metric,
-                "unit": metric.unit if metric else "",
-                "direction": direction,
-                "target": fmt_number(g.target),
-                "current": current,
-                "current_from": current_from,
-                "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
-            }
-        )
     counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
     # Per tier, the records placed there by themselves rather than by their sources.
     own = {
@@ -370,13 +341,14 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
         "baseline_results": [result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
         "baseline_evidence": baseline_evidence(analysis),
-        "goals": goals,
         "tier_counts": counts,
         "tier_own": own,
         "record_count": len(project.records),
         "summary_link": relative(root_dir / "summary.md", root_dir),
         "blockers_link": relative(root_dir / "blockers.md", root_dir),
         "road": road_context(analysis, dict(charts or {})),
+        "glance": home_glance(analysis),
+        "timeline_link": "timeline.md",
     }
 
 
