@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import posixpath
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -130,7 +131,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             page.meta["title"] = html.escape(Markup(page.title).striptags())
 
     def on_page_content(self, html: str, /, *, page: Any, config: MkDocsConfig, files: Files) -> str:
-        return embed_charts(html)
+        return embed_charts(html, page.file.dest_uri, files)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.output.export import write_site_export
@@ -164,20 +165,39 @@ _CHART_IMG = re.compile(
 )
 
 
-def embed_charts(html: str) -> str:
-    """Each chart as an <object>, so the SVG's <title> tooltips (a cut label's full text) show on hover.
+def embed_charts(html: str, page_uri: str = "", files: Files | None = None) -> str:
+    """Each chart inlined in the page, inside a link that opens it full size.
 
-    An <img> shows an SVG as a picture only: no tooltip, no selectable text. The <img> stays
-    inside as the fallback. Done on the built HTML, after mkdocs has made the link relative,
-    so the markdown on disk keeps a plain image that every builder and forge shows.
+    Inlined rather than shown as an <img>: the page's palette (Material's toggle) then reaches
+    the chart's colours, its <title> tooltips (a cut label's full text) show on hover, and its
+    text can be selected and searched. The link opens the SVG file on its own, full size, where
+    it follows the reader's system scheme. Done on the built HTML, after mkdocs has made the
+    link relative, so the markdown on disk keeps a plain image that every builder and forge
+    shows. A chart whose file cannot be read stays an <img>, inside the same link.
     """
-    return _CHART_IMG.sub(
-        lambda m: (
-            f'<object class="improvements-chart" type="image/svg+xml" data="{m["src"]}" role="img" '
-            f'aria-label="{m["alt"]}">{m[0]}</object>'
-        ),
-        html,
-    )
+
+    def inline(m: re.Match[str]) -> str:
+        src = m["src"]
+        svg = _chart_svg(posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src)), files)
+        body = svg if svg is not None else m[0]
+        return f'<a class="improvements-chart" href="{src}" title="Open the chart full size">{body}</a>'
+
+    return _CHART_IMG.sub(inline, html)
+
+
+def _chart_svg(uri: str, files: Files | None) -> str | None:
+    """A generated chart's <svg> element, without its XML declaration and generated-file comment."""
+    if files is None:
+        return None
+    file = files.get_file_from_path(uri)
+    if file is None:
+        return None
+    try:
+        text = file.content_string
+    except (OSError, UnicodeDecodeError, TypeError, ValueError):
+        return None
+    start = text.find("<svg")
+    return text[start:].strip() if start >= 0 else None
 
 
 def repo_root(config: MkDocsConfig) -> Path:
