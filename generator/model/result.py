@@ -84,7 +84,7 @@ MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
 def _known_metric(name: str, info: ValidationInfo) -> str:
     # The campaign's own metrics come as validation context (see `metric_context`): the
     # vocabulary is passed along, never registered anywhere.
-    units = _context_units(info)
+    units = context_units(info)
     if metrics.lookup(name) is None and name not in units:
         vocabulary = metrics.Vocabulary.of({n: (u, True, n) for n, u in units.items()})
         near = vocabulary.suggest(name)
@@ -92,7 +92,7 @@ def _known_metric(name: str, info: ValidationInfo) -> str:
     return name
 
 
-def _context_units(info: ValidationInfo) -> dict[str, str]:
+def context_units(info: ValidationInfo) -> dict[str, str]:
     context = info.context if isinstance(info.context, dict) else {}
     units = context.get("metric_units", {})
     return units if isinstance(units, dict) else {}
@@ -230,7 +230,7 @@ class Result(Strict):
     def _in_own_units(self, info: ValidationInfo) -> Result:
         if not self.units:
             return self
-        own = _context_units(info)
+        own = context_units(info)
         factors: dict[str, float] = {}
         for name, unit in self.units.items():
             known = metrics.lookup(name)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.model import metrics as vocabulary
+from generator.model.record import BUILTIN_FORMATS
 
 # Settings that define a run, in the order pages list them. Matching and comparability read
 # these names; importers fill what their format records and leave the rest out.
@@ -87,8 +88,11 @@ class Run:
 
     @property
     def kind(self) -> str:
-        """Serving runs and single-batch runs measure different things and never match."""
-        return "batch" if self.format.startswith("sglang-bench-one-batch") else "serving"
+        """Serving runs and single-batch runs measure different things and never match; nor does
+        a run of a campaign's own harness (`import_formats`) match another harness's."""
+        if self.format.startswith("sglang-bench-one-batch"):
+            return "batch"
+        return "serving" if self.format in BUILTIN_FORMATS else self.format
 
     def unit(self, name: str) -> str:
         metric = vocabulary.lookup(name)
