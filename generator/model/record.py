@@ -355,6 +355,11 @@ class MetricDefinition(Strict):
 def _new_metric_name(name: str) -> str:
     if metrics.lookup(name) is not None:
         raise ValueError(f"`{name}` is a built-in metric already; give the campaign's own a name of its own")
+    if metrics.tool_key(name) is not None:
+        raise ValueError(
+            f"`{name}` is how benchmark tools write `{metrics.tool_key(name)}`; "
+            "give the campaign's own a name of its own"
+        )
     return name
 
 
