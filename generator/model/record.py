@@ -117,6 +117,9 @@ class Patch(Strict):
 
 
 class Change(Strict):
+    # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
+    # whole shell command line, printed as written before the launch line.
+    before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -301,6 +304,8 @@ class Engine(Strict):
     name: NonEmpty
     # Leave out when not recorded: pages then say so instead of guessing.
     version: str | None = None
+    # The container image the engine runs in, with its tag or digest (lmsysorg/sglang:v0.5.9-cu129).
+    image: NonEmpty | None = None
     note: str | None = None
 
 

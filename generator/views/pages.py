@@ -26,7 +26,7 @@ from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import record_chain, record_command, road_context, stack_mark
+from generator.views.road import record_before, record_chain, record_command, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -266,7 +266,9 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "source": rel(rec.path, project.root),
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
-        "command": shell_command(tokens, env),
+        # The `before:` steps first, as written: the block runs as shown.
+        "command": "\n".join([*record_before(analysis, rec), shell_command(tokens, env)]),
+        "image": campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
