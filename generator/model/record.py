@@ -246,6 +246,9 @@ class Variant(Strict):
     value: Finite | NonEmpty | None = None
     outcome: VariantOutcome
     change: Change | None = None
+    # Where this variant ran differently from the record (a 2-GPU isolation run, another engine):
+    # its own hardware, benchmark, base command, or `command: not-recorded`.
+    setup: Setup | None = None
     results: list[Result] = Field(default_factory=list)
     note: str | None = None
 
@@ -255,17 +258,24 @@ class Sweep(Strict):
     parameter: NonEmpty
     # The metric the chart plots; defaults to the first metric the retained variant measures.
     metric: MetricName | None = None
+    # The result label the chart compares across variants (one workload on one axis); defaults
+    # to the retained variant's first result that measures the metric.
+    result: NonEmpty | None = None
     note: str | None = None
 
 
 class Setup(Strict):
-    """A record's own setup where it is not the campaign's: a microbenchmark on fewer GPUs, say.
+    """A record's (or a variant's) own setup where it is not the campaign's: a microbenchmark on
+    fewer GPUs, say.
 
-    It holds for every variant: a `base_command` replaces the campaign's baseline command, and
-    `command: not-recorded` says the command was never recorded (pages print none).
+    A record's holds for every variant that states none of its own: a `base_command` replaces
+    the campaign's baseline command, and `command: not-recorded` says the command was never
+    recorded (pages print none).
     """
 
     hardware: Hardware | None = None
+    # The engine, when not the campaign's (the same model served by vLLM for comparison).
+    engine: Engine | None = None
     # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
     benchmark: NonEmpty | None = None
     base_command: NonEmpty | None = None
@@ -547,7 +557,7 @@ class Campaign(Strict):
         return v
 
 
-# Record names the setup's Hardware, defined with the campaign's below.
+# Record names the setup's Hardware and Engine, defined with the campaign's below.
 Record.model_rebuild()
 
 FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")

@@ -164,6 +164,8 @@ class BaselineFrom(Strict):
     """Another record's result whose numbers are this result's baseline, so none is typed twice."""
 
     record: Slug
+    # A variant's label when the result is one of that record's variants' (an arm of an A/B).
+    variant: NonEmpty | None = None
     result: NonEmpty
 
 

@@ -272,6 +272,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
+        # Its setup, likewise: the retained variant's own, else the record's.
+        "launch_setup": variants.effective_setup(r),
         "variants": experiments.variant_table(analysis, rec),
         "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
@@ -308,7 +310,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What builds on it and its baselines; its place in the stack depends on every adopted record.
-    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     out += record_chain(analysis, rec)
     if analysis.stack.has(rec.slug):
@@ -317,7 +319,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    setup = rec.record.setup
+    setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
     return apply_change(base, variants.effective_change(rec.record))
 
