@@ -30,7 +30,11 @@ def _stack(analysis: Analysis) -> dict[str, Any]:
     """The stack as the report shows it: the launch command in force and what it cannot say."""
     found = analysis.stack
     return {
-        "command": found.stack.command if found.stack is not None else None,
+        # The `before:` steps first, as written, then the launch line: what runs, in order.
+        "command": "\n".join([*(line for _label, line in found.stack.before), found.stack.command])
+        if found.stack is not None
+        else None,
+        "image": analysis.project.campaign.engine.image,
         "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
         "notes": [f"{label}: {what}" for label, what in found.notes],
     }

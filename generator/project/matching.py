@@ -431,10 +431,11 @@ def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tu
     ref = result.baseline_from
     assert ref is not None
     target = next((rec for rec in project.records if rec.slug == ref.record), None)
-    found = next((r for r in target.record.results if r.label == ref.result), None) if target else None
+    found = variants.find_result(target.record, ref.variant, ref.result) if target else None
+    whose = f"variant `{ref.variant}`'s result" if ref.variant is not None else "result"
     if target is None or found is None or id(found) in seen:
-        return {}, f"The baseline `{ref.result}` of record `{ref.record}` does not exist."
+        return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
     theirs = numbers(project, found, target, seen | {id(result)}).metrics
     base = {k: v for k, v in theirs.items() if k in result.metrics}
-    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its result `{found.label}`."
+    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note

@@ -11,6 +11,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from generator.model import metrics
 from generator.project.runs.run import (
     BOOKKEEPING,
     Run,
@@ -38,22 +39,9 @@ def known_formats() -> str:
 
 # --- shared serving metrics -------------------------------------------------------------------
 
-# key in the file -> vocabulary name. The same quantity under different names is one metric.
-_SERVING_METRICS: dict[str, str] = {
-    "output_throughput": "output_throughput",
-    "total_throughput": "total_throughput",
-    "total_token_throughput": "total_throughput",
-    "input_throughput": "input_throughput",
-    "request_throughput": "request_throughput",
-    "request_goodput": "goodput",
-    "request_goodput:": "goodput",
-    "max_output_tokens_per_s": "max_output_throughput",
-    "accept_length": "accept_length",
-    "spec_decode_acceptance_length": "accept_length",
-    "duration": "duration",
-    "completed": "completed",
-    "failed": "failed",
-}
+# key in the file -> vocabulary name. The same quantity under different names is one metric;
+# the table is the vocabulary's, so a record typed by hand accepts the same keys.
+_SERVING_METRICS: dict[str, str] = metrics.TOOL_KEYS
 
 # Observations that are not metrics to compare: the MEASURED mean concurrency is not the
 # configured limit, and token totals depend on the number of prompts.

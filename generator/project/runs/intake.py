@@ -96,7 +96,7 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
         line,
         col,
         "invalid-value",
-        f"the {FORMATS[run.format]} run on line {line} has {key} {_shown(value)}; "
+        f"the {FORMATS.get(run.format, run.format)} run on line {line} has {key} {_shown(value)}; "
         f"a count is {least} or more, and at most {MAX_COUNT:.0e}",
         "the file does not describe a run that happened; fix or drop its line",
     )
