@@ -234,12 +234,11 @@ class Result(Strict):
             )
         if self.baseline and not self.metrics and self.run is None:
             raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
-        if self.baseline_from is not None and (self.baseline or self.baseline_run or self.run is not None):
+        if self.baseline_from is not None and (self.baseline or self.baseline_run):
             raise ValueError(
-                "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`, "
-                "and an imported `run` names its baseline with `baseline_run`"
+                "`baseline_from` names the baseline; it replaces `baseline` and an imported run's `baseline_run`"
             )
-        if self.baseline_from is not None and not self.metrics:
+        if self.baseline_from is not None and not self.metrics and self.run is None:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
         ids = self.run_ids
         if len(set(ids)) != len(ids):

@@ -18,6 +18,7 @@ adds `--enable-foo` may not differ in model, GPU count, engine version or worklo
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -337,6 +338,11 @@ def resolve(
     notes: list[str] = []
     if len(repeats) > 1:
         notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
+    if result.baseline_from is not None:
+        # A step measured on top of another record: that record's result is the baseline, its
+        # repetitions in their order (so a paired comparison pairs repetition i with i).
+        theirs, note = _baseline_from(project, result, frozenset(), keys=values)
+        return as_result(result, run), values, theirs, [*notes, note]
     found = match(project, result, run)
     notes += found.notes
     base: dict[str, Any] = {}
@@ -422,7 +428,9 @@ def numbers(
     return Numbers(result, values, base, tuple(notes), no_baseline=not base)
 
 
-def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tuple[dict[str, Any], str]:
+def _baseline_from(
+    project: Project, result: Result, seen: frozenset[int], keys: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], str]:
     """The numbers of the result `baseline_from` names, restricted to this result's metrics, and a note.
 
     `check` reports a missing record or label and a circle (`build-cycle`); `seen` only keeps a
@@ -436,6 +444,6 @@ def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tu
     if target is None or found is None or id(found) in seen:
         return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
     theirs = numbers(project, found, target, seen | {id(result)}).metrics
-    base = {k: v for k, v in theirs.items() if k in result.metrics}
+    base = {k: v for k, v in theirs.items() if k in (result.metrics if keys is None else keys)}
     note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note
