@@ -175,6 +175,10 @@ def test_the_site_builds_clean_from_its_folder(tmp_path: Path) -> None:
     site = root / "site"
     for name in ("index.html", "summary.html", "timeline.html", "records.json", "summary.csv"):
         assert (site / name).is_file(), name
+    # `guide: true`: the tool's guide from the installed package, in the navigation too.
+    for name in ("format", "workflow", "decisions", "capacity", "cli"):
+        assert (site / "guide" / f"{name}.html").is_file(), name
+    assert 'href="guide/workflow.html"' in (site / "index.html").read_text(encoding="utf-8")
     page = (site / "improvements" / "h200decode-02-static-cache-compile.html").read_text(encoding="utf-8")
     # Charts are inlined, each in a link to its file.
     assert '<a class="improvements-chart" href="plots/static-cache-compile-latency-tpot-p99.svg"' in page

@@ -51,6 +51,9 @@ class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
     # A tier with more records than this is split into numbered sub-sections, so that no
     # open branch of the sidebar holds more than this many pages.
     section_size = opt.Type(int, default=50)
+    # Add the tool's own guide (the record format, the workflow, the commands, how decisions
+    # are made) to the site, from the installed package: a campaign made by `init` has no copy.
+    guide = opt.Type(bool, default=False)
 
 
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-untyped-call]
@@ -82,6 +85,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if self.default_nav:
             config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
+        if self.config.guide and config.nav is not None:
+            config.nav = guide_nav(config.nav)
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
         from importlib.resources import files as package_files
@@ -94,6 +99,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
         if SCRIPT in [str(s) for s in config.extra_javascript] and files.get_file_from_path(SCRIPT) is None:
             files.append(File.generated(config, SCRIPT, content=site.joinpath("improvements.js").read_bytes()))
+        if self.config.guide:
+            add_guide(files, config)
         if self.analysis is not None:
             publish_raw_files(self.analysis.project, files, config)
         if self.default_nav and config.nav is not None:
@@ -140,6 +147,41 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if self.analysis is not None:
             write_site_export(self.analysis, Path(config.site_dir))
         mark_site(Path(config.site_dir))
+
+
+# The guide pages a campaign's site carries, in reading order: the tool's own pages about its
+# code (architecture, performance) and this repository's campaign are left out.
+GUIDE_PAGES = (
+    ("Workflow", "workflow.md"),
+    ("Record format", "format.md"),
+    ("Results from benchmark files", "results.md"),
+    ("How decisions are made", "decisions.md"),
+    ("Capacity under an SLO", "capacity.md"),
+    ("Command reference", "cli.md"),
+    ("Error catalogue", "errors.md"),
+    ("Site", "site.md"),
+)
+GUIDE_FILES = ("examples/publish.yml",)
+GUIDE_DIR = "guide"
+
+
+def add_guide(files: Files, config: MkDocsConfig) -> None:
+    """The guide's pages under guide/, from the package; a campaign's own guide/ page of a name wins."""
+    from importlib.resources import files as package_files
+
+    guide = package_files("generator").joinpath("guide")
+    for name in [page for _title, page in GUIDE_PAGES] + list(GUIDE_FILES):
+        path = f"{GUIDE_DIR}/{name}"
+        source = guide.joinpath(*name.split("/"))
+        if files.get_file_from_path(path) is None and source.is_file():
+            files.append(File.generated(config, path, content=source.read_bytes()))
+
+
+def guide_nav(nav: list[NavItem]) -> list[NavItem]:
+    """The navigation with a Guide section at the end, unless it lists guide pages already."""
+    if any(p.startswith(GUIDE_DIR + "/") for p in _paths(nav)):
+        return nav
+    return [*nav, {"Guide": [{title: f"{GUIDE_DIR}/{page}"} for title, page in GUIDE_PAGES]}]
 
 
 def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
