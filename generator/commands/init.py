@@ -69,21 +69,46 @@ def _goals(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
     return [parse_goal(v) for v in values]
 
 
-def default_command(engine: str, model: str) -> str | None:
-    """The engine's plain serve command for the model, when both are known; never a guessed flag."""
+def default_command(engine: str, model: str, gpu_count: int | None = None) -> str | None:
+    """The engine's plain serve command for the model, when both are known; never a guessed flag.
+
+    A GPU count that was given becomes the engine's tensor-parallel size: it is what the count
+    means to a single-node server, and without it the server would use one GPU.
+    """
     if model == NOT_RECORDED:
         return None
     import shlex
 
     quoted = shlex.quote(model)
-    known = {"sglang": f"python -m sglang.launch_server --model-path {quoted}", "vllm": f"vllm serve {quoted}"}
-    return known.get(engine.strip().lower())
+    known = {
+        "sglang": (f"python -m sglang.launch_server --model-path {quoted}", "--tp-size"),
+        "vllm": (f"vllm serve {quoted}", "--tensor-parallel-size"),
+    }
+    found = known.get(engine.strip().lower())
+    if found is None:
+        return None
+    command, flag = found
+    return f"{command} {flag} {gpu_count}" if gpu_count is not None else command
+
+
+# Page prefixes stay short, but whole words: a prefix cut mid-phrase ("llama-3-3-70b-on") reads as a typo.
+SERIES_MAX = 32
+_TRAILING = {"a", "and", "at", "by", "for", "in", "of", "on", "the", "to", "with", "x"}
 
 
 def series_of(name: str) -> str:
-    from generator.commands.new import slugify
+    """The page prefix from the campaign's name: its words, whole, up to SERIES_MAX characters."""
+    import unicodedata
 
-    return slugify(name) or "improvement"
+    text = unicodedata.normalize("NFKD", name.replace("+", "p")).encode("ascii", "ignore").decode("ascii")
+    words: list[str] = []
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if words and len("-".join([*words, word])) > SERIES_MAX:
+            break
+        words.append(word[:SERIES_MAX])
+    while len(words) > 1 and words[-1] in _TRAILING:
+        words.pop()
+    return "-".join(words) or "improvement"
 
 
 def ask(options: dict[str, Any], interactive: bool) -> Answers:
@@ -111,7 +136,9 @@ def ask(options: dict[str, Any], interactive: bool) -> Answers:
     gpu_count = _count(count_text)
     engine = get("engine", "Serving engine (SGLang, vLLM, ...)", NOT_RECORDED)
     version = optional("engine_version", "Engine version")
-    command = get("command", "Baseline launch command", default_command(engine, model) or "$BASELINE_COMMAND")
+    command = get(
+        "command", "Baseline launch command", default_command(engine, model, gpu_count) or "$BASELINE_COMMAND"
+    )
     goals = list(options["goals"])
     if interactive and not goals:
         while text := click.prompt(
@@ -256,12 +283,13 @@ Examples:
 def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
 
-    Writes improvements/campaign.yaml, a two-line mkdocs.yml (the improvements plugin supplies
-    the rest of the site), a .gitignore, a pre-commit config that runs `improvements check`, a
-    GitHub Actions workflow that checks, builds and publishes the site, and
-    schema/campaign.schema.json for editors. On a terminal it asks for what the options do not
-    give; without one it takes the defaults, and leaves out what it was not told: nothing
-    is guessed. It never overwrites a file: if any of them exists, nothing is written.
+    Writes improvements/campaign.yaml, a short mkdocs.yml (the improvements plugin supplies
+    the rest of the site, the tool's guide included), a .gitignore, a pre-commit config that
+    runs `improvements check`, a GitHub Actions workflow that checks, builds and publishes the
+    site, and schema/campaign.schema.json for editors. On a terminal it asks for what the
+    options do not give; without one it takes the defaults, and leaves out what it was not
+    told: nothing is guessed. It never overwrites a file: if any of them exists, nothing is
+    written.
     """
     from importlib.metadata import PackageNotFoundError, version
 
