@@ -196,3 +196,18 @@ def test_the_summary_sorts_and_filters_from_a_plain_file(site: Site, browser: Br
         shown = [r for r in rows.all() if r.is_visible()]
         assert shown and all("rejected" in r.inner_text() for r in shown)
         assert f"{len(shown)} of {len(ranked)} rows" in page.locator(".improvements-count").inner_text()
+
+
+def test_the_404_page_is_styled_from_a_plain_file(site: Site, browser: Browser) -> None:
+    pages = _context_page(browser, "desktop", "light")
+    page = next(pages)
+    failed: list[str] = []
+    page.on("requestfailed", lambda req: failed.append(req.url))
+    page.goto((site.root / "site" / "404.html").as_uri())
+    # Material's stylesheet loaded: its header has the palette's colour, not the browser default.
+    header = page.evaluate("getComputedStyle(document.querySelector('.md-header')).backgroundColor")
+    assert header not in ("rgba(0, 0, 0, 0)", "transparent")
+    home = page.locator(".md-nav__link", has_text="Home").first.get_attribute("href") or ""
+    # Search needs a web server on every page read from disk; nothing else may fail to load.
+    assert not home.startswith("/") and [u for u in failed if "/search/" not in u] == []
+    pages.close()

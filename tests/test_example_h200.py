@@ -8,6 +8,7 @@ the analysis or the import that moves one fails here.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import statistics
 from pathlib import Path
@@ -179,6 +180,9 @@ def test_the_site_builds_clean_from_its_folder(tmp_path: Path) -> None:
     for name in ("format", "workflow", "decisions", "capacity", "cli"):
         assert (site / "guide" / f"{name}.html").is_file(), name
     assert 'href="guide/workflow.html"' in (site / "index.html").read_text(encoding="utf-8")
+    # The 404 page links relative to the site root, like every other page (no site_url here).
+    missing = (site / "404.html").read_text(encoding="utf-8")
+    assert 'href="./assets/' in missing and not re.search(r'(?:href|src)="/(?!/)', missing)
     page = (site / "improvements" / "h200decode-02-static-cache-compile.html").read_text(encoding="utf-8")
     # Charts are inlined, each in a link to its file.
     assert '<a class="improvements-chart" href="plots/static-cache-compile-latency-tpot-p99.svg"' in page

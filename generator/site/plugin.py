@@ -146,6 +146,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         # records.json at the site root: every record with its computed summary, for scripts.
         if self.analysis is not None:
             write_site_export(self.analysis, Path(config.site_dir))
+        if not config.site_url:
+            relative_404(Path(config.site_dir) / "404.html")
         mark_site(Path(config.site_dir))
 
 
@@ -182,6 +184,27 @@ def guide_nav(nav: list[NavItem]) -> list[NavItem]:
     if any(p.startswith(GUIDE_DIR + "/") for p in _paths(nav)):
         return nav
     return [*nav, {"Guide": [{title: f"{GUIDE_DIR}/{page}"} for title, page in GUIDE_PAGES]}]
+
+
+_ROOT_ABSOLUTE = re.compile(r'(\s(?:href|src)=")/(?!/)')
+
+
+def relative_404(path: Path) -> None:
+    """The 404 page's links relative to the site root it sits in, as every other page's are.
+
+    Without `site_url`, mkdocs writes them from "/", so the page is unstyled and its links dead
+    when the site is opened from disk (file://) or served under a sub-path. With `site_url` set,
+    its path is right and the page is left as mkdocs wrote it.
+    """
+    from generator.base.fsio import atomic_write
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    fixed = _ROOT_ABSOLUTE.sub(r"\1./", text).replace('"base": "/"', '"base": "."')
+    if fixed != text:
+        atomic_write(path, fixed)
 
 
 def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
