@@ -259,7 +259,7 @@ def test_record_page_has_capacity_and_frontier_svg(sweep_campaign: Path) -> None
     # Points labelled by load, per GPU (the campaign has 2), and the TPOT limit at 1000 / 50 tokens/s per user.
     assert "this record: 500 at 40 (c=16), 900 at 31.25 (c=32), 1300 at 20 (c=64)" in svg
     assert "baseline: 450 at 35.71 (c=16)" in svg
-    assert "limit SLO tpot_p99 50 ms at x = 20." in svg
+    assert "limit SLO tpot_p99 50 ms at x = 20;" in svg and "limit capacity under the SLO: " in svg
     repeated = (docs / "testseries-06-repeated.md").read_text()
     assert "- Change: +15.4% capacity under the SLO; better, 95% interval +12.8% to +18.0% (n=3 vs 3)" in repeated
     # No TPOT statistic for interactivity: no chart, the capacity still stands.

@@ -118,6 +118,19 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
         for name, limit in sorted(project.campaign.slo.items())
         if name.startswith("tpot_")
     )
+    gpus = project.campaign.hardware.count
+    c = sweep.record.capacity
+    if c is not None and c.kind == "interpolated" and c.throughput is not None and c.load is not None:
+        # The capacity on the chart's own axis: per GPU when the axis is, the server's total beside it.
+        at = sweep.load_text(c.load)
+        if per_gpu and gpus is not None and gpus > 1:
+            value = c.throughput / gpus
+            text = (
+                f"capacity under the SLO: {fmt_number(value)} tok/s per GPU ({fmt_number(c.throughput)} in all, {at})"
+            )
+        else:
+            value, text = c.throughput, f"capacity under the SLO: {fmt_number(c.throughput)} tok/s ({at})"
+        limits = (*limits, charts.Limit(text, value, "y"))
     y_label = (
         "output throughput per GPU (tokens/s)" if per_gpu else "output throughput (tokens/s; GPU count not recorded)"
     )
