@@ -115,6 +115,16 @@ class ProblemsFound(Exception):
         self.report = report
 
 
+class CommandError(Exception):
+    """A command cannot go on: shown as one line, exit 1. Library code raises it instead of a click
+    exception (only the command layer speaks click); `generator.cli` converts it in one place.
+    """
+
+
+class UsageProblem(CommandError):
+    """A command was called with arguments that do not fit: shown with the command's usage, exit 2."""
+
+
 @functools.lru_cache(maxsize=4096)
 def rel(path: Path, root: Path) -> str:
     """A path as users see it: relative to the repository root where possible."""
