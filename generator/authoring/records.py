@@ -10,7 +10,7 @@ import difflib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.base.problems import UsageProblem
+from generator.base.problems import CommandError, UsageProblem
 
 if TYPE_CHECKING:
     from generator.base.problems import Problem, Report
@@ -22,10 +22,18 @@ def find_record(project: Project, report: Report, ref: str) -> Path:
 
     A file that failed to load is still found, so that its own problems can be shown.
     """
+    return locate_record(project.improvements_dir, ref)
+
+
+def locate_record(improvements: Path, ref: str) -> Path:
+    """`find_record` from the file names alone, before the campaign is loaded (to lock the file first)."""
     from generator.project.load import record_files
 
-    files, _strays = record_files(project.improvements_dir)
-    if ref.isdigit():
+    try:
+        files, _strays = record_files(improvements)
+    except OSError as exc:
+        raise CommandError(f"cannot read {improvements}: {exc.strerror or exc}") from None
+    if _is_number(ref):
         hits = [path for path, number, _slug in files if number == int(ref)]
         if len(hits) > 1:
             names = ", ".join(p.name for p in hits)
@@ -39,8 +47,13 @@ def find_record(project: Project, report: Report, ref: str) -> Path:
         slugs = [slug for _path, _number, slug in files]
         near = difflib.get_close_matches(ref, slugs, n=1)
         hint = f"; did you mean `{near[0]}`?" if near else "; `improvements summary` lists the records"
-        raise UsageProblem(f"no record has {'number' if ref.isdigit() else 'slug'} `{ref}`{hint}")
+        raise UsageProblem(f"no record has {'number' if _is_number(ref) else 'slug'} `{ref}`{hint}")
     return hits[0]
+
+
+def _is_number(ref: str) -> bool:
+    # ASCII only: str.isdigit and int() also take Arabic-Indic and fullwidth digits.
+    return ref.isascii() and ref.isdigit()
 
 
 def problems_of(project: Project, report: Report, path: Path) -> list[Problem]:
@@ -87,7 +100,7 @@ def resolve_blockers(data: Any, refs: tuple[str, ...], project: Project, path: P
     blockers = data.get("blockers") or []
     out: list[tuple[str, str]] = []
     for ref in refs:
-        if ref.isdigit():
+        if _is_number(ref):
             index = int(ref) - 1
             if not 0 <= index < len(blockers):
                 raise UsageProblem(f"--resolve-blocker {ref}: the record has {len(blockers)} blocker(s)")

@@ -49,6 +49,7 @@ def command(
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
     from generator.authoring.link_runs import link, read_all, unique_runs, write_all
+    from generator.base.fsio import edit_lock
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import require_project
 
@@ -60,25 +61,28 @@ def command(
         raise click.UsageError("--label needs some text")
 
     repo = resolve_root(root)
-    project = require_project(repo)
-    target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
+    # Locked from the first read to the write: two imports into one record, or an import beside
+    # `status`, queue up instead of the later write dropping the earlier one's links.
+    with edit_lock(repo, _lock_target(repo, record_ref, baseline)):
+        project = require_project(repo)
+        target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
 
-    show = len(files) > 1 and sys.stderr.isatty()
-    with click.progressbar(files, label="Reading benchmark files", file=sys.stderr, hidden=not show) as bar:
-        parsed, problems = read_all(bar)
-    if problems:
-        raise ProblemsFound(Report(problems))
+        show = len(files) > 1 and sys.stderr.isatty()
+        with click.progressbar(files, label="Reading benchmark files", file=sys.stderr, hidden=not show) as bar:
+            parsed, problems = read_all(bar)
+        if problems:
+            raise ProblemsFound(Report(problems))
 
-    runs = unique_runs(parsed)
-    text, added, problems = link(project, target, runs, label, baseline)
-    if problems:
-        sys.stderr.write(
-            f"{rel(target, repo)}: nothing imported; the edit would leave these problems "
-            "(positions are in the edited text, not in the file as it is):\n"
-        )
-        raise ProblemsFound(Report(problems))
+        runs = unique_runs(parsed)
+        text, added, problems = link(project, target, runs, label, baseline)
+        if problems:
+            sys.stderr.write(
+                f"{rel(target, repo)}: nothing imported; the edit would leave these problems "
+                "(positions are in the edited text, not in the file as it is):\n"
+            )
+            raise ProblemsFound(Report(problems))
 
-    write_all(repo, target, text if added else None, parsed)
+        write_all(repo, target, text if added else None, parsed)
 
     shown = rel(target, repo)
     _warn_provenance(project, parsed)
@@ -108,6 +112,21 @@ def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
                 if (where, what) not in seen:
                     seen.add((where, what))
                     sys.stderr.write(f"warning: {where}: {what} (improvements/campaign.yaml)\n")
+
+
+def _lock_target(repo: Path, ref: str | None, baseline: bool) -> Path:
+    """The file the import will edit, named before the campaign is loaded (a ref that names no
+    record is reported after the campaign's own problems, as before)."""
+    from generator.authoring.records import locate_record
+    from generator.base.problems import CommandError
+
+    folder = repo / "improvements"
+    if baseline or ref is None:
+        return folder / "campaign.yaml"
+    try:
+        return locate_record(folder, ref)
+    except CommandError:
+        return folder
 
 
 def _record_path(project: Project, ref: str) -> Path:

@@ -42,6 +42,7 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     # change, check the result, write); split up, that order would be harder to see.
     from generator.authoring.records import find_record
     from generator.authoring.renumber import plan_compact, plan_move, rebuild_or_undo, rename_all, validate
+    from generator.base.fsio import edit_locks
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import load_project
     from generator.project.load import record_files
@@ -81,8 +82,14 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     if dry_run:
         sys.stdout.write("\n".join(lines) + "\n")
         return
-    rename_all(moves, repo)
-    result = rebuild_or_undo(moves, repo)
+    # The renamed files are locked as `status` and `import` lock them, so an edit in flight
+    # finishes before its file moves, and one that waited finds the new name.
+    with edit_locks(repo, [m.old for m in moves]):
+        gone = [m.old for m in moves if not m.old.exists()]
+        if gone:
+            raise click.UsageError(f"{rel(gone[0], repo)} was moved or removed meanwhile; nothing was renamed")
+        rename_all(moves, repo)
+        result = rebuild_or_undo(moves, repo)
     sys.stdout.write("\n".join(lines) + "\n")
     if result is None:
         sys.stderr.write("the series was not rebuilt; fix these, then run `improvements build`:\n")
