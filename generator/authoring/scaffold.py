@@ -69,9 +69,9 @@ def default_command(engine: str, model: str) -> str | None:
     """The engine's plain serve command for the model, when both are known; never a guessed flag."""
     if model == NOT_RECORDED:
         return None
-    import shlex
+    from generator.model.launch import quote
 
-    quoted = shlex.quote(model)
+    quoted = quote(model)
     known = {"sglang": f"python -m sglang.launch_server --model-path {quoted}", "vllm": f"vllm serve {quoted}"}
     return known.get(engine.strip().lower())
 

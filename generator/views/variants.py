@@ -15,6 +15,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.base.generated import svg_header
 from generator.model import variants
+from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
 from generator.model.quantity import fmt_percent, fmt_value, stat
 from generator.model.record import Change, Record, Variant
@@ -60,9 +61,9 @@ def change_text(variant: Variant, record: Record) -> str:
     change: Change | None = variant.change
     if change is None:
         return "the record's change" if record.change is not None else "no change recorded"
-    parts = [" ".join(f.tokens()) for f in change.flags]
+    parts = [words(f.tokens()) for f in change.flags]
     parts += [f"no {f}" for f in change.remove_flags]
-    parts += [f"{k}={v}" for k, v in change.env.items()]
+    parts += [assignment(k, v) for k, v in change.env.items()]
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")
