@@ -79,9 +79,24 @@ def _speaking_click(callback: Callable[..., Any]) -> Callable[..., Any]:
             raise click.UsageError(str(exc)) from None
         except CommandError as exc:
             raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): `run` ends quietly
+        except OSError as exc:
+            # A full disk, a read-only folder, a file gone: one line, whichever command and step.
+            raise click.ClickException(os_error_text(exc)) from None
 
     wrapper._speaks_click = True  # type: ignore[attr-defined]
     return wrapper
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as one line: what failed on which file, without Python's repr of it."""
+    from generator.base.problems import printable
+
+    why = exc.strerror or str(exc) or type(exc).__name__
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(names)
+    return printable(f"{where}: {why}" if where else why)
 
 
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -162,5 +177,9 @@ def run() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        # Outside any command's own handling (reading the arguments, writing the output).
+        sys.stderr.write(f"Error: {os_error_text(exc)}\n")
+        sys.exit(1)
     else:
         sys.exit(0)

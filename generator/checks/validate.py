@@ -18,6 +18,7 @@ from generator.base.read import Path_, Positions
 from generator.checks.links import reference_problems
 from generator.checks.runs import run_problems
 from generator.checks.stack import stack_problems
+from generator.checks.values import value_problems
 from generator.model import variants
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
@@ -142,6 +143,8 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     problems += stack_problems(project, by_slug)
     # Imported runs: references that resolve, and results comparable with their baseline.
     problems += run_problems(project)
+    # Numbers as written (not as converted), shell names, variants' values.
+    problems += value_problems(project)
     return problems
 
 
