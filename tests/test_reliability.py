@@ -316,3 +316,89 @@ def test_a_full_disk_is_one_line_in_every_command(
     assert out.returncode == 1, (out.stdout, out.stderr)
     assert "No space left on device" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+# --- evidence files -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("damage", ["deleted", "altered", "linked", "folder"])
+def test_a_damaged_raw_file_is_a_positioned_error_before_anything_is_built(tmp_path: Path, damage: str) -> None:
+    from conftest import BENCH
+
+    root = make(tmp_path, {"05-dp-attention.yaml": DP.replace("status: adopted", "status: proposed")})
+    out = run_cli("import", "--root", str(root), str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "05")
+    assert out.returncode == 0, out.stderr
+    assert errors(root) == []
+    [raw] = (root / "results" / "raw").iterdir()
+    if damage == "deleted":
+        raw.unlink()
+    elif damage == "altered":
+        raw.write_bytes(raw.read_bytes() + b" ")
+    elif damage == "linked":
+        copy = tmp_path / "copy.json"
+        copy.write_bytes(raw.read_bytes())
+        raw.unlink()
+        raw.symlink_to(copy)
+    else:
+        raw.unlink()
+        raw.mkdir()
+    # The result's `run:` is the last line the import added to the record.
+    line = len((root / "improvements" / "05-dp-attention.yaml").read_text().splitlines())
+    one(root, f"improvements/05-dp-attention.yaml:{line}:", "evidence-mismatch", raw.name)
+    before = sorted(p.relative_to(root) for p in root.rglob("*"))
+    build = run_cli("build", "--root", str(root))
+    assert build.returncode == 1 and "evidence-mismatch" in build.stderr
+    assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+# --- the site folder ------------------------------------------------------------------------------
+
+
+@pytest.mark.mkdocs
+def test_a_first_site_build_interrupted_midway_is_recovered_by_the_next(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import mkdocs.commands.build
+
+    from conftest import copy_campaign
+
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    site = tmp_path / "site"
+    real = mkdocs.commands.build.build
+
+    def killed(config: object, **kwargs: object) -> None:
+        (site / "index.html").write_text("half")
+        raise OSError(errno.ENOSPC, "No space left on device", str(site / "assets"))
+
+    monkeypatch.setattr(mkdocs.commands.build, "build", killed)
+    out = run_cli("build", "--root", str(root), "--site", "--site-dir", str(site))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "No space left on device" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    monkeypatch.setattr(mkdocs.commands.build, "build", real)
+    again = run_cli("build", "--root", str(root), "--site", "--site-dir", str(site))
+    assert again.returncode == 0, again.stderr
+    assert (site / "index.html").read_text() != "half"
+
+
+def test_a_folder_without_the_marker_is_refused_with_the_command_that_recovers_it(tmp_path: Path) -> None:
+    root = make(tmp_path, {})
+    site = tmp_path / "old site"
+    site.mkdir()
+    (site / "index.html").write_text("an old site")
+    out = run_cli("build", "--root", str(root), "--site", "--site-dir", str(site))
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert f"`rm -rf -- '{site.resolve()}' && improvements build --site`" in out.stderr
+
+
+def test_a_read_only_site_folder_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from generator.site import build as site_build
+
+    def read_only(folder: Path) -> None:
+        raise OSError(errno.EROFS, "Read-only file system", str(folder / site_build.SITE_MARKER))
+
+    monkeypatch.setattr(site_build, "mark_site", read_only)
+    root = make(tmp_path, {})
+    (root / "mkdocs.yml").write_text("site_name: x\nplugins: [improvements]\n")
+    out = run_cli("build", "--root", str(root), "--site", "--site-dir", str(tmp_path / "ro"))
+    assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
+    assert "Read-only file system" in out.stderr and len(out.stderr.strip().splitlines()) == 1

@@ -54,6 +54,7 @@ CODES: dict[str, str] = {
     "missing-source": "a result's source file does not exist",
     "path-outside": "a path leaves the place it must stay in",
     "unknown-run": "a result names an imported run that does not exist",
+    "evidence-mismatch": "a linked run's kept raw file is missing, not a regular file, or no longer its bytes",
     "no-baseline": "a result has no baseline to compare with",
     "not-comparable": "a result and its baseline differ in more than the record's change",
     "status-contradicts-evidence": "a record's status contradicts its primary metric's decision",
