@@ -402,3 +402,16 @@ def test_a_read_only_site_folder_is_one_line(tmp_path: Path, monkeypatch: pytest
     out = run_cli("build", "--root", str(root), "--site", "--site-dir", str(tmp_path / "ro"))
     assert out.returncode == 1 and "Traceback" not in out.stderr, out.stderr
     assert "Read-only file system" in out.stderr and len(out.stderr.strip().splitlines()) == 1
+
+
+# --- what a terminal is sent ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("char", ["\u202e", "\u200b", "\u200d", "\u2066", "\ufeff"])
+def test_summary_escapes_bidi_and_zero_width_characters_in_titles(tmp_path: Path, char: str) -> None:
+    record = DP.replace("title: DP attention", f"title: {json.dumps('DP' + char + 'attention')}")
+    root = make(tmp_path, {"05-dp-attention.yaml": record})
+    out = run_cli("summary", "--root", str(root))
+    assert out.returncode == 0, out.stderr
+    assert char not in out.stdout
+    assert "DP" + char.encode("unicode_escape").decode("ascii") + "attention" in out.stdout

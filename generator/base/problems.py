@@ -152,7 +152,10 @@ def _real_folder(folder: Path) -> str:
 # key, a value or a file name; printed raw they could rewrite the terminal or hide text.
 # Lone surrogates stand for bytes of a file name that are not UTF-8; written raw they would
 # raise UnicodeEncodeError on a strict UTF-8 terminal.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+# Zero-width characters too: invisible, they make two names that look the same differ.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff\ud800-\udfff]"
+)
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
