@@ -415,3 +415,61 @@ def test_summary_escapes_bidi_and_zero_width_characters_in_titles(tmp_path: Path
     assert out.returncode == 0, out.stderr
     assert char not in out.stdout
     assert "DP" + char.encode("unicode_escape").decode("ascii") + "attention" in out.stdout
+
+
+# --- serve ----------------------------------------------------------------------------------------
+
+
+def _get(url: str) -> str:
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=20) as response:  # a hang fails here
+        return str(response.read().decode("utf-8"))
+
+
+def _until(predicate: object, seconds: float) -> bool:
+    import time
+
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if predicate():  # type: ignore[operator]
+            return True
+        time.sleep(0.5)
+    return False
+
+
+@pytest.mark.slow
+@pytest.mark.mkdocs
+def test_serve_keeps_serving_the_last_good_site_with_the_problem_shown(tmp_path: Path) -> None:
+    import socket
+
+    from conftest import REPO, copy_campaign
+
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/"
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    cmd = [sys.executable, "-m", "generator", "serve", "--root", str(root), "--dev-addr", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+
+        def up() -> bool:
+            try:
+                return "<html" in _get(url)
+            except OSError:
+                return False
+
+        assert _until(up, 120), "serve never answered"
+        record = next((root / "improvements").glob("01-*.yaml"))
+        good = record.read_text()
+        record.write_text(good.replace("tier: 1", "tier: 9", 1))
+        assert _until(lambda: "A record is invalid" in _get(url), 120), "the problem was never shown"
+        page = _get(url)
+        assert "tier" in page and "<html" in page
+        record.write_text(good)
+        assert _until(lambda: "A record is invalid" not in _get(url), 120), "the note stayed after the fix"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
