@@ -473,3 +473,16 @@ def test_serve_keeps_serving_the_last_good_site_with_the_problem_shown(tmp_path:
     finally:
         proc.terminate()
         proc.wait(timeout=30)
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(1e30, "1" + "0" * 30), (1.23456e17, "123500000000000000"), (-2.5e20, "-25" + "0" * 19), (106.4, "106")],
+)
+def test_extreme_numbers_print_without_float_noise(value: float, text: str) -> None:
+    from generator.model.quantity import fmt_number, fmt_whole
+
+    # An extreme ratio (1e15 over 1e-15) once printed the binary float's digits: 1000000000000000019884624838656x.
+    assert fmt_whole(value) == text
+    if abs(value) >= 1e15:
+        assert fmt_number(value) == text

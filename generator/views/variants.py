@@ -17,7 +17,7 @@ from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import fmt_percent, fmt_value, stat
+from generator.model.quantity import fmt_percent, fmt_value, fmt_whole, stat
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -33,7 +33,7 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    return f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    return f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
 
 
 @dataclass
