@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from generator.analysis.campaign import analyse
 from generator.checks.validate import require_project
 from generator.output.export import FORMAT, write_site_export
@@ -67,6 +69,7 @@ def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
     assert "best_gain" not in rec["summary"]
 
 
+@pytest.mark.slow
 def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp_path: Path) -> None:
     one = run_cli("export", cwd=campaign, env={"TZ": "Pacific/Kiritimati", "LC_ALL": "C"}).stdout
     two = run_cli("export", cwd=campaign, env={"TZ": "America/Adak", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "7"}).stdout

@@ -48,6 +48,7 @@ def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path:
     assert not heavy, f"`improvements {' '.join(args)}` imports {', '.join(heavy)}"
 
 
+@pytest.mark.slow
 def test_the_import_log_would_show_a_heavy_library(tmp_path: Path) -> None:
     # The parser above must see a heavy import when there is one, or the test above proves nothing.
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}

@@ -144,6 +144,7 @@ def test_the_pre_commit_hook_is_the_one_the_package_offers(tmp_path: Path) -> No
         assert hook[key] == offered[key], key
 
 
+@pytest.mark.slow
 def test_the_ci_workflow_is_a_valid_github_workflow(tmp_path: Path) -> None:
     assert run_cli("init", "--package", "improvements==9.9", cwd=tmp_path, input="").returncode == 0
     workflow = tmp_path / ".github" / "workflows" / "improvements.yml"
@@ -278,6 +279,7 @@ def _campaign_with(tmp_path: Path, mkdocs_yml: str) -> Path:
     return root
 
 
+@pytest.mark.mkdocs
 def test_two_lines_of_mkdocs_yml_give_the_whole_site(tmp_path: Path) -> None:
     root = _campaign_with(tmp_path, "site_name: Two lines\nplugins: [improvements]\n")
     (root / "docs").mkdir()
@@ -306,6 +308,7 @@ def test_two_lines_of_mkdocs_yml_give_the_whole_site(tmp_path: Path) -> None:
     assert "nccl" in (site / "tags.html").read_text()
 
 
+@pytest.mark.mkdocs
 def test_what_mkdocs_yml_says_wins(tmp_path: Path) -> None:
     root = _campaign_with(
         tmp_path,
