@@ -184,6 +184,16 @@ def test_fusion_figures_are_the_degradation_as_reported(project: Project) -> Non
     assert len(slowdown) == 1 and slowdown[0].status == "open" and slowdown[0].error is None
 
 
+def test_no_run_count_the_sources_do_not_give() -> None:
+    # Issue 29: the seeds give one pair of figures for records 06 and 09, not how many runs were
+    # made; the records (comments included) say "one pair of figures", never "measured once".
+    for name in ("06-all-reduce-fusion-sm120.yaml", "09-num-continuous-decode-steps.yaml"):
+        text = _flat((REPO / "improvements" / name).read_text(encoding="utf-8").replace("#", " "))
+        assert "one pair of figures" in text, name
+        for claim in ("measured once", "one run", "a single run"):
+            assert claim not in text, (name, claim)
+
+
 def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
     """Neither pair sits in `metrics`/`baseline` anywhere, so nothing computes a change, sign or rank."""
     from generator.analysis import analyse
