@@ -265,6 +265,23 @@ def test_flashinfer_trtllm_outcome_stays_unknown(project: Project) -> None:
     assert [a.outcome for a in blocker.attempts] == ["not-recorded"]
 
 
+def test_flashinfer_trtllm_flag_is_labelled_a_reconstruction(project: Project) -> None:
+    # Issue 29: the seeds say only that the backend was switched "from flashinfer_cutlass to
+    # flashinfer_trtllm"; the flag's spelling and the launch's other flags are not in them.
+    r = _record(project, "flashinfer-trtllm-moe-runner")
+    sources = _flat(_source_text())
+    assert "switching the MoE runner backend from flashinfer_cutlass to flashinfer_trtllm" in sources
+    assert "--moe-runner-backend" not in re.sub(r"`--moe-runner-backend \.\.\.`", "", sources)
+    (flag,) = r.change.flags
+    assert (flag.flag, flag.value) == ("--moe-runner-backend", "flashinfer_trtllm")
+    assert _flat(flag.note or "").startswith("A reconstruction, not a recorded flag:")
+    (attempt,) = r.blockers[0].attempts
+    action = _flat(attempt.action)
+    assert "switched from flashinfer_cutlass to flashinfer_trtllm" in action
+    assert "--moe-runner-backend" not in action and "on the baseline configuration" not in action
+    assert "other flags were not recorded" in action
+
+
 # --- layout changes and shared blockers ---------------------------------------------------
 
 
