@@ -292,6 +292,26 @@ def test_tp4_pp2_replaces_the_tensor_parallel_size(project: Project) -> None:
     assert tokens[tokens.index("--pp-size") + 1] == "2"
 
 
+def test_layout_flags_are_labelled_reconstructions(project: Project) -> None:
+    # Issue 29: the seeds name these layouts only as "TP4+PP2" and "EP8", with no flag or launch
+    # command; every flag written out for them says it is a reconstruction, and record 04's
+    # summary no longer states its flags as fact.
+    sources = _flat(_source_text())
+    assert "TP4+PP2" in sources and "EP8" in sources
+    for flag in ("--pp-size", "--ep-size"):
+        assert flag not in sources, flag
+    for slug, flags in (("tp4-pp2", ["--tp-size", "--pp-size"]), ("ep8", ["--ep-size"])):
+        change = _record(project, slug).change
+        assert change is not None and [f.flag for f in change.flags] == flags, slug
+        for f in change.flags:
+            assert _flat(f.note or "").startswith("A reconstruction, not a recorded flag:"), (slug, f.flag)
+    summary = _flat(_record(project, "tp4-pp2").summary or "")
+    assert "only two flags" not in summary
+    assert "the flags this record proposes are a reconstruction" in summary
+    note = _flat(_record(project, "ep8").change.note or "")
+    assert "expert-parallel size is certain" not in note and "the flag that sets it is a reconstruction" in note
+
+
 def test_trtllm_runner_replaces_the_baseline_runner(project: Project) -> None:
     tokens = apply_change(project.campaign.baseline.command, _record(project, "flashinfer-trtllm-moe-runner").change)
     assert tokens.count("--moe-runner-backend") == 1
