@@ -438,6 +438,43 @@ def test_description_names_what_the_seeds_say_of_the_plan(project: Project) -> N
     assert "piecewise CUDA graphs, MSCCL++ and single batch overlap" in description
 
 
+def test_description_states_what_the_records_add(project: Project) -> None:
+    # Issue 29's two notes: seed 000 says the other options "are implicitly deprioritized" (the
+    # word "implicitly" kept), and the seeds fix only doc 01's number, so the records' other
+    # numbers are their own.
+    description = _flat(project.campaign.description)
+    assert '"are implicitly deprioritized"' in description
+    assert "are implicitly deprioritized" in _flat(_source_text())
+    assert "deprioritised by message 829" not in description
+    assert "the notes fix only doc 01's, so every other record's number is these records' own" in description
+    assert "not taken from the plan's docs 02-11" in description
+    assert "only doc 01 exists" in _flat(_source_text())
+
+
+# Words for the project's own files, not for a reader: the seed documents, their file numbers,
+# the digest. Quotations are the sources' words and keep theirs ("[msg 824]").
+_INTERNAL = re.compile(r"\bseeds?\b|\bseed 00\d|\bdigest\b|\bmsg \d+", re.IGNORECASE)
+
+
+def test_reader_facing_text_has_no_internal_words(project: Project, pages: dict[str, str]) -> None:
+    # Issue 25: titles, summaries, hypotheses, notes, verdicts and caveats speak of "the planning
+    # notes" (the two write-ups of planning messages 829 and 962), never of "seeds"; the records'
+    # own tiers are said in words ("these records place it in Tier 2"), the label "own placement"
+    # only where the pages show it, explained by each tier's meaning.
+    texts = [("campaign.yaml", s) for s in _strings(project.campaign.model_dump(mode="json"))]
+    for rec in project.records:
+        texts += [(rec.path.name, s) for s in _strings(rec.record.model_dump(mode="json", exclude={"references"}))]
+    unquoted = [(name, re.sub(r'"[^"]*"', '""', s)) for name, s in texts]
+    assert [(name, s) for name, s in unquoted if _INTERNAL.search(s)] == []
+    assert [(name, s) for name, s in unquoted if "own placement" in s] == []
+    description = _flat(project.campaign.description)
+    assert "two write-ups of planning messages 829 and 962 of the original optimization session" in description
+    assert "planning messages 829 and 962 of the original optimization session" in _flat(_source_text())
+    for name, page in pages.items():
+        shown = re.sub(r'"[^"\n]*"', '""', page.replace("&#91;", "[").replace("&#93;", "]"))
+        assert not _INTERNAL.search(shown), (name, _INTERNAL.search(shown))
+
+
 # --- pages --------------------------------------------------------------------------------
 
 
