@@ -168,12 +168,16 @@ def _install(spec: str, comment: str) -> Install:
 def _unreachable(how: str) -> Install:
     import textwrap
 
-    comment = (
-        f"improvements was installed from {how}, which CI cannot reach: replace this step's run with how CI "
-        'gets it, e.g. pip install "improvements @ git+https://github.com/OWNER/improvements@v0.2.0" (a tag or '
-        "a commit of its repository) or the URL of a wheel. Until then the step fails."
+    said = (
+        f"improvements was installed from {how}, which CI cannot reach. Replace this step's run "
+        "with how CI gets it (until then the step fails), e.g.:"
     )
-    return Install(UNREACHABLE_RUN, tuple(textwrap.wrap(comment, 90)), reachable=False)
+    comment = (
+        *textwrap.wrap(said, 90),
+        '  pip install "improvements @ git+https://github.com/OWNER/improvements@v0.2.0"',
+        "at a tag or a commit of its repository, or pip install with the URL of a wheel.",
+    )
+    return Install(UNREACHABLE_RUN, comment, reachable=False)
 
 
 def install_of(version: str, direct_url: str | None) -> Install:
