@@ -237,6 +237,7 @@ def test_command_parses_back_to_the_tokens() -> None:
     assert '{"a": [1, 2]}' in s.tokens and "it's here" in s.tokens
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_accepts_the_command_and_expands_only_variables() -> None:
     probe = "import json, os, sys; print(json.dumps([sys.argv[1:], os.environ['SGLANG_OPT'], os.environ['EMPTY']]))"
@@ -253,6 +254,7 @@ def test_bash_accepts_the_command_and_expands_only_variables() -> None:
     assert (opt, empty) == ("a b;c", "")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_an_env_name_the_shell_cannot_assign_stays_data(tmp_path: Path) -> None:
     # `check` refuses such a name (`invalid-value`); should one reach the stack all the same,

@@ -103,7 +103,12 @@ Examples:
 @click.option(
     "--goal", "goals", multiple=True, callback=_goals, metavar="METRIC:TARGET[@C]", help="A goal (repeatable)."
 )
-@click.option("--package", metavar="SPEC", help="What CI installs (default: this version of improvements).")
+@click.option(
+    "--package",
+    metavar="SPEC",
+    help='What CI pip-installs, e.g. "improvements @ git+https://github.com/OWNER/improvements@v0.2.0" '
+    "(default: improvements the way it was installed here).",
+)
 @click.option("--no-input", "no_input", is_flag=True, help="Ask nothing, even on a terminal.")
 def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
@@ -115,9 +120,7 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     give; without one it takes the defaults, and leaves out what it was not told: nothing
     is guessed. It never overwrites a file: if any of them exists, nothing is written.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
-    from generator.authoring.scaffold import render_files, write_all
+    from generator.authoring.scaffold import ci_install, render_files, write_all
     from generator.base.problems import rel
 
     root = folder.resolve()
@@ -126,12 +129,8 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     options["folder_name"] = root.name or "campaign"
     interactive = not no_input and stdin_is_terminal()
     answers = ask(options, interactive)
-    if package is None:
-        try:
-            package = f"improvements=={version('improvements')}"
-        except PackageNotFoundError:
-            package = "improvements"
-    texts = render_files(answers, package)
+    install = ci_install(package)
+    texts = render_files(answers, install)
     root.mkdir(parents=True, exist_ok=True)
     made = write_all(root, texts)
     here = Path.cwd()
@@ -143,6 +142,11 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     if unknown or answers.command == "$BASELINE_COMMAND":
         missing = [*unknown, *(["baseline command"] if answers.command == "$BASELINE_COMMAND" else [])]
         sys.stderr.write(f"not given, so written as unknown in campaign.yaml: {', '.join(missing)}\n")
+    if not install.reachable:
+        sys.stderr.write(
+            "CI cannot install improvements the way it was installed here: set its install step "
+            "in .github/workflows/improvements.yml (the step says how)\n"
+        )
     cd = "" if root == here else f"cd {rel(root, here)} && "
     sys.stderr.write(
         f'next: {cd}improvements new "First idea" --tier 1, then `improvements build --site`; '
