@@ -267,6 +267,17 @@ def test_a_229_character_slug_builds(tmp_path: Path) -> None:
     assert any(len(p.name) > 240 for p in (root / "docs" / "improvements").iterdir())
 
 
+@pytest.mark.parametrize("length", [248, 252])
+def test_new_refuses_a_slug_whose_page_or_file_name_cannot_be_written(tmp_path: Path, length: int) -> None:
+    root = make(tmp_path, {})
+    slug = "-".join(["abcdefghi"] * 30)[:length].rstrip("-")
+    before = sorted((root / "improvements").iterdir())
+    out = run_cli("new", "--root", str(root), "Long", "--tier", "1", "--hypothesis", "h", "--slug", slug)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "the slug is too long" in out.stderr
+    assert sorted((root / "improvements").iterdir()) == before
+
+
 def test_temporaries_a_killed_build_left_are_swept_by_the_next(tmp_path: Path) -> None:
     root = make(tmp_path, {"05-dp-attention.yaml": DP})
     assert run_cli("build", "--root", str(root)).returncode == 0

@@ -152,6 +152,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
                 f"slug `{slug}` is taken by improvements/{taken[slug].name}; choose another title, or pass --slug SLUG"
             )
         number = max((n for _p, n, _s in files), default=0) + 1
+        _refuse_long_names(project, number, slug)
         for _attempt in range(1000):
             path = folder / f"{number:02d}-{slug}.yaml"
             if fsio.create_exclusive(path, text):
@@ -163,3 +164,17 @@ def allocate(project: Project, slug: str, text: str) -> Path:
                 return path
             number += 1
     raise CommandError("could not find a free record number")
+
+
+def _refuse_long_names(project: Project, number: int, slug: str) -> None:
+    """Refuse, before anything is written, a slug whose record file or page name the file system
+    cannot hold (the page's name is longer: the series comes first); `check` says the same."""
+    from generator.checks.validate import NAME_MAX
+
+    for name in (f"{number:02d}-{slug}.yaml", f"{project.campaign.series}-{number:02d}-{slug}.md"):
+        if len(name.encode()) > NAME_MAX:
+            raise UsageProblem(
+                f"the slug is too long: `{name[:40]}...` would be {len(name.encode())} bytes, over the "
+                f"{NAME_MAX} a file name may have; pass a shorter --slug"
+            )
+
