@@ -177,4 +177,3 @@ def _refuse_long_names(project: Project, number: int, slug: str) -> None:
                 f"the slug is too long: `{name[:40]}...` would be {len(name.encode())} bytes, over the "
                 f"{NAME_MAX} a file name may have; pass a shorter --slug"
             )
-
