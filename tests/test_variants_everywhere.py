@@ -262,3 +262,38 @@ def test_the_csv_export_holds_the_variants_samples(repo: Path) -> None:
         "mscclpp",
         "2-GPU isolation",
     }
+
+
+def test_the_report_lists_each_variants_results(repo: Path) -> None:
+    out = run_cli("report", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    arms = out.stdout[out.stdout.index("### 01. All-reduce transport") : out.stdout.index("### 02.")]
+    assert "- Variant custom (retained)\n" in arms
+    assert "  - 59K prompt (concurrency 1): Output token throughput 52.34 ± " in arms
+    assert "  - 124K prompt (concurrency 1): Output token throughput 33.86 ± " in arms
+    assert "- Variant mscclpp (rejected)\n" in arms
+
+
+def test_a_variant_on_its_own_setup_is_not_compared_with_the_campaign_baseline(repo: Path) -> None:
+    # The campaign baseline's single-stream result (8 GPUs, "about 8-11 tok/s") is at the same
+    # concurrency, but the 2-GPU isolation run did not run on its setup.
+    analysis = analyse(require_project(repo))
+    [isolation] = analysis.record(analysis.by_slug["allreduce-arms"]).variant_results[3]
+    assert isolation.no_baseline
+    assert isolation.comparisons == {"output_throughput": None}
+    assert "No baseline: this variant ran on a setup of its own, not the campaign baseline's." in isolation.notes
+
+
+def test_the_road_reads_a_retained_variants_change(repo: Path) -> None:
+    campaign = repo / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    assert "goals:" in text and "metric: output_throughput" in text
+    analysis = analyse(require_project(repo))
+    road = analysis.stack.road
+    assert road is not None and road.metric == "output_throughput" and road.concurrency == 1
+    [step] = [s for s in road.steps if s.record.slug == "allreduce-arms"]
+    # The retained arm's 59K result, its first at the road's concurrency: +30.5% on its baseline.
+    assert step.change is not None
+    assert step.change.result.label == "59K prompt"
+    assert step.change.after.mean == pytest.approx(statistics.fmean(CUSTOM_59K))
+    assert step.change.before.mean == pytest.approx(statistics.fmean([40.1, 40.4, 39.9, 40.2, 40.0]))

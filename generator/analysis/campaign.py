@@ -147,6 +147,12 @@ class RecordAnalysis:
     # Each variant's results, in the order of the record's `variants`.
     variant_results: tuple[tuple[ResolvedResult, ...], ...] = ()
 
+    @property
+    def headline(self) -> tuple[ResolvedResult, ...]:
+        """The results the record's change is measured by: its own, or its retained variant's
+        (`variants.headline`); `primary.index` is a position among them."""
+        return tuple(variants.headline(self.file.record, self.results, self.variant_results))
+
 
 @dataclass(frozen=True)
 class Analysis:

@@ -406,7 +406,14 @@ def numbers(
     if result.baseline_from is not None:
         base, note = _baseline_from(project, result, _seen)
         notes.append(note)
-    if not base and result.concurrency is not None:
+    own_setup = record is not None and any(
+        v.setup is not None and any(r is result for r in v.results) for v in record.record.variants
+    )
+    if own_setup and not base:
+        # A variant run on a setup of its own (a 2-GPU isolation run) is not the campaign
+        # baseline's setup: that baseline is no baseline for it.
+        notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
+    if not base and result.concurrency is not None and not own_setup:
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
                 continue
