@@ -297,3 +297,47 @@ def test_the_road_reads_a_retained_variants_change(repo: Path) -> None:
     assert step.change.result.label == "59K prompt"
     assert step.change.after.mean == pytest.approx(statistics.fmean(CUSTOM_59K))
     assert step.change.before.mean == pytest.approx(statistics.fmean([40.1, 40.4, 39.9, 40.2, 40.0]))
+
+
+SWEPT = """\
+title: Larger CUDA graph batch sizes
+tier: 1
+status: adopted
+hypothesis: Capturing graphs up to 32 running requests keeps decode steps on the graph path.
+verdict: Kept at 32.
+variants:
+  - label: cuda-graph-max-bs 16
+    outcome: rejected
+    change: {flags: ["--cuda-graph-max-bs 16"]}
+    results:
+      - {label: c16, concurrency: 16, metrics: {output_throughput: 500, tpot_p99: 45},
+         baseline: {output_throughput: 480, tpot_p99: 40}}
+  - label: cuda-graph-max-bs 32
+    outcome: retained
+    change: {flags: ["--cuda-graph-max-bs 32"]}
+    results:
+      - {label: c16, concurrency: 16, metrics: {output_throughput: 520, tpot_p99: 30},
+         baseline: {output_throughput: 480, tpot_p99: 40}}
+      - {label: c32, concurrency: 32, metrics: {output_throughput: 900, tpot_p99: 60},
+         baseline: {output_throughput: 800, tpot_p99: 80}}
+"""
+
+
+def test_capacity_reads_the_retained_variants_sweep(minimal: Path) -> None:
+    import numpy as np
+
+    campaign = minimal / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + "slo: {tpot_p99: 50}\n")
+    (minimal / "improvements" / "01-graphs.yaml").write_text(SWEPT)
+    analysis = analyse(require_project(minimal))
+    [sweep] = analysis.record(analysis.by_slug["graphs"]).sweeps
+    assert sweep.labels == ("c16", "c32")
+    mine, theirs = sweep.record.capacity, sweep.baseline.capacity
+    assert mine is not None and theirs is not None
+    # Where tpot_p99 reaches 50 ms, linearly between the two loads (numpy's own interpolation):
+    # this arm at 30 -> 60 ms, its baseline at 40 -> 80 ms.
+    load = float(np.interp(50, [30, 60], [16, 32]))
+    assert mine.limit_load == pytest.approx(load)
+    assert mine.limit_throughput == pytest.approx(float(np.interp(load, [16, 32], [520, 900])))
+    base_load = float(np.interp(50, [40, 80], [16, 32]))
+    assert theirs.limit_load == pytest.approx(base_load)
