@@ -109,6 +109,10 @@ def test_h200_timed_rows_import_as_runs_grouped_by_batch(h200: Path) -> None:
         assert len(ids) == 5
         assert f"- label: 512/128, batch {batch}\n" in campaign
         assert all(f"- {rid}\n" in campaign for rid in ids)
+    # The blank line that followed the baseline's results still follows them, after the last id.
+    assert "run:\n\n" not in campaign
+    last = max((r for r in runs if r["settings"]["batch_size"] == 256), key=lambda r: r["source"]["line"])
+    assert f"- {last['id']}\n\n" in campaign
     # Importing the same file again finds the same runs and changes nothing.
     before = tree(h200)
     again = import_(h200, str(H200 / "A.jsonl"), "--baseline", "--format", "h200-harness")

@@ -269,7 +269,12 @@ def _link(
         groups[configuration(run)] = item
         added.append((run, chosen))
     if trailing is not None:
-        results[-1].ca.items["run"] = [None, None, trailing, None]
+        last = results[-1]["run"]
+        if isinstance(last, list):
+            # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
+            last.ca.items[len(last) - 1] = [trailing, None]
+        else:
+            results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
     if not added:
         return text, added, []
