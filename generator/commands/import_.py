@@ -270,7 +270,7 @@ def _link(
         added.append((run, chosen))
     if trailing is not None:
         last = results[-1]["run"]
-        if isinstance(last, list):
+        if isinstance(last, CommentedSeq):
             # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
             last.ca.items[len(last) - 1] = [trailing, None]
         else:
