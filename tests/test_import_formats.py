@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator.model.record import BUILTIN_FORMATS
-from generator.project.runs.formats import FORMATS
-from generator.project.runs.mapped import resolve
+from generator.project.runs.formats.mapped import resolve
+from generator.project.runs.formats.registry import FORMATS
 
 from conftest import FIXTURES, run_cli
 

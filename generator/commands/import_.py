@@ -14,7 +14,7 @@ from generator.cli import resolve_root, root_option
 if TYPE_CHECKING:
     from generator.base.problems import Problem
     from generator.project.load import Project
-    from generator.project.runs.mapped import Mapping
+    from generator.project.runs.formats.mapped import Mapping
     from generator.project.runs.parse import ParsedFile
     from generator.project.runs.run import Run
 
@@ -174,8 +174,8 @@ def _record_path(project: Project, ref: str) -> Path:
 def _mapping(project: Project, name: str) -> Mapping:
     """The campaign's own format `name`, or a usage error that lists the ones it declares."""
     from generator.base.problems import rel
-    from generator.project.runs.formats import FORMATS
-    from generator.project.runs.mapped import Mapping
+    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.registry import FORMATS
 
     spec = project.campaign.import_formats.get(name)
     if spec is None:
@@ -192,7 +192,7 @@ def _mapping(project: Project, name: str) -> Mapping:
 
 def _read_all(files: list[Path], mapping: Mapping | None = None) -> tuple[list[ParsedFile], list[Problem]]:
     """Parse every file before anything is written, so one bad file stops the whole import."""
-    from generator.project.runs.mapped import parse_mapped
+    from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
     from generator.project.runs.store import attach_sources
 

@@ -435,7 +435,7 @@ MappedSetting = Literal[
     "run_name",
     "date",
 ]
-# The built-in formats' names (`generator.project.runs.formats.FORMATS`, a test keeps them
+# The built-in formats' names (`generator.project.runs.formats.registry.FORMATS`, a test keeps them
 # equal): a campaign's own format may not take one, since a run's format says who read it.
 BUILTIN_FORMATS = frozenset(
     {
