@@ -9,11 +9,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.base.problems import CommandError
+from generator.base.problems import CommandError, UsageProblem
 
 if TYPE_CHECKING:
     from generator.base.problems import Problem
     from generator.project.load import Project
+    from generator.project.runs.formats.mapped import Mapping
     from generator.project.runs.parse import ParsedFile
     from generator.project.runs.run import Run
 
@@ -55,18 +56,38 @@ def _old_bytes(path: Path) -> bytes | None:
         return None
 
 
-def read_all(files: Iterable[Path]) -> tuple[list[ParsedFile], list[Problem]]:
+def campaign_mapping(project: Project, name: str) -> Mapping:
+    """The campaign's own format `name`, or a usage error that lists the ones it declares."""
+    from generator.base.problems import rel
+    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.registry import FORMATS
+
+    spec = project.campaign.import_formats.get(name)
+    if spec is None:
+        declared = ", ".join(f"`{n}`" for n in project.campaign.import_formats) or "none"
+        why = (
+            f"`{name}` is a built-in format, recognised from the content without --format"
+            if name in FORMATS
+            else f"campaign.yaml declares no import format `{name}`"
+        )
+        raise UsageProblem(f"{why}; import_formats declared: {declared}")
+    shown = rel(project.campaign_file.path, project.root)
+    return Mapping(name, spec, project.campaign.vocabulary(), shown, project.campaign_file.positions)
+
+
+def read_all(files: Iterable[Path], mapping: Mapping | None = None) -> tuple[list[ParsedFile], list[Problem]]:
     """Parse every file before anything is written, so one bad file stops the whole import.
 
     `files` may be a progress bar over the paths: each is taken as it is parsed.
     """
+    from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
     from generator.project.runs.store import attach_sources
 
     parsed: list[ParsedFile] = []
     problems: list[Problem] = []
     for path in files:
-        result, found = parse_file(path, str(path))
+        result, found = parse_file(path, str(path)) if mapping is None else parse_mapped(path, str(path), mapping)
         problems += found
         if result is not None:
             attach_sources(result)
@@ -134,7 +155,12 @@ def link(
         groups[configuration(run)] = item
         added.append((run, chosen))
     if trailing is not None:
-        results[-1].ca.items["run"] = [None, None, trailing, None]
+        last = results[-1]["run"]
+        if isinstance(last, CommentedSeq):
+            # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
+            last.ca.items[len(last) - 1] = [trailing, None]
+        else:
+            results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
     if not added:
         return text, added, []

@@ -23,6 +23,7 @@ Examples:
   improvements import result.jsonl --record 04 --label "TP4 PP2"
   improvements import bench-c16.json bench-c64.json --baseline
   improvements import console.txt --record 02   # a pasted "Serving Benchmark Result" block
+  improvements import A.jsonl --record 03 --format h200-harness   # campaign.yaml import_formats
 """,
 )
 @root_option
@@ -30,15 +31,27 @@ Examples:
 @click.option("--record", "record_ref", metavar="SLUG|NN", help="Link the runs from this record's results.")
 @click.option("--baseline", is_flag=True, help="Link the runs from the campaign baseline (campaign.yaml) instead.")
 @click.option("--label", help="Result label (with several runs, each label also says its workload and load).")
+@click.option(
+    "--format",
+    "format_name",
+    metavar="NAME",
+    help="Read the files as NAME, a format of campaign.yaml's `import_formats:` (another harness's keys).",
+)
 def command(
-    root: Path | None, files: tuple[Path, ...], record_ref: str | None, baseline: bool, label: str | None
+    root: Path | None,
+    files: tuple[Path, ...],
+    record_ref: str | None,
+    baseline: bool,
+    label: str | None,
+    format_name: str | None,
 ) -> None:
     """Import benchmark output FILES as runs and link them from a record or the baseline.
 
     The format is read from the content: SGLang bench_serving JSONL (every generation),
     bench_one_batch and bench_one_batch_server result.jsonl, vLLM benchmark_serving.py and
     `vllm bench serve` JSON (single or appended), or a pasted console block. A file with
-    many runs (a sweep) becomes many runs.
+    many runs (a sweep) becomes many runs. Another harness's JSON, JSON lines or CSV is read
+    with --format NAME, through the mapping campaign.yaml declares under `import_formats:`.
 
     Each run is written to results/runs/<id>.json (the id ends in a hash of its content, so
     importing the same file again changes nothing), the file itself is kept under
@@ -48,7 +61,7 @@ def command(
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.authoring.link_runs import link, read_all, unique_runs, write_all
+    from generator.authoring.link_runs import campaign_mapping, link, read_all, unique_runs, write_all
     from generator.base.fsio import edit_lock
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import require_project
@@ -67,9 +80,10 @@ def command(
         project = require_project(repo)
         target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
 
+        mapping = campaign_mapping(project, format_name) if format_name is not None else None
         show = len(files) > 1 and sys.stderr.isatty()
         with click.progressbar(files, label="Reading benchmark files", file=sys.stderr, hidden=not show) as bar:
-            parsed, problems = read_all(bar)
+            parsed, problems = read_all(bar, mapping)
         if problems:
             raise ProblemsFound(Report(problems))
 

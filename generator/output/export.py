@@ -164,7 +164,8 @@ def dumps(analysis: Analysis) -> str:
 
 
 # The tidy table of samples: one row per repetition, for a notebook.
-SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency")
+# `variant` last, so the columns before it keep their places; empty for a record's own result.
+SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency", "variant")
 
 
 def samples_csv(analysis: Analysis) -> str:
@@ -180,7 +181,13 @@ def samples_csv(analysis: Analysis) -> str:
 
     rows: list[tuple[Any, ...]] = []
     for entry in analysis.records:
-        for resolved in entry.results:
+        # A variant's results are samples like the record's own, each row naming its variant.
+        held = [("", r) for r in entry.results] + [
+            (v.label, r)
+            for v, results in zip(entry.file.record.variants, entry.variant_results, strict=True)
+            for r in results
+        ]
+        for variant, resolved in held:
             res = resolved.result
             for name, value in resolved.metrics.items():
                 sides = [("record", value), ("baseline", resolved.baseline.get(name))]
@@ -188,7 +195,8 @@ def samples_csv(analysis: Analysis) -> str:
                     if v is None or not isinstance(v, int | float | list):
                         continue
                     for k, x in enumerate(samples(v), 1):
-                        rows.append((entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency))
+                        row = (entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency)
+                        rows.append((*row, formula_safe(variant)))
     frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
     frame["concurrency"] = frame["concurrency"].astype("Int64")
     return str(frame.to_csv(index=False, lineterminator="\n"))

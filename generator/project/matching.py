@@ -404,7 +404,14 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
     if result.baseline_from is not None:
         base, note = _baseline_from(project, result)
         notes.append(note)
-    if not base and result.concurrency is not None:
+    own_setup = record is not None and any(
+        v.setup is not None and any(r is result for r in v.results) for v in record.record.variants
+    )
+    if own_setup and not base:
+        # A variant run on a setup of its own (a 2-GPU isolation run) is not the campaign
+        # baseline's setup: that baseline is no baseline for it.
+        notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
+    if not base and result.concurrency is not None and not own_setup:
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
                 continue
@@ -430,12 +437,13 @@ def _baseline_from(project: Project, result: Result) -> tuple[dict[str, Any], st
     ref = result.baseline_from
     assert ref is not None
     target = project.slug_index.get(ref.record)
-    found = next((r for r in target.record.results if r.label == ref.result), None) if target else None
+    found = variants.find_result(target.record, ref.variant, ref.result) if target else None
+    whose = f"variant `{ref.variant}`'s result" if ref.variant is not None else "result"
     if target is None or found is None or found is result:
-        return {}, f"The baseline `{ref.result}` of record `{ref.record}` does not exist."
+        return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
     theirs = _measured(project, found, target)
     base = {k: v for k, v in theirs.items() if k in result.metrics}
-    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its result `{found.label}`."
+    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note
 
 

@@ -26,7 +26,7 @@ from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import record_chain, record_command, road_context, stack_mark
+from generator.views.road import record_before, record_chain, record_command, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -260,10 +260,14 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "source": rel(rec.path, project.root),
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
-        "command": shell_command(tokens, env),
+        # The `before:` steps first, as written: the block runs as shown.
+        "command": "\n".join([*record_before(analysis, rec), shell_command(tokens, env)]),
+        "image": campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
+        # Its setup, likewise: the retained variant's own, else the record's.
+        "launch_setup": variants.effective_setup(r),
         "variants": experiments.variant_table(analysis, rec),
         "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
@@ -300,7 +304,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What builds on it and its baselines; its place in the stack depends on every adopted record.
-    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     out += record_chain(analysis, rec)
     if analysis.stack.has(rec.slug):
@@ -309,7 +313,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    setup = rec.record.setup
+    setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
     return apply_change(base, variants.effective_change(rec.record))
 
