@@ -7,9 +7,7 @@ from pathlib import Path
 import click
 
 from generator.cli import emit
-from generator.model.schema import WHICH, metric_name_pattern, schema_text
-
-__all__ = ["WHICH", "command", "metric_name_pattern", "schema_text"]
+from generator.model.schema import WHICH, schema_text
 
 
 @click.command(
