@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from generator.model.record import BUILTIN_FORMATS
-from generator.project.runs.formats import FORMATS
-from generator.project.runs.mapped import resolve
+from generator.project.runs.formats.mapped import resolve
+from generator.project.runs.formats.registry import FORMATS
 
 from conftest import FIXTURES, run_cli
 
@@ -109,6 +109,7 @@ def test_h200_timed_rows_import_as_runs_grouped_by_batch(h200: Path) -> None:
         assert len(ids) == 5
         assert f"- label: 512/128, batch {batch}\n" in campaign
         assert all(f"- {rid}\n" in campaign for rid in ids)
+    assert "run:\n\n" not in campaign
     # Importing the same file again finds the same runs and changes nothing.
     before = tree(h200)
     again = import_(h200, str(H200 / "A.jsonl"), "--baseline", "--format", "h200-harness")
@@ -312,3 +313,24 @@ def test_skip_does_not_take_true_for_one(h200: Path) -> None:
     assert "imported 1 run(s)" in out.stdout
     [run] = stored_runs(h200)
     assert run["source"]["line"] == 1
+
+
+def test_the_gap_after_the_baseline_results_stays_after_the_last_repetition(tmp_path: Path) -> None:
+    # This campaign's last baseline result ends in a plain value followed by a blank line.
+    root = tmp_path / "repo"
+    (root / "improvements").mkdir(parents=True)
+    (root / "results").mkdir()
+    campaign = (
+        (FIXTURES / "errors" / "campaign.yaml")
+        .read_text()
+        .replace("  moe-bench:", MAPPING.split("\n", 2)[2] + "  moe-bench:")
+    )
+    (root / "improvements" / "campaign.yaml").write_text(campaign)
+    assert campaign.count("import_formats:") == 1
+    out = import_(root, str(H200 / "A.jsonl"), "--baseline", "--format", "h200-harness")
+    assert out.returncode == 0, out.stderr
+    text = (root / "improvements" / "campaign.yaml").read_text()
+    runs = stored_runs(root)
+    last = max((r for r in runs if r["settings"]["batch_size"] == 256), key=lambda r: r["source"]["line"])
+    assert "run:\n\n" not in text
+    assert f"        - {last['id']}\n\ngoals:" in text

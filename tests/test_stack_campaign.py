@@ -114,6 +114,7 @@ def check(root: Path) -> list[str]:
 # --- the stack command ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_three_step_stack_is_a_script_a_shell_runs_with_the_baseline_plus_the_adopted_changes(tmp_path: Path) -> None:
     root = make(tmp_path, THREE)
     assert check(root) == []
@@ -281,7 +282,7 @@ def test_baseline_from_with_typed_baseline_is_refused(tmp_path: Path) -> None:
     problems = check(root)
     assert (
         len(problems) == 1
-        and "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`" in problems[0]
+        and "`baseline_from` names the baseline; it replaces `baseline`" in problems[0]
     )
 
 

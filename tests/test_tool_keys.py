@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from generator.model import metrics
-from generator.project.runs import formats
+from generator.project.runs.formats import common
 
 from conftest import run_cli
 
@@ -38,7 +38,7 @@ results:
 
 def test_the_importers_read_through_the_vocabularys_table() -> None:
     # One table, not two: the serving importers' keys are the vocabulary's.
-    assert formats._SERVING_METRICS is metrics.TOOL_KEYS
+    assert common.SERVING_METRICS is metrics.TOOL_KEYS
 
 
 @pytest.mark.parametrize(

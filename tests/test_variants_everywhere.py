@@ -262,3 +262,82 @@ def test_the_csv_export_holds_the_variants_samples(repo: Path) -> None:
         "mscclpp",
         "2-GPU isolation",
     }
+
+
+def test_the_report_lists_each_variants_results(repo: Path) -> None:
+    out = run_cli("report", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    arms = out.stdout[out.stdout.index("### 01. All-reduce transport") : out.stdout.index("### 02.")]
+    assert "- Variant custom (retained)\n" in arms
+    assert "  - 59K prompt (concurrency 1): Output token throughput 52.34 ± " in arms
+    assert "  - 124K prompt (concurrency 1): Output token throughput 33.86 ± " in arms
+    assert "- Variant mscclpp (rejected)\n" in arms
+
+
+def test_a_variant_on_its_own_setup_is_not_compared_with_the_campaign_baseline(repo: Path) -> None:
+    # The campaign baseline's single-stream result (8 GPUs, "about 8-11 tok/s") is at the same
+    # concurrency, but the 2-GPU isolation run did not run on its setup.
+    analysis = analyse(require_project(repo))
+    [isolation] = analysis.record(analysis.by_slug["allreduce-arms"]).variant_results[3]
+    assert isolation.no_baseline
+    assert isolation.comparisons == {"output_throughput": None}
+    assert "No baseline: this variant ran on a setup of its own, not the campaign baseline's." in isolation.notes
+
+
+def test_the_road_reads_a_retained_variants_change(repo: Path) -> None:
+    campaign = repo / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    assert "goals:" in text and "metric: output_throughput" in text
+    analysis = analyse(require_project(repo))
+    road = analysis.stack.road
+    assert road is not None and road.metric == "output_throughput" and road.concurrency == 1
+    [step] = [s for s in road.steps if s.record.slug == "allreduce-arms"]
+    # The retained arm's 59K result, its first at the road's concurrency: +30.5% on its baseline.
+    assert step.change is not None
+    assert step.change.result.label == "59K prompt"
+    assert step.change.after.mean == pytest.approx(statistics.fmean(CUSTOM_59K))
+    assert step.change.before.mean == pytest.approx(statistics.fmean([40.1, 40.4, 39.9, 40.2, 40.0]))
+
+
+SWEPT = """\
+title: Larger CUDA graph batch sizes
+tier: 1
+status: adopted
+hypothesis: Capturing graphs up to 32 running requests keeps decode steps on the graph path.
+verdict: Kept at 32.
+variants:
+  - label: cuda-graph-max-bs 16
+    outcome: rejected
+    change: {flags: ["--cuda-graph-max-bs 16"]}
+    results:
+      - {label: c16, concurrency: 16, metrics: {output_throughput: 500, tpot_p99: 45},
+         baseline: {output_throughput: 480, tpot_p99: 40}}
+  - label: cuda-graph-max-bs 32
+    outcome: retained
+    change: {flags: ["--cuda-graph-max-bs 32"]}
+    results:
+      - {label: c16, concurrency: 16, metrics: {output_throughput: 520, tpot_p99: 30},
+         baseline: {output_throughput: 480, tpot_p99: 40}}
+      - {label: c32, concurrency: 32, metrics: {output_throughput: 900, tpot_p99: 60},
+         baseline: {output_throughput: 800, tpot_p99: 80}}
+"""
+
+
+def test_capacity_reads_the_retained_variants_sweep(minimal: Path) -> None:
+    import numpy as np
+
+    campaign = minimal / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + "slo: {tpot_p99: 50}\n")
+    (minimal / "improvements" / "01-graphs.yaml").write_text(SWEPT)
+    analysis = analyse(require_project(minimal))
+    [sweep] = analysis.record(analysis.by_slug["graphs"]).sweeps
+    assert sweep.labels == ("c16", "c32")
+    mine, theirs = sweep.record.capacity, sweep.baseline.capacity
+    assert mine is not None and theirs is not None
+    # Where tpot_p99 reaches 50 ms, linearly between the two loads (numpy's own interpolation):
+    # this arm at 30 -> 60 ms, its baseline at 40 -> 80 ms.
+    load = float(np.interp(50, [30, 60], [16, 32]))
+    assert mine.limit_load == pytest.approx(load)
+    assert mine.limit_throughput == pytest.approx(float(np.interp(load, [16, 32], [520, 900])))
+    base_load = float(np.interp(50, [40, 80], [16, 32]))
+    assert theirs.limit_load == pytest.approx(base_load)

@@ -435,7 +435,7 @@ MappedSetting = Literal[
     "run_name",
     "date",
 ]
-# The built-in formats' names (`generator.project.runs.formats.FORMATS`, a test keeps them
+# The built-in formats' names (`generator.project.runs.formats.registry.FORMATS`, a test keeps them
 # equal): a campaign's own format may not take one, since a run's format says who read it.
 BUILTIN_FORMATS = frozenset(
     {
@@ -560,7 +560,8 @@ class Campaign(Strict):
 # Record names the setup's Hardware and Engine, defined with the campaign's below.
 Record.model_rebuild()
 
-FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
+# [0-9], not \d: Python's \d also takes Arabic-Indic and fullwidth digits, which int() reads.
+FILENAME_RE = re.compile(r"^(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
 
 
 def apply_change(command: str, change: Change | None) -> list[str]:

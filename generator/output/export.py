@@ -32,6 +32,16 @@ VERSION = 2
 SITE_NAME = "records.json"
 
 
+def tool_version() -> str:
+    """The installed improvements' version (from git: setuptools-scm), or "unknown" when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("improvements")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _stat(s: Stat) -> dict[str, Any]:
     return {"kind": s.kind, "mean": s.mean, "spread": s.spread, "n": s.n, "low": s.low, "high": s.high}
 
@@ -136,6 +146,9 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
+        # What computed these numbers (`version` above is the format's): the same for every
+        # build from one installation, so two exports from it still compare byte for byte.
+        "generator": {"name": "improvements", "version": tool_version()},
         "campaign": project.campaign.model_dump(mode="json"),
         "records": records,
     }

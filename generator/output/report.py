@@ -61,6 +61,11 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
                 "number": f"{rec.number:02d}",
                 "record": rec.record,
                 "results": [pages.result_view(res) for res in entry.results],
+                # Each variant's results, read like the record's own.
+                "variants": [
+                    {"label": v.label, "outcome": v.outcome, "results": [pages.result_view(res) for res in results]}
+                    for v, results in zip(rec.record.variants, entry.variant_results, strict=True)
+                ],
                 "evidence": record_evidence(analysis, rec),
                 "open_blockers": list(entry.open_blockers),
                 "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],

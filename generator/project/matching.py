@@ -311,7 +311,7 @@ def as_result(result: Result, run: Run) -> Result:
 
 
 def resolve(
-    project: Project, result: Result, record: RecordFile | None = None
+    project: Project, result: Result, record: RecordFile | None = None, *, with_baseline: bool = True
 ) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
     """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
 
@@ -338,10 +338,12 @@ def resolve(
     notes: list[str] = []
     if len(repeats) > 1:
         notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
+    if not with_baseline:
+        return as_result(result, run), values, {}, notes
     if result.baseline_from is not None:
         # A step measured on top of another record: that record's result is the baseline, its
         # repetitions in their order (so a paired comparison pairs repetition i with i).
-        theirs, note = _baseline_from(project, result, frozenset(), keys=values)
+        theirs, note = _baseline_from(project, result, keys=values)
         return as_result(result, run), values, theirs, [*notes, note]
     found = match(project, result, run)
     notes += found.notes
@@ -392,9 +394,7 @@ class Numbers:
     no_baseline: bool = False
 
 
-def numbers(
-    project: Project, result: Result, record: RecordFile | None = None, _seen: frozenset[int] = frozenset()
-) -> Numbers:
+def numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
     """The numbers of one result and of its baseline.
 
     A result without its own baseline is compared with the campaign baseline result at the
@@ -410,9 +410,16 @@ def numbers(
     notes: list[str] = []
     base: dict[str, Any] = dict(result.baseline)
     if result.baseline_from is not None:
-        base, note = _baseline_from(project, result, _seen)
+        base, note = _baseline_from(project, result)
         notes.append(note)
-    if not base and result.concurrency is not None:
+    own_setup = record is not None and any(
+        v.setup is not None and any(r is result for r in v.results) for v in record.record.variants
+    )
+    if own_setup and not base:
+        # A variant run on a setup of its own (a 2-GPU isolation run) is not the campaign
+        # baseline's setup: that baseline is no baseline for it.
+        notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
+    if not base and result.concurrency is not None and not own_setup:
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
                 continue
@@ -429,21 +436,32 @@ def numbers(
 
 
 def _baseline_from(
-    project: Project, result: Result, seen: frozenset[int], keys: Mapping[str, Any] | None = None
+    project: Project, result: Result, keys: Mapping[str, Any] | None = None
 ) -> tuple[dict[str, Any], str]:
     """The numbers of the result `baseline_from` names, restricted to this result's metrics, and a note.
 
-    `check` reports a missing record or label and a circle (`build-cycle`); `seen` only keeps a
-    project with such errors from recursing forever where it is analysed anyway.
+    Only the named result's own measurements are needed, never its baseline, so nothing is
+    followed further: a chain of any length costs one step per link, and a circle (which
+    `check` reports as `build-cycle`) cannot loop.
     """
     ref = result.baseline_from
     assert ref is not None
-    target = next((rec for rec in project.records if rec.slug == ref.record), None)
+    target = project.slug_index.get(ref.record)
     found = variants.find_result(target.record, ref.variant, ref.result) if target else None
     whose = f"variant `{ref.variant}`'s result" if ref.variant is not None else "result"
-    if target is None or found is None or id(found) in seen:
+    if target is None or found is None or found is result:
         return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
-    theirs = numbers(project, found, target, seen | {id(result)}).metrics
+    theirs = _measured(project, found, target)
     base = {k: v for k, v in theirs.items() if k in (result.metrics if keys is None else keys)}
     note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note
+
+
+def _measured(project: Project, result: Result, record: RecordFile) -> dict[str, Any]:
+    """A result's own numbers (what `numbers(...).metrics` holds), without looking at its baseline."""
+    if result.run is not None:
+        # Its own runs only: a baseline_from of its own is not followed (no chain, no circle).
+        resolved = resolve(project, result, record, with_baseline=False)
+        assert resolved is not None
+        return resolved[1]
+    return dict(result.metrics)

@@ -177,6 +177,7 @@ def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
     """
     from generator.analysis.road import distance_text
     from generator.model.quantity import fmt_stat, fmt_value
+    from generator.views.road import road_context
 
     campaign = analysis.project.campaign
     vocabulary = campaign.vocabulary()
@@ -193,12 +194,19 @@ def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
         to_go: str | None = None
         if distance is not None and road is not None:
             if road.chained:
+                # Worded as the road's own section words its level: measured, or only as reported.
+                shown = road_context(analysis, {})
+                assert shown is not None
                 # A level built on an approximate baseline ("~8-11 tok/s") stays approximate.
-                base = road.baseline_result.metrics.get(road.metric) if road.baseline_result else None
-                current = ("~" if getattr(base, "about", False) else "") + fmt_stat(road.current)
+                current = ("~" if shown["baseline_about"] else "") + fmt_stat(road.current)
+                if not shown["baseline_measured"]:
+                    where = "as reported, configuration not given" if shown["baseline_reported_in"] else "as stated"
+                    base_text = f"the baseline, {where}"
+                else:
+                    base_text = "the baseline"
                 adopted = len(analysis.stack.records)
                 plural = "s" if adopted != 1 else ""
-                source = f"the baseline with {adopted} adopted change{plural}" if adopted else "the baseline"
+                source = f"{base_text} with {adopted} adopted change{plural}" if adopted else base_text
                 to_go = distance_text(distance, unit)
             else:
                 source = "not measured: the road's chain breaks (below)"

@@ -157,7 +157,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     ]
     where = f" at concurrency {road.concurrency}" if road.concurrency is not None else ""
     # A range is drawn at its midpoint; the column's label says the range itself.
-    about = "~" if _about(road) else ""
+    about = "~" if _about(analysis, road) else ""
     names = [
         f"{name} ({about}{fmt_stat(level)}, midpoint)" if level.kind == "range" else name
         for name, level in (
@@ -197,7 +197,10 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         "unit": unit,
         "concurrency": str(road.concurrency) if road.concurrency is not None else "not recorded",
         "baseline": fmt_stat(road.baseline),
-        "baseline_about": _about(road),
+        "baseline_about": _about(analysis, road),
+        # A baseline result measured the level; else the result that gives it only as reported.
+        "baseline_measured": road.baseline_result is not None,
+        "baseline_reported_in": _reported_in(analysis, road),
         "baseline_is_range": road.baseline.kind == "range",
         "baseline_mid": fmt_number(road.baseline.mean),
         "baseline_source": road.baseline_source,
@@ -219,10 +222,34 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
     }
 
 
-def _about(road: Road) -> bool:
-    result = road.baseline_result
-    value = result.metrics.get(road.metric) if result is not None else None
-    return bool(getattr(value, "about", False))
+def _level_value(analysis: Analysis, road: Road) -> Any:
+    """The road's starting value as typed: the measuring baseline result's, else the first goal's
+    stated current level (where `generator.road` takes the level from when no result measures it)."""
+    if road.baseline_result is not None:
+        return road.baseline_result.metrics.get(road.metric)
+    goals = analysis.project.campaign.goals
+    return goals[0].current if goals else None
+
+
+def _about(analysis: Analysis, road: Road) -> bool:
+    return bool(getattr(_level_value(analysis, road), "about", False))
+
+
+def _reported_in(analysis: Analysis, road: Road) -> str | None:
+    """The label of the baseline result that gives the road's level only as reported, if one does.
+
+    The level is then the sources' figure, given without its configuration: the page never says
+    the baseline measured it.
+    """
+    value = _level_value(analysis, road)
+    if road.baseline_result is not None or value is None:
+        return None
+    for result in analysis.project.campaign.baseline.results:
+        if road.concurrency is not None and result.concurrency != road.concurrency:
+            continue
+        if any(rep.metric == road.metric and rep.values == [value] for rep in result.reported):
+            return result.label
+    return None
 
 
 def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:

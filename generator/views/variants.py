@@ -15,8 +15,9 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.base.generated import svg_header
 from generator.model import variants
+from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import fmt_percent, fmt_value, stat
+from generator.model.quantity import fmt_percent, fmt_value, fmt_whole, stat
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -32,7 +33,7 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    return f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    return f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
 
 
 @dataclass
@@ -67,9 +68,9 @@ def change_text(variant: Variant, record: Record) -> str:
         return "not recorded (its own setup)"
     if change is None:
         return "the record's change" if record.change is not None else "no change recorded"
-    parts = [" ".join(f.tokens()) for f in change.flags]
+    parts = [words(f.tokens()) for f in change.flags]
     parts += [f"no {f}" for f in change.remove_flags]
-    parts += [f"{k}={v}" for k, v in change.env.items()]
+    parts += [assignment(k, v) for k, v in change.env.items()]
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")

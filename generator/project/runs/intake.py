@@ -16,7 +16,7 @@ from typing import Any
 from generator.base.problems import Problem
 from generator.base.read import text_position
 from generator.model.result import MAX_COUNT
-from generator.project.runs.formats import FORMATS
+from generator.project.runs.formats.registry import FORMATS
 from generator.project.runs.run import Run
 
 
