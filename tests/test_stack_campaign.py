@@ -280,10 +280,7 @@ def test_baseline_from_with_typed_baseline_is_refused(tmp_path: Path) -> None:
     both = DRAFTER.replace("    baseline_from:", "    baseline: {output_throughput: 138.3}\n    baseline_from:")
     root = make(tmp_path, {"05-dp-attention.yaml": DP, "03-drafter.yaml": both})
     problems = check(root)
-    assert (
-        len(problems) == 1
-        and "`baseline_from` names the baseline; it replaces `baseline`" in problems[0]
-    )
+    assert len(problems) == 1 and "`baseline_from` names the baseline; it replaces `baseline`" in problems[0]
 
 
 # --- numbers and the road -------------------------------------------------------------------------
