@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
-from scipy.stats import norm, t
+from scipy.stats import t
 
 from generator.analysis.stats import (
     REPS_CAP,

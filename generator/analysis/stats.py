@@ -57,7 +57,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
-Test = Literal["welch", "paired"]
+Test = Literal["welch", "paired", "bootstrap"]
 Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
@@ -270,6 +270,47 @@ def compare(
     if decision == "inconclusive" and single.change_percent is not None:
         out = _with_reps(out, est, ratio=ratio)
     return out
+
+
+def from_bounds(
+    mean: float,
+    baseline_mean: float,
+    interval: tuple[float, float],
+    equivalence: tuple[float, float],
+    *,
+    n: int,
+    baseline_n: int,
+    higher_is_better: bool,
+    alpha: float,
+    min_effect: float,
+) -> Comparison:
+    """A comparison whose intervals (percent, raw sign) come from elsewhere (capacity's bootstrap),
+    decided by the same rule as `compare`."""
+    low, high = interval
+    eq_low, eq_high = equivalence
+    decision = decide(low, high, eq_low, eq_high, threshold=min_effect, higher_is_better=higher_is_better)
+    return Comparison(
+        n=n,
+        baseline_n=baseline_n,
+        mean=mean,
+        baseline_mean=baseline_mean,
+        difference=mean - baseline_mean,
+        ci_low=baseline_mean * low / 100,
+        ci_high=baseline_mean * high / 100,
+        change_percent=_percent(mean - baseline_mean, baseline_mean),
+        ci_low_percent=low,
+        ci_high_percent=high,
+        p_value=None,
+        test="bootstrap",
+        decision=decision,
+        reps_needed=None,
+        reps_over_cap=False,
+        higher_is_better=higher_is_better,
+        alpha=alpha,
+        min_effect=min_effect,
+        eq_low_percent=eq_low,
+        eq_high_percent=eq_high,
+    )
 
 
 def _side(values: Sequence[float] | Moments, what: str) -> _Side:
@@ -617,6 +658,18 @@ def reps_for_power(
         else:
             low = mid
     return high
+
+
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (each at most 1)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    k = len(p_values)
+    out = [1.0] * k
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (k - rank) * p_values[i]))
+        out[i] = running
+    return out
 
 
 # --- ranking ---------------------------------------------------------------------------------------

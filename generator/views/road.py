@@ -16,10 +16,8 @@ from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
-from generator.model import metrics
-from generator.model.launch import Cycle, Stack, Step, chain, record_stack
+from generator.model.launch import Stack
 from generator.model.quantity import fmt_number, fmt_percent, fmt_stat
-from generator.model.variants import effective_change
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative
 
@@ -92,31 +90,6 @@ def stack_mark(analysis: Analysis, rec: RecordFile) -> dict[str, Any] | None:
     return {"place": place + 1, "of": len(records), "after": [_label(r) for r in records[:place]]}
 
 
-def record_chain(analysis: Analysis, rec: RecordFile) -> tuple[RecordFile, ...]:
-    """The records a record builds on, transitively, in stack order (empty when it builds on none)."""
-    if not rec.record.builds_on:
-        return ()
-    found = chain(rec.slug, _steps(analysis))
-    by_slug = analysis.by_slug
-    return () if isinstance(found, Cycle) else tuple(by_slug[s.slug] for s in found if s.slug != rec.slug)
-
-
-def record_command(analysis: Analysis, rec: RecordFile) -> tuple[list[str], dict[str, str]] | None:
-    """A record's launch command with what it builds on applied first; None when it builds on nothing."""
-    if not rec.record.builds_on:
-        return None
-    base = analysis.project.campaign.baseline
-    found = record_stack(base.command, base.env, _steps(analysis), rec.slug)
-    return None if isinstance(found, Cycle) else (list(found.tokens), dict(found.env))
-
-
-def _steps(analysis: Analysis) -> list[Step]:
-    first: dict[str, Step] = {}
-    for r in analysis.project.records:
-        first.setdefault(r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, effective_change(r.record)))
-    return list(first.values())
-
-
 # --- the road to the goal -------------------------------------------------------------------------
 
 
@@ -129,7 +102,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     road = analysis.stack.road
     if road is None:
         return None
-    metric = metrics.lookup(road.metric)
+    metric = analysis.project.campaign.vocabulary().lookup(road.metric)
     unit = metric.unit if metric else ""
     label = metric.label if metric else road.metric
     steps = [
@@ -167,7 +140,7 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
     road = analysis.stack.road
     if road is None:
         return None
-    metric = metrics.lookup(road.metric)
+    metric = analysis.project.campaign.vocabulary().lookup(road.metric)
     unit = metric.unit if metric else ""
     root_dir = docs_root(analysis.project)
     path = road_plot_path(analysis)
@@ -216,7 +189,7 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
-    decision = c.decision
+    decision = c.decision if c.weak is None else f"{c.decision} ({c.weak})"
     interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
     return {
         "label": step.label,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.analysis.campaign import Analysis, ResolvedResult, samples
+from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.generated import svg_header
 from generator.model import metrics
 from generator.views.paths import strip_path
@@ -51,8 +51,8 @@ def strips(analysis: Analysis) -> list[Strip]:
             svg = strip_chart(
                 f"strip-{rec.slug}-{i + 1}",
                 title,
-                samples(resolved.baseline[name]),
-                samples(resolved.metrics[name]),
+                list(resolved.samples[name][1]),
+                list(resolved.samples[name][0]),
                 axis_label=f"{metric.label} ({metric.unit})",
                 labels=("baseline", "this record"),
             )
