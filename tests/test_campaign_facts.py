@@ -376,7 +376,7 @@ def pages(project: Project) -> dict[str, str]:
 
 def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
     home = pages["docs/index.md"]
-    assert "| ~8–11 |" in home and "| ~8–11 tok/s |" in home
+    assert "| ~8–11 |" in home and "| ~8–11 tok/s (baseline result `single stream`) |" in home
     assert "| 8–11" not in home
 
 

@@ -32,7 +32,7 @@ from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat
 from generator.model.record import Goal
-from generator.model.result import Result, Statistics, Workload
+from generator.model.result import Range, Result, Statistics, Workload
 from generator.model.variants import effective_change
 from generator.project.load import Project, RecordFile
 
@@ -132,6 +132,8 @@ class GoalStatus:
     on_road: bool
     # On the road: reached by the level's interval; None when not known (not on the road, no interval).
     reached: bool | None
+    # The current level is a range the source gives as approximate ("~8-11").
+    about: bool = False
 
 
 @dataclass(frozen=True)
@@ -416,20 +418,25 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
         on_road = road is not None and g.metric == road.metric and g.concurrency == road.concurrency
         if on_road and road is not None:
             distance = next((d for d in road.goals if d.goal is g), None)
-            said = "the road below" if any(s.change for s in road.steps) else road.baseline_source
+            moved = any(s.change is not None and s.chain_break is None for s in road.steps)
+            said = "the road below" if moved else road.baseline_source
             reached = distance.reached if distance is not None and distance.interval else None
-            out.append(GoalStatus(g, direction, road.current, said, True, reached))
+            start = road.baseline_result.metrics.get(road.metric) if road.baseline_result is not None else g.current
+            about = not moved and isinstance(start, Range) and start.about
+            out.append(GoalStatus(g, direction, road.current, said, True, reached, about))
             continue
         current: Stat | None = None
         source: str | None = None
-        if g.current is not None:
-            current = stat(g.current)
-        elif g.concurrency is not None:
+        value: Value | None = g.current
+        if value is None and g.concurrency is not None:
             for r in baseline:
                 if r.result.concurrency == g.concurrency and g.metric in r.metrics:
-                    current, source = stat(r.metrics[g.metric]), f"baseline result `{r.result.label}`"
+                    value, source = r.metrics[g.metric], f"baseline result `{r.result.label}`"
                     break
-        out.append(GoalStatus(g, direction, current, source, False, None))
+        if value is not None:
+            current = stat(value)
+        about = isinstance(value, Range) and value.about
+        out.append(GoalStatus(g, direction, current, source, False, None, about))
     return tuple(out)
 
 

@@ -389,7 +389,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
                 "unit": metric.unit if metric else "",
                 "direction": status.direction,
                 "target": fmt_number(g.target),
-                "current": None if status.current is None else fmt_stat(status.current),
+                "current": None if status.current is None else ("~" if status.about else "") + fmt_stat(status.current),
                 "current_from": status.current_from,
                 "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
                 "reached": status.reached,
