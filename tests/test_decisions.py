@@ -167,7 +167,7 @@ def test_pages_show_the_comparison_the_rule_and_what_it_would_take(decided: Path
     text = welch.read_text()
     assert "| +6.6% | -4.5% to +18.7% | 5 / 5 | Welch's t, log scale | inconclusive (p = 0.22) |" in text
     assert (
-        "about 22 repetitions per side for a 80% chance that the rule says `better` if the true change is the "
+        "about 22 repetitions per side for an 80% chance that the rule says `better` if the true change is the "
         "+6.6% seen here; 842 for `better` if it is 1% (min_effect)"
     ) in text
     text = single.read_text()

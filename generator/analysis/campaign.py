@@ -204,10 +204,11 @@ def resolve(
 
 def _not_comparable(result: Result, notes: tuple[str, ...]) -> str | None:
     """Why an imported run cannot be compared with its baseline run (another model, backend or workload)."""
-    # The matching stage says so in a note beginning "Differs from its baseline" (project.matching).
+    # The matching stage names what differs beyond the record's declared change (project.matching).
+    prefix = "Not comparable with its baseline beyond the declared change: "
     for note in notes:
-        if note.startswith("Differs from its baseline"):
-            return note.removeprefix("Differs from its baseline").strip(" :.") or "it differs from its baseline"
+        if note.startswith(prefix):
+            return "the run differs from its baseline run in " + note.removeprefix(prefix).rstrip(".")
     return None
 
 

@@ -120,7 +120,7 @@ def _would_take(c: Comparison) -> str | None:
     """The repetitions per side that would give the rule an 80% chance of settling it (from the analysis)."""
     if c.decision != "inconclusive" or c.reps_target is None:
         return None
-    chance = f"a {POWER:.0%} chance that the rule says `{c.reps_target}`"
+    chance = f"an {POWER:.0%} chance that the rule says `{c.reps_target}`"
     seen = fmt_percent(c.change_percent) if c.change_percent is not None else "the change"
     if c.reps_over_cap:
         text = f"more than {REPS_CAP:,} repetitions per side for {chance} if the true change is the {seen} seen here"
