@@ -8,7 +8,7 @@ decided evidence counts: `unreplicated` and `inconclusive` results contradict no
 
 from __future__ import annotations
 
-from generator.analysis.campaign import Analysis
+from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.problems import Problem, rel
 from generator.model.quantity import fmt_number, fmt_percent
 
@@ -56,7 +56,9 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
     for entry in analysis.records:
         rec = entry.file
         shown = rel(rec.path, root)
-        placed = [(("results", i), r) for i, r in enumerate(entry.results)]
+        placed: list[tuple[tuple[str | int, ...], ResolvedResult]] = [
+            (("results", i), r) for i, r in enumerate(entry.results)
+        ]
         placed += [
             (("variants", k, "results", i), r) for k, rs in enumerate(entry.variant_results) for i, r in enumerate(rs)
         ]
