@@ -56,7 +56,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
             {
                 "number": f"{rec.number:02d}",
                 "record": rec.record,
-                "results": [pages.result_view(res) for res in entry.results],
+                "results": [pages.result_view(res, vocabulary=campaign.vocabulary()) for res in entry.results],
                 "evidence": record_evidence(analysis, rec),
                 "open_blockers": list(entry.open_blockers),
                 "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],

@@ -18,7 +18,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
-from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_stat, fmt_value
+from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
@@ -26,7 +26,7 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import road_context, stack_mark
+from generator.views.road import level_text, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -372,6 +372,10 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     return text
 
 
+def _current_text(level: Stat | None, about: bool) -> str | None:
+    return None if level is None else ("~" if about else "") + level_text(level)
+
+
 def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
     project = analysis.project
     campaign = project.campaign
@@ -389,7 +393,9 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
                 "unit": metric.unit if metric else "",
                 "direction": status.direction,
                 "target": fmt_number(g.target),
-                "current": None if status.current is None else ("~" if status.about else "") + fmt_stat(status.current),
+                "current": None
+                if status.current is None
+                else ("~" if status.about else "") + level_text(status.current),
                 "current_from": status.current_from,
                 "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
                 "reached": status.reached,

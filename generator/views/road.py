@@ -17,7 +17,7 @@ from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
 from generator.model.launch import Stack
-from generator.model.quantity import fmt_number, fmt_percent, fmt_stat
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative
 
@@ -158,7 +158,7 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         "baseline_source": road.baseline_source,
         "steps": rows,
         "adopted": [_label(r) for r in analysis.stack.records],
-        "current": fmt_stat(road.current),
+        "current": level_text(road.current),
         "chained": road.chained,
         "breaks": breaks,
         "unmeasured": unmeasured,
@@ -172,6 +172,13 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         if path in charts_drawn
         else None,
     }
+
+
+def level_text(level: Stat) -> str:
+    """A level as printed: a computed level carries its interval ("1202 (interval 1150 to 1257)")."""
+    if level.kind == "single" and level.low != level.high:
+        return f"{fmt_number(level.mean)} (interval {fmt_number(level.low)} to {fmt_number(level.high)})"
+    return fmt_stat(level)
 
 
 def _about(road: Road) -> bool:

@@ -28,7 +28,9 @@ def _chart_metric(resolved: ResolvedResult, primary: str | None) -> str | None:
     names += [n for n in resolved.comparisons if n != primary]
     for name in names:
         c = resolved.comparisons.get(name)
-        if c is not None and c.n >= 2 and c.baseline_n >= 2:
+        mine, theirs = resolved.samples.get(name, ((), ()))
+        # Summary statistics have an n but no repetitions to draw.
+        if c is not None and len(mine) >= 2 and len(theirs) >= 2:
             return name
     return None
 
