@@ -299,6 +299,8 @@ def test_the_csv_export_holds_the_samples_the_comparisons_used(campaign: Path, a
             for name, (mine, theirs) in res.samples.items():
                 if isinstance(res.metrics[name], list | int | float):
                     assert got[(a.file.slug, res.result.label, "record", name)] == list(mine)
+                if isinstance(res.baseline.get(name), list | int | float):
+                    assert got[(a.file.slug, res.result.label, "baseline", name)] == list(theirs)
 
 
 def test_one_current_and_goal_directions(campaign: Path, analysis: Analysis) -> None:

@@ -243,7 +243,8 @@ def test_an_inconclusive_gain_ranks_after_an_unreplicated_one_in_every_format(no
         f"| +8.3% output_throughput (interval {low:+.1f}% to {high:+.1f}%), n=2 vs 2, inconclusive, at concurrency 8 |"
         in markdown
     )
-    assert "| +2.0% output_throughput, n=1 vs 1, unreplicated (single shot: replicate it), at concurrency 8 " in markdown
+    single = "| +2.0% output_throughput, n=1 vs 1, unreplicated (single shot: replicate it), at concurrency 8 "
+    assert single in markdown
     export = json.loads(run_cli("export", "--root", str(noisy)).stdout)
     primary = {r["slug"]: r["primary"] for r in export["records"]}
     keys = ("metric", "result", "change_percent", "ci_low_percent", "ci_high_percent", "decision")
