@@ -279,3 +279,26 @@ def test_no_change_is_tost_against_statsmodels() -> None:
     p, _, _ = ttost_ind(np.log(a), np.log(b), math.log(0.99), math.log(1.01), usevar="unequal")
     assert p < 0.05
     assert compare(a, b, higher_is_better=True).decision == "no-change"
+
+
+def test_a_stacked_record_measured_in_its_retained_variant_is_on_the_road(tmp_path: Path) -> None:
+    kept = """\
+title: Kept
+tier: 1
+status: adopted
+hypothesis: H.
+verdict: Adopted.
+variants:
+  - label: on
+    outcome: retained
+    change: {flags: [--on]}
+    results:
+      - label: c64
+        concurrency: 64
+        metrics: {output_throughput: 1320}
+"""
+    analysis = _write(tmp_path, {"01-kept.yaml": kept})
+    road = analysis.stack.road
+    assert road is not None
+    (s,) = road.steps
+    assert s.change is not None and road.current.mean == pytest.approx(1320)
