@@ -137,8 +137,12 @@ def test_baseline_figures(project: Project) -> None:
     by_conc = {r.concurrency: r for r in base.results}
     assert set(by_conc) == {1024, 1}
     assert by_conc[1024].metrics == {"total_throughput": 3740, "output_throughput": 1240}
-    # "~8-11 tok/s": the "~" is kept as `about`.
-    assert by_conc[1].metrics == {"output_throughput": Range(min=8, max=11, about=True)}
+    # "~8-11 tok/s": the "~" is kept as `about`. The seeds give it with no configuration, so it is
+    # evidence as reported, not a measurement of this baseline (issue 29).
+    assert not by_conc[1].metrics and by_conc[1].run is None
+    (single,) = by_conc[1].reported
+    assert (single.metric, single.values) == ("output_throughput", [Range(min=8, max=11, about=True)])
+    assert single.quote and _flat(single.quote) in _flat(_source_text())
     assert not by_conc[1024].baseline and not by_conc[1].baseline
 
 
@@ -182,6 +186,16 @@ def test_fusion_figures_are_the_degradation_as_reported(project: Project) -> Non
     assert "without the patch" not in text
     slowdown = [b for b in r.blockers if b.title and "cudaGridDependencySynchronize()" in b.title]
     assert len(slowdown) == 1 and slowdown[0].status == "open" and slowdown[0].error is None
+
+
+def test_no_run_count_the_sources_do_not_give() -> None:
+    # Issue 29: the seeds give one pair of figures for records 06 and 09, not how many runs were
+    # made; the records (comments included) say "one pair of figures", never "measured once".
+    for name in ("06-all-reduce-fusion-sm120.yaml", "09-num-continuous-decode-steps.yaml"):
+        text = _flat((REPO / "improvements" / name).read_text(encoding="utf-8").replace("#", " "))
+        assert "one pair of figures" in text, name
+        for claim in ("measured once", "one run", "a single run"):
+            assert claim not in text, (name, claim)
 
 
 def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
@@ -255,6 +269,23 @@ def test_flashinfer_trtllm_outcome_stays_unknown(project: Project) -> None:
     assert [a.outcome for a in blocker.attempts] == ["not-recorded"]
 
 
+def test_flashinfer_trtllm_flag_is_labelled_a_reconstruction(project: Project) -> None:
+    # Issue 29: the seeds say only that the backend was switched "from flashinfer_cutlass to
+    # flashinfer_trtllm"; the flag's spelling and the launch's other flags are not in them.
+    r = _record(project, "flashinfer-trtllm-moe-runner")
+    sources = _flat(_source_text())
+    assert "switching the MoE runner backend from flashinfer_cutlass to flashinfer_trtllm" in sources
+    assert "--moe-runner-backend" not in re.sub(r"`--moe-runner-backend \.\.\.`", "", sources)
+    (flag,) = r.change.flags
+    assert (flag.flag, flag.value) == ("--moe-runner-backend", "flashinfer_trtllm")
+    assert _flat(flag.note or "").startswith("A reconstruction, not a recorded flag:")
+    (attempt,) = r.blockers[0].attempts
+    action = _flat(attempt.action)
+    assert "switched from flashinfer_cutlass to flashinfer_trtllm" in action
+    assert "--moe-runner-backend" not in action and "on the baseline configuration" not in action
+    assert "other flags were not recorded" in action
+
+
 # --- layout changes and shared blockers ---------------------------------------------------
 
 
@@ -263,6 +294,26 @@ def test_tp4_pp2_replaces_the_tensor_parallel_size(project: Project) -> None:
     assert tokens.count("--tp-size") == 1
     assert tokens[tokens.index("--tp-size") + 1] == "4"
     assert tokens[tokens.index("--pp-size") + 1] == "2"
+
+
+def test_layout_flags_are_labelled_reconstructions(project: Project) -> None:
+    # Issue 29: the seeds name these layouts only as "TP4+PP2" and "EP8", with no flag or launch
+    # command; every flag written out for them says it is a reconstruction, and record 04's
+    # summary no longer states its flags as fact.
+    sources = _flat(_source_text())
+    assert "TP4+PP2" in sources and "EP8" in sources
+    for flag in ("--pp-size", "--ep-size"):
+        assert flag not in sources, flag
+    for slug, flags in (("tp4-pp2", ["--tp-size", "--pp-size"]), ("ep8", ["--ep-size"])):
+        change = _record(project, slug).change
+        assert change is not None and [f.flag for f in change.flags] == flags, slug
+        for f in change.flags:
+            assert _flat(f.note or "").startswith("A reconstruction, not a recorded flag:"), (slug, f.flag)
+    summary = _flat(_record(project, "tp4-pp2").summary or "")
+    assert "only two flags" not in summary
+    assert "the flags this record proposes are a reconstruction" in summary
+    note = _flat(_record(project, "ep8").change.note or "")
+    assert "expert-parallel size is certain" not in note and "the flag that sets it is a reconstruction" in note
 
 
 def test_trtllm_runner_replaces_the_baseline_runner(project: Project) -> None:
@@ -277,8 +328,8 @@ def test_sm120_blocker_is_defined_once_and_shared(project: Project) -> None:
         rec.slug for rec in project.records for b in rec.record.blockers if b.ref == "sm100-only-kernels"
     )
     assert defined == ["persistent-grouped-gemm"]
-    # Record 06's patch got past the SM90/SM100-only restriction, so 06 holds its own,
-    # worked-around blocker instead of pointing at the shared open one.
+    # Record 06 holds its own blocker for FlashInfer's SM90/SM100-only fusion kernels (with
+    # sglang issue #15650), where its patching attempt is told, rather than pointing at this one.
     assert referenced == ["flashinfer-trtllm-moe-runner"]
 
 
@@ -291,14 +342,38 @@ def test_fusion_status_follows_the_sources(project: Project) -> None:
     assert "may be prematurely abandoning the allreduce fusion approach" in _flat(_source_text())
 
 
-def test_fusion_counts_only_its_open_slowdown(project: Project) -> None:
+def test_fusion_patching_failed_as_the_seed_says(project: Project, pages: dict[str, str]) -> None:
+    # Issue 29: seed 000 says the patching "had already been attempted and had failed
+    # catastrophically (236 tok/s)". The kernels running (the 236 tok/s) is told in the attempt's
+    # detail; it is not a workaround, so the SM90/SM100-only restriction stays open.
     from generator.analysis.campaign import analyse
 
+    said = "had already been attempted and had failed catastrophically (236 tok/s)"
+    assert said in _flat(_source_text())
     rec = project.by_slug()["all-reduce-fusion-sm120"]
+    restriction, slowdown = rec.record.blockers
+    assert restriction.title == "FlashInfer's all-reduce fusion supports SM90 and SM100 only"
+    assert restriction.status == "open"
+    (attempt,) = restriction.attempts
+    assert attempt.outcome == "failed"
+    assert said in _flat(attempt.detail or "") and "236 tok/s" in (attempt.detail or "")
     titles = [b.title for b in analyse(project).record(rec).open_blockers]
-    assert titles == ["cudaGridDependencySynchronize() makes the patched fusion kernels catastrophically slow"]
-    (own,) = [b for b in rec.record.blockers if b.status == "worked-around"]
-    assert [a.outcome for a in own.attempts] == ["worked"]
+    assert titles == [restriction.title, slowdown.title]
+    assert not [b for b in rec.record.blockers if b.status == "worked-around"]
+    section = pages["docs/blockers.md"].split(f"\n## {restriction.title}\n", 1)[1].split("\n## ", 1)[0]
+    assert "**Status: open**" in section
+    assert "**failed**" in section and "**worked**" not in section
+
+
+def test_fusion_cause_was_not_fully_explored(project: Project) -> None:
+    # Issue 29: seed 000 says "without fully exploring why cudaGridDependencySynchronize() fails
+    # on SM120"; "not explored" alone says more than that.
+    r = _record(project, "all-reduce-fusion-sm120")
+    text = (REPO / "improvements" / "06-all-reduce-fusion-sm120.yaml").read_text(encoding="utf-8")
+    assert "not fully explored" in _flat(r.summary or "")
+    for claim in ("was not explored", "cause was not explored", "was not established"):
+        assert claim not in _flat(text), claim
+    assert "without fully exploring why cudaGridDependencySynchronize() fails on SM120" in _flat(_source_text())
 
 
 def test_no_flag_the_sources_do_not_give(project: Project) -> None:
@@ -363,6 +438,43 @@ def test_description_names_what_the_seeds_say_of_the_plan(project: Project) -> N
     assert "piecewise CUDA graphs, MSCCL++ and single batch overlap" in description
 
 
+def test_description_states_what_the_records_add(project: Project) -> None:
+    # Issue 29's two notes: seed 000 says the other options "are implicitly deprioritized" (the
+    # word "implicitly" kept), and the seeds fix only doc 01's number, so the records' other
+    # numbers are their own.
+    description = _flat(project.campaign.description)
+    assert '"are implicitly deprioritized"' in description
+    assert "are implicitly deprioritized" in _flat(_source_text())
+    assert "deprioritised by message 829" not in description
+    assert "the notes fix only doc 01's, so every other record's number is these records' own" in description
+    assert "not taken from the plan's docs 02-11" in description
+    assert "only doc 01 exists" in _flat(_source_text())
+
+
+# Words for the project's own files, not for a reader: the seed documents, their file numbers,
+# the digest. Quotations are the sources' words and keep theirs ("[msg 824]").
+_INTERNAL = re.compile(r"\bseeds?\b|\bseed 00\d|\bdigest\b|\bmsg \d+", re.IGNORECASE)
+
+
+def test_reader_facing_text_has_no_internal_words(project: Project, pages: dict[str, str]) -> None:
+    # Issue 25: titles, summaries, hypotheses, notes, verdicts and caveats speak of "the planning
+    # notes" (the two write-ups of planning messages 829 and 962), never of "seeds"; the records'
+    # own tiers are said in words ("these records place it in Tier 2"), the label "own placement"
+    # only where the pages show it, explained by each tier's meaning.
+    texts = [("campaign.yaml", s) for s in _strings(project.campaign.model_dump(mode="json"))]
+    for rec in project.records:
+        texts += [(rec.path.name, s) for s in _strings(rec.record.model_dump(mode="json", exclude={"references"}))]
+    unquoted = [(name, re.sub(r'"[^"]*"', '""', s)) for name, s in texts]
+    assert [(name, s) for name, s in unquoted if _INTERNAL.search(s)] == []
+    assert [(name, s) for name, s in unquoted if "own placement" in s] == []
+    description = _flat(project.campaign.description)
+    assert "two write-ups of planning messages 829 and 962 of the original optimization session" in description
+    assert "planning messages 829 and 962 of the original optimization session" in _flat(_source_text())
+    for name, page in pages.items():
+        shown = re.sub(r'"[^"\n]*"', '""', page.replace("&#91;", "[").replace("&#93;", "]"))
+        assert not _INTERNAL.search(shown), (name, _INTERNAL.search(shown))
+
+
 # --- pages --------------------------------------------------------------------------------
 
 
@@ -376,8 +488,51 @@ def pages(project: Project) -> dict[str, str]:
 
 def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
     home = pages["docs/index.md"]
-    assert "| ~8–11 |" in home and "| ~8–11 tok/s (baseline result `single stream`) |" in home
+    assert "| ~8–11 (as reported) |" in home and "| ~8–11 tok/s |" in home
     assert "| 8–11" not in home
+
+
+_ROAD_SENTENCE = "Output token throughput at concurrency 1 "
+
+
+def _road_sentence(root: Path) -> str:
+    from generator.analysis.campaign import analyse
+    from generator.output.render import render_files
+
+    project, report = _load(root)
+    assert report.ok, report
+    home = render_files(analyse(project))["docs/index.md"]
+    section = home.split("## The road to the goal", 1)[1].split("\n## ", 1)[0]
+    (line,) = [line for line in section.splitlines() if line.startswith(_ROAD_SENTENCE)]
+    return line
+
+
+def test_road_sentence_says_what_the_baseline_result_records(minimal: Path) -> None:
+    # Issue 29: the seeds give "~8-11 tok/s" single-stream with no configuration, so the home page
+    # says the sources put the level there, as reported; "measured" only for a measured result.
+    shipped = _road_sentence(REPO)
+    said = "stands where the campaign's sources put it, as reported (configuration not given): ~8–11 tok/s"
+    assert shipped.startswith(_ROAD_SENTENCE + said), shipped
+    assert "from the baseline result `single stream`." in shipped and "measured" not in shipped
+    path = minimal / "improvements" / "campaign.yaml"
+    text = path.read_text(encoding="utf-8")
+    start = text.index("    - label: single stream\n")
+    end = text.index("\n\n", start)
+    typed = text[start:end]
+    assert "      reported:\n        - metric: output_throughput\n" in typed
+    # The same figure typed as a measurement of the baseline: then, and only then, "measured".
+    measure = (
+        "    - label: single stream\n      concurrency: 1\n"
+        "      metrics: {output_throughput: {min: 8, max: 11, about: true}}"
+    )
+    path.write_text(text[:start] + measure + text[end:])
+    measured = _road_sentence(minimal)
+    assert measured.startswith(_ROAD_SENTENCE + "stands where the baseline measured it: ~8–11 tok/s"), measured
+    # No baseline result at that load: the goal's stated level, said as such.
+    path.write_text(text[:start] + text[end:])
+    stated = _road_sentence(minimal)
+    assert stated.startswith(_ROAD_SENTENCE + "stands at the goal's stated current level: ~8–11 tok/s"), stated
+    assert "measured" not in stated and "the the" not in stated
 
 
 def test_reported_figures_are_not_under_a_baseline_column(project: Project, pages: dict[str, str]) -> None:

@@ -158,6 +158,7 @@ def test_missing_campaign(tmp_path: Path) -> None:
     assert "has no improvements/ folder" in res.stderr
 
 
+@pytest.mark.slow
 def test_python_dash_m_and_console_script_agree() -> None:
     import subprocess
     import sys

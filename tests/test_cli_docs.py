@@ -68,6 +68,7 @@ def test_examples_parse(name: str) -> None:
             assert len(positional) <= len(arguments), (name, args)
 
 
+@pytest.mark.slow
 def test_help_stays_light() -> None:
     """`improvements --help` must not import the heavy libraries that only some commands need."""
     code = (

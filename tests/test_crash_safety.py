@@ -29,6 +29,9 @@ from generator.cli import COMMANDS
 
 from conftest import BENCH, REPO, copy_campaign, run_cli
 
+# Slow: kills, races and fails builds on purpose, and changes locale and time zone.
+pytestmark = pytest.mark.slow
+
 Tree = dict[str, bytes]
 
 

@@ -244,6 +244,7 @@ def test_create_exclusive_never_overwrites(tmp_path: Path) -> None:
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.slow
 def test_the_lock_excludes_another_process(tmp_path: Path) -> None:
     lock = tmp_path / fsio.LOCK_NAME
     probe = (

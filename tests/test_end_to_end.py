@@ -14,7 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import BENCH, copy_campaign
+
+# Slow: every test starts fresh processes.
+pytestmark = pytest.mark.slow
 
 SCRIPT = Path(sys.executable).with_name("improvements")
 

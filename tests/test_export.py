@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
+
+import pytest
 
 from generator.analysis.campaign import analyse
 from generator.checks.validate import require_project
@@ -40,6 +43,14 @@ def test_export_has_every_record_with_the_summarys_numbers(campaign: Path) -> No
         assert rec["record"]["title"] and len(rec["results"]) == len(rec["record"]["results"])
 
 
+def test_export_says_which_installation_computed_it(minimal: Path) -> None:
+    # Provenance of the numbers: the installed version (from git), never a time, so two exports
+    # from one installation are the same bytes; the pages do not carry it (they are committed).
+    data = json.loads(run_cli("export", cwd=minimal).stdout)
+    assert data["generator"] == {"name": "improvements", "version": version("improvements")}
+    assert version("improvements") not in "".join(p.read_text() for p in (REPO / "docs").rglob("*.md"))
+
+
 def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
     (minimal / "improvements" / "01-x.yaml").write_text(
         "title: X\ntier: 1\nstatus: in-progress\nhypothesis: H\n"
@@ -69,6 +80,7 @@ def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
     assert "best_gain" not in rec["summary"]
 
 
+@pytest.mark.slow
 def test_export_is_deterministic_across_locale_and_time_zone(campaign: Path, tmp_path: Path) -> None:
     one = run_cli("export", cwd=campaign, env={"TZ": "Pacific/Kiritimati", "LC_ALL": "C"}).stdout
     two = run_cli("export", cwd=campaign, env={"TZ": "America/Adak", "LC_ALL": "C.UTF-8", "PYTHONHASHSEED": "7"}).stdout

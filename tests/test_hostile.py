@@ -281,6 +281,7 @@ def hostile_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, subproc
     return root, proc
 
 
+@pytest.mark.slow
 def test_every_hostile_file_in_one_run(hostile_run: tuple[Path, subprocess.CompletedProcess[str]]) -> None:
     _root, proc = hostile_run
     assert proc.returncode == 1, proc.stderr
@@ -340,6 +341,7 @@ MEASURE = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("name", "code"),
     [
@@ -365,6 +367,7 @@ def test_refused_with_bounded_time_and_memory(tmp_path: Path, name: str, code: s
     assert stats["rss_growth_kb"] < 50 * 1024, stats
 
 
+@pytest.mark.slow
 def test_pure_python_parser_fallback_does_not_overflow(tmp_path: Path) -> None:
     # Without libyaml (no C extension) PyYAML's composer recurses in Python; 10,000 levels
     # must still be a problem, not a RecursionError.
@@ -601,6 +604,7 @@ with open(sys.argv[1], "wb") as f:
 """
 
 
+@pytest.mark.slow
 def test_a_cache_file_planted_in_the_repository_is_not_unpickled(tmp_path: Path) -> None:
     # .improvements-cache/ is where the cache lived once, in the repository, where a commit can
     # put any file; a pickle runs code when loaded, so nothing in a checkout is read as a cache.

@@ -121,6 +121,7 @@ def test_a_fifo_is_refused_without_waiting(campaign: Path, tmp_path: Path) -> No
     assert r.returncode == 1 and "a FIFO (named pipe) is not a benchmark file" in r.stderr
 
 
+@pytest.mark.slow
 def test_a_file_swapped_for_a_fifo_after_the_check_does_not_block(tmp_path: Path, monkeypatch) -> None:
     # The open itself never waits: the type is checked again on what was opened.
     fifo = tmp_path / "pipe.jsonl"

@@ -158,6 +158,7 @@ def _no_traceback(root: Path, *args: str) -> int:
     return res.returncode
 
 
+@pytest.mark.slow
 @given(record)
 @settings(SETTINGS, max_examples=40)
 def test_what_check_accepts_builds_and_exports(data: dict[str, Any]) -> None:
@@ -184,6 +185,7 @@ def test_what_check_accepts_builds_a_site(data: dict[str, Any]) -> None:
         assert _no_traceback(root, "build", "--site") == 0
 
 
+@pytest.mark.slow
 @given(st.one_of(text, st.text(min_size=1, max_size=200)))
 @settings(SETTINGS, max_examples=25)
 def test_what_status_writes_check_accepts(verdict: str) -> None:
@@ -193,6 +195,7 @@ def test_what_status_writes_check_accepts(verdict: str) -> None:
             assert _no_traceback(root, "check") == 0
 
 
+@pytest.mark.slow
 @given(st.one_of(text, st.text(min_size=1, max_size=200)))
 @settings(SETTINGS, max_examples=15)
 def test_what_import_writes_check_accepts(label: str) -> None:
@@ -207,6 +210,7 @@ def _tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 @given(st.lists(st.sampled_from(["good", "garbage", "truncated", "empty"]), min_size=1, max_size=3))
 @settings(SETTINGS, max_examples=12)
 def test_import_writes_everything_or_nothing(kinds: list[str]) -> None:

@@ -137,6 +137,7 @@ def test_usage_errors(minimal: Path, args: tuple[str, ...]) -> None:
     assert record_files(minimal / "improvements")[0] == []
 
 
+@pytest.mark.slow
 def test_edit_opens_the_editor_and_checks_the_result(minimal: Path, tmp_path: Path) -> None:
     editor = tmp_path / "editor.py"
     editor.write_text("import sys\np = sys.argv[1]\nopen(p, 'a').write('summary: Typed in the editor.\\n')\n")
@@ -161,6 +162,7 @@ def _start(root: Path, title: str) -> subprocess.Popen[str]:
     )
 
 
+@pytest.mark.slow
 def test_concurrent_runs_never_share_a_number(minimal: Path) -> None:
     for round_ in range(4):
         procs = [_start(minimal, f"round {round_} idea {i}") for i in range(4)]
@@ -173,6 +175,7 @@ def test_concurrent_runs_never_share_a_number(minimal: Path) -> None:
     assert run_cli("check", cwd=minimal).returncode == 0
 
 
+@pytest.mark.slow
 def test_concurrent_runs_with_one_title_write_one_file(minimal: Path) -> None:
     procs = [_start(minimal, "Same idea") for _ in range(3)]
     codes = sorted(p.wait(timeout=120) for p in procs)

@@ -229,6 +229,7 @@ def test_header_detection() -> None:
     assert not is_generated(b"# My notes\n")
 
 
+@pytest.mark.slow
 def test_a_second_build_waits_for_the_lock(repo: Path) -> None:
     fd = os.open(repo / LOCK_NAME, os.O_RDWR | os.O_CREAT)
     fcntl.flock(fd, fcntl.LOCK_EX)
@@ -251,6 +252,7 @@ def test_a_second_build_waits_for_the_lock(repo: Path) -> None:
     assert (repo / FAST).exists()
 
 
+@pytest.mark.slow
 def test_concurrent_builds_leave_one_consistent_output(repo: Path) -> None:
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     procs = [

@@ -96,6 +96,7 @@ def test_svg_is_transparent_and_undated(ab_campaign: Path) -> None:
         ET.fromstring(p.svg)
 
 
+@pytest.mark.slow
 def test_charts_are_byte_identical_across_runs_time_zones_and_locales(ab_campaign: Path) -> None:
     code = (
         "import sys, json; from pathlib import Path; from generator.checks.validate import require_project; "

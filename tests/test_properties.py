@@ -25,6 +25,9 @@ from generator.checks.validate import load_project
 from generator.model.record import Campaign, Record
 from generator.project.load import load_file
 
+# Slow: Hypothesis runs many generated campaigns.
+pytestmark = pytest.mark.slow
+
 REPO = Path(__file__).resolve().parent.parent
 SHIPPED = sorted((REPO / "improvements").glob("[0-9]*-*.yaml"))
 CAMPAIGN = REPO / "improvements" / "campaign.yaml"

@@ -198,6 +198,7 @@ def _bury(tree: Any, payload: Any, path: list[int]) -> Any:
     return [*tree[:i], _bury(tree[i], payload, path[1:]), *tree[i + 1 :]]
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data(), tree=nested, path=st.lists(st.integers(0, 50), max_size=6))
 def test_a_buried_secret_never_survives(data: st.DataObject, tree: Any, path: list[int]) -> None:
@@ -213,6 +214,7 @@ def test_a_buried_secret_never_survives(data: st.DataObject, tree: Any, path: li
         assert n and secret not in text
 
 
+@pytest.mark.slow
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture]
 )

@@ -80,6 +80,7 @@ for k, v in files.items():
 """
 
 
+@pytest.mark.slow
 def test_same_bytes_whatever_the_time_zone_and_locale() -> None:
     outputs = set()
     for tz, lc in [("UTC", "C"), ("Asia/Kolkata", "de_DE.UTF-8"), ("America/St_Johns", "fr_FR.UTF-8")]:

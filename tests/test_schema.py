@@ -45,6 +45,7 @@ def test_cli_prints_both_schemas_keyed_by_name(tmp_path: Path) -> None:
     assert out.read_text() == (REPO / "schema" / "campaign.schema.json").read_text()
 
 
+@pytest.mark.slow  # check-jsonschema runs as its own process
 def test_shipped_records_validate_with_check_jsonschema() -> None:
     records = sorted((REPO / "improvements").glob("[0-9]*.yaml"))
     assert records
@@ -54,6 +55,7 @@ def test_shipped_records_validate_with_check_jsonschema() -> None:
     assert run.returncode == 0, run.stdout + run.stderr
 
 
+@pytest.mark.slow  # check-jsonschema runs as its own process
 @pytest.mark.parametrize(
     ("snippet", "complaint"),
     [
@@ -71,6 +73,7 @@ def test_schema_rejects_what_check_rejects(tmp_path: Path, snippet: str, complai
     assert run_cli("check", "--root", str(_as_campaign(tmp_path, path))).returncode == 1
 
 
+@pytest.mark.slow  # check-jsonschema runs as its own process
 def test_schema_accepts_flag_strings_and_typed_forms(tmp_path: Path) -> None:
     path = tmp_path / "01-x.yaml"
     path.write_text(

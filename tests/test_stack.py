@@ -236,6 +236,7 @@ def test_command_parses_back_to_the_tokens() -> None:
     assert '{"a": [1, 2]}' in s.tokens and "it's here" in s.tokens
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_bash_accepts_the_command_and_expands_only_variables() -> None:
     probe = "import json, os, sys; print(json.dumps([sys.argv[1:], os.environ['SGLANG_OPT'], os.environ['EMPTY']]))"
@@ -252,6 +253,7 @@ def test_bash_accepts_the_command_and_expands_only_variables() -> None:
     assert (opt, empty) == ("a b;c", "")
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(shutil.which("bash") is None, reason="needs bash")
 def test_an_env_name_the_shell_cannot_assign_goes_through_env() -> None:
     s = stack([Step("a", 1, env=(("A-B", "1"),))], command="true")

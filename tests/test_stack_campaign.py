@@ -114,6 +114,7 @@ def check(root: Path) -> list[str]:
 # --- the stack command ----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_three_step_stack_is_a_script_a_shell_runs_with_the_baseline_plus_the_adopted_changes(tmp_path: Path) -> None:
     root = make(tmp_path, THREE)
     assert check(root) == []

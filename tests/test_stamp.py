@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from generator.base import stamp
 
 from conftest import REPO, run_cli
@@ -21,6 +23,7 @@ def _built(campaign: Path) -> Path:
     return campaign
 
 
+@pytest.mark.slow
 def test_an_unchanged_campaign_is_up_to_date_without_heavy_imports(campaign: Path) -> None:
     _built(campaign)
     files = json.loads((campaign / "docs" / stamp.MANIFEST_NAME).read_text())["files"]

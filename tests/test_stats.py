@@ -202,6 +202,7 @@ def test_decision_is_unit_free_and_direction_flips_it(arm: list[float], base: li
         assert scaled.change_percent == pytest.approx(c.change_percent, rel=1e-6, abs=1e-9)
 
 
+@pytest.mark.slow
 def test_importing_the_module_loads_neither_numpy_nor_scipy() -> None:
     code = "import sys, generator.analysis.stats; print(sorted(m for m in ('numpy', 'scipy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)

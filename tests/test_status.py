@@ -211,6 +211,7 @@ def styled_records(draw: st.DrawFn) -> tuple[str, str]:
     return "".join(parts), status_line
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None)
 @given(styled_records(), st.sampled_from(["blocked", "adopted", "rejected", "superseded"]))
 def test_status_edit_changes_only_the_status_line(case: tuple[str, str], new_status: str) -> None:

@@ -19,6 +19,9 @@ from generator.base.read import parse
 
 from conftest import REPO, copy_campaign, run_cli
 
+# Slow: walks the whole tutorial, command by command.
+pytestmark = pytest.mark.slow
+
 DOC = REPO / "docs" / "guide" / "workflow.md"
 FENCE = re.compile(r"^```(\w+)([^\n]*)\n(.*?)^```$", flags=re.M | re.S)
 

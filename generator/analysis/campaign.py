@@ -227,8 +227,11 @@ def _record_analysis(
     expected = rec.record.expected
     metric = expected.metric if expected is not None else decision.primary_metric
     sweep_rule = SweepRule(decision.alpha, decision.min_effect)
+    # The retained variant's results are the record's measurements too: its load sweep counts.
+    kept = variants.retained(rec.record)
+    measured = results + (by_variant[rec.record.variants.index(kept)] if kept is not None else ())
     found = sweeps(
-        [(r.result, r.metrics, r.baseline) for r in headline],
+        [(r.result, r.metrics, r.baseline) for r in measured],
         project.campaign.slo,
         project.campaign.hardware.count,
         sweep_rule,
@@ -415,9 +418,13 @@ def _launch(project: Project, rec: RecordFile, steps: Sequence[Step]) -> Launch:
     """The record's launch command as measured: what it builds on applied first, then its change."""
     campaign = project.campaign
     change = variants.effective_change(rec.record)
-    setup = rec.record.setup
+    # Its setup: the retained variant's own, else the record's.
+    setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
     tokens, env = apply_change(base, change), {**campaign.baseline.env, **(change.env if change else {})}
+    # The host commands its launch needs first: those of what it builds on, then its own.
+    own = record_stack("", {}, steps, rec.slug)
+    before = () if isinstance(own, Cycle) else tuple(line for _label, line in own.before)
     chain: tuple[RecordFile, ...] = ()
     if rec.record.builds_on:
         by_slug = project.by_slug()
@@ -427,7 +434,7 @@ def _launch(project: Project, rec: RecordFile, steps: Sequence[Step]) -> Launch:
         picked = launch_chain(rec.slug, steps)
         if not isinstance(picked, Cycle):
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
-    return Launch(tuple(tokens), env, chain)
+    return Launch(tuple(tokens), env, chain, before)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

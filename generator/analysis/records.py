@@ -107,6 +107,8 @@ class Launch:
     env: Mapping[str, str]
     # The records it builds on, transitively, in stack order (empty when it builds on none).
     chain: tuple[RecordFile, ...] = ()
+    # Host commands run before the launch (`before:`), of what it builds on first, as written.
+    before: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,8 @@ class CampaignStack:
 
 def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> tuple[ResolvedResult, Comparison] | None:
     """A step's measured comparison on `metric`: the headline result at the road's concurrency, else
-    the record's primary one, else its first. The one place the road reads a comparison."""
+    the record's primary one, else its first. The one place the road reads a comparison; a record
+    with variants is measured by its retained variant's results, as its rank is."""
     measured = [(r, c) for r in ra.headline if (c := r.comparisons.get(metric)) is not None]
     if not measured:
         return None
@@ -419,7 +420,8 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
         if on_road and road is not None:
             distance = next((d for d in road.goals if d.goal is g), None)
             moved = any(s.change is not None and s.chain_break is None for s in road.steps)
-            said = "the road below" if moved else road.baseline_source
+            # The goal's own stated level needs no source beside it.
+            said = "the road below" if moved else (road.baseline_source if road.baseline_result is not None else None)
             reached = distance.reached if distance is not None and distance.interval else None
             start = road.baseline_result.metrics.get(road.metric) if road.baseline_result is not None else g.current
             about = not moved and isinstance(start, Range) and start.about

@@ -20,10 +20,9 @@ repository (a cache home pointed into a checkout) is not used at all.
 from __future__ import annotations
 
 import contextlib
-import contextvars
 import functools
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -164,29 +163,12 @@ class BuildCache:
         self._entries, self._dirty = kept, False
 
 
-_active: contextvars.ContextVar[BuildCache | None] = contextvars.ContextVar("improvements_cache", default=None)
+def memo(build_cache: BuildCache | None, kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
+    """`compute()`, or its value from `build_cache` under a key made of `key_parts`.
 
-
-@contextlib.contextmanager
-def activate(cache: BuildCache | None) -> Iterator[BuildCache | None]:
-    """Make `cache` the one `memo` uses while the block runs (a build), then save it."""
-    token = _active.set(cache)
-    try:
-        yield cache
-    finally:
-        _active.reset(token)
-
-
-def active() -> BuildCache | None:
-    return _active.get()
-
-
-def memo(kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
-    """`compute()`, or its value from the active cache under a key made of `key_parts`.
-
-    Without an active cache (`check`, tests, library use) this is just `compute()`.
+    The cache is passed in by whoever runs a build (`output.render.build`); with none (`check`,
+    tests, library use) this is plain `compute()`.
     """
-    cache = _active.get()
-    if cache is None:
+    if build_cache is None:
         return compute()
-    return cache.memo(f"{kind}:{digest(cache.salt, kind, *key_parts)}", compute)
+    return build_cache.memo(f"{kind}:{digest(build_cache.salt, kind, *key_parts)}", compute)

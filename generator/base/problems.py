@@ -63,6 +63,7 @@ CODES: dict[str, str] = {
     "import-unrecognised": "a benchmark file no importer recognises",
     "import-truncated": "a benchmark file with a truncated or broken line",
     "import-no-metric": "a benchmark run with no usable metric",
+    "import-missing-key": "a row lacks a key that the campaign's import format reads",
     "usage": "a command was called with arguments that do not fit",
     "cut-text": "prose that a `#` comment may have cut short (an unquoted `#`)",
 }

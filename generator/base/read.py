@@ -246,9 +246,6 @@ def _is_tab(text: str, line: int, col: int) -> bool:
 
 _STD = "tag:yaml.org,2002:"
 _SEQ_TAG, _MAP_TAG = _STD + "seq", _STD + "map"
-# The scalars JSON knows, plus dates. Everything else (!!binary, !!python/..., !!set, !!omap,
-# local tags) is refused: the safe loader would not run code, but a record has no use for it.
-_SCALAR_TAGS = tuple(_STD + t for t in ("str", "int", "float", "bool", "null", "timestamp"))
 _SCALAR_WORDS = {_STD + "int": "whole number", _STD + "float": "number", _STD + "bool": "boolean (true or false)"}
 _SCALAR_WORDS[_STD + "timestamp"] = "date"
 

@@ -12,7 +12,6 @@ from generator.charts.svg import MARGIN, SIZE, SMALL, TOP, Text, fitted, frame, 
 from generator.charts.text import number, one_line, percent, signed_percent_tick, text_width
 
 ROW = 22
-BAR = 12
 
 _WORDS = {"better": "better", "worse": "worse", "no-change": "no change", "inconclusive": "inconclusive"}
 _WORDS["unreplicated"] = "unreplicated"

@@ -14,7 +14,6 @@ from functools import lru_cache
 
 from generator.model.quantity import fmt_number, fmt_percent
 
-FONT_FAMILY = "'DejaVu Sans', Verdana, sans-serif"
 ELLIPSIS = "…"
 
 # Advance widths in 1/1000 em of DejaVu Sans (Book), read once from the font's hmtx table.

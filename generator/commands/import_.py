@@ -14,6 +14,7 @@ from generator.cli import resolve_root, root_option
 if TYPE_CHECKING:
     from generator.base.problems import Problem
     from generator.project.load import Project
+    from generator.project.runs.formats.mapped import Mapping
     from generator.project.runs.parse import ParsedFile
     from generator.project.runs.run import Run
 
@@ -26,6 +27,7 @@ Examples:
   improvements import result.jsonl --record 04 --label "TP4 PP2"
   improvements import bench-c16.json bench-c64.json --baseline
   improvements import console.txt --record 02   # a pasted "Serving Benchmark Result" block
+  improvements import A.jsonl --record 03 --format h200-harness   # campaign.yaml import_formats
 """,
 )
 @root_option
@@ -33,15 +35,27 @@ Examples:
 @click.option("--record", "record_ref", metavar="SLUG|NN", help="Link the runs from this record's results.")
 @click.option("--baseline", is_flag=True, help="Link the runs from the campaign baseline (campaign.yaml) instead.")
 @click.option("--label", help="Result label (with several runs, each label also says its workload and load).")
+@click.option(
+    "--format",
+    "format_name",
+    metavar="NAME",
+    help="Read the files as NAME, a format of campaign.yaml's `import_formats:` (another harness's keys).",
+)
 def command(
-    root: Path | None, files: tuple[Path, ...], record_ref: str | None, baseline: bool, label: str | None
+    root: Path | None,
+    files: tuple[Path, ...],
+    record_ref: str | None,
+    baseline: bool,
+    label: str | None,
+    format_name: str | None,
 ) -> None:
     """Import benchmark output FILES as runs and link them from a record or the baseline.
 
     The format is read from the content: SGLang bench_serving JSONL (every generation),
     bench_one_batch and bench_one_batch_server result.jsonl, vLLM benchmark_serving.py and
     `vllm bench serve` JSON (single or appended), or a pasted console block. A file with
-    many runs (a sweep) becomes many runs.
+    many runs (a sweep) becomes many runs. Another harness's JSON, JSON lines or CSV is read
+    with --format NAME, through the mapping campaign.yaml declares under `import_formats:`.
 
     Each run is written to results/runs/<id>.json (the id ends in a hash of its content, so
     importing the same file again changes nothing), the file itself is kept under
@@ -65,7 +79,8 @@ def command(
     project = require_project(repo)
     target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
 
-    parsed, problems = _read_all(list(files))
+    mapping = _mapping(project, format_name) if format_name is not None else None
+    parsed, problems = _read_all(list(files), mapping)
     if problems:
         raise ProblemsFound(Report(problems))
 
@@ -156,8 +171,28 @@ def _record_path(project: Project, ref: str) -> Path:
     return find_record(project, Report(), ref)
 
 
-def _read_all(files: list[Path]) -> tuple[list[ParsedFile], list[Problem]]:
+def _mapping(project: Project, name: str) -> Mapping:
+    """The campaign's own format `name`, or a usage error that lists the ones it declares."""
+    from generator.base.problems import rel
+    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.registry import FORMATS
+
+    spec = project.campaign.import_formats.get(name)
+    if spec is None:
+        declared = ", ".join(f"`{n}`" for n in project.campaign.import_formats) or "none"
+        why = (
+            f"`{name}` is a built-in format, recognised from the content without --format"
+            if name in FORMATS
+            else f"campaign.yaml declares no import format `{name}`"
+        )
+        raise click.UsageError(f"{why}; import_formats declared: {declared}")
+    shown = rel(project.campaign_file.path, project.root)
+    return Mapping(name, spec, project.campaign.vocabulary(), shown, project.campaign_file.positions)
+
+
+def _read_all(files: list[Path], mapping: Mapping | None = None) -> tuple[list[ParsedFile], list[Problem]]:
     """Parse every file before anything is written, so one bad file stops the whole import."""
+    from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
     from generator.project.runs.store import attach_sources
 
@@ -166,7 +201,7 @@ def _read_all(files: list[Path]) -> tuple[list[ParsedFile], list[Problem]]:
     show = len(files) > 1 and sys.stderr.isatty()
     with click.progressbar(files, label="Reading benchmark files", file=sys.stderr, hidden=not show) as bar:
         for path in bar:
-            result, found = parse_file(path, str(path))
+            result, found = parse_file(path, str(path)) if mapping is None else parse_mapped(path, str(path), mapping)
             problems += found
             if result is not None:
                 attach_sources(result)
@@ -234,7 +269,12 @@ def _link(
         groups[configuration(run)] = item
         added.append((run, chosen))
     if trailing is not None:
-        results[-1].ca.items["run"] = [None, None, trailing, None]
+        last = results[-1]["run"]
+        if isinstance(last, CommentedSeq):
+            # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
+            last.ca.items[len(last) - 1] = [trailing, None]
+        else:
+            results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
     if not added:
         return text, added, []

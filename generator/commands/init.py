@@ -143,7 +143,113 @@ def _count(text: str | None) -> int | None:
     return int(text)
 
 
-def render_files(answers: Answers, package: str) -> dict[str, str]:
+@dataclass(frozen=True)
+class Install:
+    """How the CI workflow installs improvements: its command, the comment above it, and whether CI can run it."""
+
+    run: str
+    comment: tuple[str, ...]
+    reachable: bool = True
+
+
+# What the workflow's install step runs when CI cannot get improvements the way this machine did:
+# a failure that says what to do, rather than a pip error about a path or a version it cannot find.
+UNREACHABLE_RUN = 'echo "::error::set how CI installs improvements in .github/workflows/improvements.yml" && exit 1'
+_RELEASE_RE = re.compile(r"^[0-9]+(?:\.[0-9]+)*$")
+
+
+def _install(spec: str, comment: str) -> Install:
+    import shlex
+    import textwrap
+
+    return Install(f"pip install {shlex.quote(spec)}", tuple(textwrap.wrap(comment, 90)))
+
+
+def _unreachable(how: str) -> Install:
+    import textwrap
+
+    said = (
+        f"improvements was installed from {how}, which CI cannot reach. Replace this step's run "
+        "with how CI gets it (until then the step fails), e.g.:"
+    )
+    comment = (
+        *textwrap.wrap(said, 90),
+        '  pip install "improvements @ git+https://github.com/OWNER/improvements@v0.2.0"',
+        "at a tag or a commit of its repository, or pip install with the URL of a wheel.",
+    )
+    return Install(UNREACHABLE_RUN, comment, reachable=False)
+
+
+def install_of(version: str, direct_url: str | None) -> Install:
+    """How CI gets the improvements installed here, from its version and PEP 610's direct_url.json.
+
+    A repository at a commit and an archive at a web address are installed from there; a package
+    index gives a range that holds this version; a folder, a file or a repository on this machine
+    cannot be reached from CI, so the step says so and fails until it is set. The same install
+    always gives the same step.
+    """
+    import json
+
+    if direct_url is None:  # from a package index: pip records no direct URL
+        if _RELEASE_RE.match(version):
+            parts = [int(p) for p in version.split(".")]
+            # 0.x releases may change what they write at each minor version; later ones at each major.
+            upper = f"{parts[0] + 1}" if parts[0] else f"0.{(parts[1] if len(parts) > 1 else 0) + 1}"
+            return _install(
+                f"improvements>={version},<{upper}",
+                f"improvements {version} came from a package index; this takes it or a later release below "
+                f"{upper}. A later one may write the pages differently (rebuild and commit docs/ then), or pin "
+                f"improvements=={version}.",
+            )
+        if "+" not in version:
+            return _install(f"improvements=={version}", f"improvements {version} came from a package index.")
+        return _unreachable(f"a local build ({version})")
+    try:
+        data = json.loads(direct_url)
+        url = str(data["url"])
+    except (ValueError, KeyError, TypeError):
+        return _unreachable("a place its metadata does not name")
+    here = url.startswith("file:")
+    vcs, archive = data.get("vcs_info"), data.get("archive_info")
+    if isinstance(vcs, dict):
+        if here or not vcs.get("commit_id"):
+            return _unreachable("a repository on this machine")
+        spec = f"improvements @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
+        if data.get("subdirectory"):
+            spec += f"#subdirectory={data['subdirectory']}"
+        asked = f" (asked for as {vcs['requested_revision']})" if vcs.get("requested_revision") else ""
+        return _install(
+            spec, f"improvements as it was installed here: its repository at commit {vcs['commit_id']}{asked}."
+        )
+    if isinstance(archive, dict):
+        if here:
+            return _unreachable("a file on this machine")
+        sha256 = (archive.get("hashes") or {}).get("sha256")
+        fragment = f"#sha256={sha256}" if sha256 else (f"#{archive['hash']}" if archive.get("hash") else "")
+        spec = f"improvements @ {url}{'' if '#' in url else fragment}"
+        return _install(
+            spec,
+            "improvements as it was installed here: that file, checked against its hash."
+            if fragment
+            else "improvements as it was installed here: that file.",
+        )
+    return _unreachable("a folder on this machine")
+
+
+def ci_install(package: str | None) -> Install:
+    """What the workflow installs: --package as given, else the way this improvements was installed."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    if package is not None:
+        return _install(package, "As given to `improvements init --package`.")
+    try:
+        dist = distribution("improvements")
+    except PackageNotFoundError:
+        return _unreachable("its source folder (it is not installed as a package)")
+    return install_of(dist.version, dist.read_text("direct_url.json"))
+
+
+def render_files(answers: Answers, install: Install) -> dict[str, str]:
     """Each file's text, keyed by its path in the campaign folder."""
     from importlib.resources import files
 
@@ -175,7 +281,8 @@ def render_files(answers: Answers, package: str) -> dict[str, str]:
         "tier2": scalar(TIERS[2], "t2"),
         "tier3": scalar(TIERS[3], "t3"),
         "site_name": yaml_scalar(answers.name, "site_name"),
-        "package": package,
+        "install_run": yaml_scalar(install.run, "run", indent=10, width=10**6),
+        "install_comment": install.comment,
     }
     out: dict[str, str] = {}
     for path, template in FILES.items():
@@ -251,7 +358,12 @@ Examples:
 @click.option(
     "--goal", "goals", multiple=True, callback=_goals, metavar="METRIC:TARGET[@C]", help="A goal (repeatable)."
 )
-@click.option("--package", metavar="SPEC", help="What CI installs (default: this version of improvements).")
+@click.option(
+    "--package",
+    metavar="SPEC",
+    help='What CI pip-installs, e.g. "improvements @ git+https://github.com/OWNER/improvements@v0.2.0" '
+    "(default: improvements the way it was installed here).",
+)
 @click.option("--no-input", "no_input", is_flag=True, help="Ask nothing, even on a terminal.")
 def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
@@ -263,8 +375,6 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     give; without one it takes the defaults, and leaves out what it was not told: nothing
     is guessed. It never overwrites a file: if any of them exists, nothing is written.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
     from generator.base.problems import rel
 
     root = folder.resolve()
@@ -273,12 +383,8 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     options["folder_name"] = root.name or "campaign"
     interactive = not no_input and stdin_is_terminal()
     answers = ask(options, interactive)
-    if package is None:
-        try:
-            package = f"improvements=={version('improvements')}"
-        except PackageNotFoundError:
-            package = "improvements"
-    texts = render_files(answers, package)
+    install = ci_install(package)
+    texts = render_files(answers, install)
     root.mkdir(parents=True, exist_ok=True)
     made = write_all(root, texts)
     here = Path.cwd()
@@ -290,6 +396,11 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     if unknown or answers.command == "$BASELINE_COMMAND":
         missing = [*unknown, *(["baseline command"] if answers.command == "$BASELINE_COMMAND" else [])]
         sys.stderr.write(f"not given, so written as unknown in campaign.yaml: {', '.join(missing)}\n")
+    if not install.reachable:
+        sys.stderr.write(
+            "CI cannot install improvements the way it was installed here: set its install step "
+            "in .github/workflows/improvements.yml (the step says how)\n"
+        )
     cd = "" if root == here else f"cd {rel(root, here)} && "
     sys.stderr.write(
         f'next: {cd}improvements new "First idea" --tier 1, then `improvements build --site`; '

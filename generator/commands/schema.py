@@ -39,7 +39,10 @@ def metric_name_pattern(own: Iterable[str] = ()) -> str:
     fixed = "|".join(re.escape(n) for n in sorted(metrics._FIXED))  # the fixed names are the vocabulary's data
     latency = metrics._LATENCY_RE.pattern.removeprefix("^").removesuffix("$")
     custom = "".join(f"|{re.escape(n)}" for n in sorted(own))
-    return f"^(?:{fixed}|{latency}{custom})$"
+    # The benchmark tools' own keys are accepted too (`p99_ttft_ms` is `ttft_p99`).
+    tools = "".join(f"|{re.escape(n)}" for n in sorted(set(metrics.TOOL_KEYS) - set(metrics._FIXED)))
+    tool_latency = metrics.LATENCY_KEY.pattern.removeprefix("^").removesuffix("$")
+    return f"^(?:{fixed}|{latency}{tools}|{tool_latency}{custom})$"
 
 
 def _generator(own: Iterable[str] = ()) -> type:

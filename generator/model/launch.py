@@ -58,6 +58,8 @@ class Step:
     remove_flags: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     base_command: str | None = None
+    # Host commands run before the launch, as written (`Change.before`).
+    before: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -75,6 +77,7 @@ class Step:
             remove_flags=tuple(change.remove_flags),
             env=tuple(change.env.items()),
             base_command=change.base_command,
+            before=tuple(change.before),
         )
 
 
@@ -123,6 +126,9 @@ class Stack:
     unresolved: tuple[tuple[str, str], ...] = ()  # (step slug, builds_on slug not among the steps)
     absent: tuple[tuple[str, str], ...] = ()  # (step slug, flag it removes that was not there)
     base_from: str | None = None  # the slug whose base_command replaced the campaign command
+    # (step label, host command) run before the launch, in stack order; a command two steps
+    # both list runs once, where it first comes.
+    before: tuple[tuple[str, str], ...] = ()
 
     @property
     def command(self) -> str:
@@ -252,7 +258,19 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
         unresolved=tuple((s.slug, d) for s in ordered for d in s.builds_on if d not in by_slug),
         absent=tuple(absent),
         base_from=base.slug if base else None,
+        before=_before(ordered),
     )
+
+
+def _before(ordered: Sequence[Step]) -> tuple[tuple[str, str], ...]:
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for step in ordered:
+        for line in step.before:
+            if line not in seen:
+                seen.add(line)
+                out.append((step.label, line))
+    return tuple(out)
 
 
 @dataclass

@@ -19,8 +19,8 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
 from generator.base import cache, stamp
+from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
-from generator.base.memo import memo
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.checks.validate import require_project
 from generator.model import variants
@@ -36,7 +36,6 @@ from generator.views.strips import strips
 from generator.views.sweeps import frontier_charts
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-TEMPLATE_NAMES = ("record.md.j2", "home.md.j2", "summary.md.j2", "blockers.md.j2")
 
 
 class _PathOutside(jinja2.TemplateNotFound):

@@ -406,7 +406,14 @@ def numbers(
     if result.baseline_from is not None:
         base, note = _baseline_from(project, result, _seen)
         notes.append(note)
-    if not base and result.concurrency is not None:
+    own_setup = record is not None and any(
+        v.setup is not None and any(r is result for r in v.results) for v in record.record.variants
+    )
+    if own_setup and not base:
+        # A variant run on a setup of its own (a 2-GPU isolation run) is not the campaign
+        # baseline's setup: that baseline is no baseline for it.
+        notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
+    if not base and result.concurrency is not None and not own_setup:
         skipped: list[str] = []
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
@@ -450,10 +457,11 @@ def _baseline_from(project: Project, result: Result, seen: frozenset[int]) -> tu
     ref = result.baseline_from
     assert ref is not None
     target = next((rec for rec in project.records if rec.slug == ref.record), None)
-    found = next((r for r in target.record.results if r.label == ref.result), None) if target else None
+    found = variants.find_result(target.record, ref.variant, ref.result) if target else None
+    whose = f"variant `{ref.variant}`'s result" if ref.variant is not None else "result"
     if target is None or found is None or id(found) in seen:
-        return {}, f"The baseline `{ref.result}` of record `{ref.record}` does not exist."
+        return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
     theirs = numbers(project, found, target, seen | {id(result)}).metrics
     base = {k: v for k, v in theirs.items() if k in result.metrics}
-    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its result `{found.label}`."
+    note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note

@@ -136,6 +136,8 @@ def _add_plugin(
     """Load a plugin the way mkdocs.yml's `plugins:` would (the theme's own first: material/NAME)."""
     from mkdocs.config.config_options import Plugins
 
+    # mkdocs has no public way to load a plugin from inside another; its own `plugins:` option
+    # does it, reached through the private schema (pinned in tests/test_mkdocs_private.py).
     option = dict(config._schema)["plugins"]
     assert isinstance(option, Plugins)
     full, plugin = option.load_plugin_with_namespace(name, copy.deepcopy(options))

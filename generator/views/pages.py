@@ -297,10 +297,14 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "source": rel(rec.path, project.root),
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
-        "command": shell_command(tokens, env),
+        # The `before:` steps first, as written: the block runs as shown.
+        "command": "\n".join([*(launch.before if launch is not None else ()), shell_command(tokens, env)]),
+        "image": campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
+        # Its setup, likewise: the retained variant's own, else the record's.
+        "launch_setup": variants.effective_setup(r),
         "variants": experiments.variant_table(analysis, rec),
         "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
@@ -338,7 +342,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What builds on it and its baselines; its place in the stack depends on every adopted record.
-    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()

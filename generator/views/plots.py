@@ -28,9 +28,8 @@ from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis, ResolvedResult
-from generator.base.cache import BuildCache
+from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
-from generator.base.memo import memo
 from generator.model import metrics
 from generator.model.quantity import fmt_number, stat
 from generator.project.load import Project, RecordFile

@@ -56,7 +56,17 @@ def stack_script(analysis: Analysis) -> str:
     else:
         head = [f"# No record is adopted: the launch command in force is the campaign baseline ({baseline.label})."]
     head = [h.replace("\n", " ") for h in head]
-    return "\n".join([*head, found.script()]) + "\n"
+    return "\n".join([*head, *before_lines(analysis), found.script()]) + "\n"
+
+
+def before_lines(analysis: Analysis) -> list[str]:
+    """What runs before the launch line: the engine's container image (a comment, since how it is
+    started is not recorded) and each adopted change's `before:` steps, as written, in stack order."""
+    found, image = _stack(analysis), analysis.project.campaign.engine.image
+    out = [f"# The engine runs in the container image {image}".replace("\n", " ")] if image else []
+    for label, line in found.before:
+        out += [f"# before the launch, from {label}:", line]
+    return out
 
 
 def stack_json(analysis: Analysis) -> str:
@@ -69,6 +79,8 @@ def stack_json(analysis: Analysis) -> str:
         "baseline": analysis.project.campaign.baseline.label,
         "records": [{"number": r.number, "slug": r.slug, "title": r.record.title} for r in stack.records],
         "base_command_from": found.base_from,
+        "image": analysis.project.campaign.engine.image,
+        "before": [{"command": line, "record": label} for label, line in found.before],
         "lines": [
             {"text": line.text, "kind": line.kind, "record": line.source, "replaces": line.replaces}
             for line in found.lines
@@ -112,7 +124,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     ]
     where = f" at concurrency {road.concurrency}" if road.concurrency is not None else ""
     # A range is drawn at its midpoint; the column's label says the range itself.
-    about = "~" if _about(road) else ""
+    about = "~" if _about(analysis, road) else ""
     names = [
         f"{name} ({about}{fmt_stat(level)}, midpoint)" if level.kind == "range" else name
         for name, level in (
@@ -152,7 +164,10 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         "unit": unit,
         "concurrency": str(road.concurrency) if road.concurrency is not None else "not recorded",
         "baseline": fmt_stat(road.baseline),
-        "baseline_about": _about(road),
+        "baseline_about": _about(analysis, road),
+        # A baseline result measured the level; else the result that gives it only as reported.
+        "baseline_measured": road.baseline_result is not None,
+        "baseline_reported_in": _reported_in(analysis, road),
         "baseline_is_range": road.baseline.kind == "range",
         "baseline_mid": fmt_number(road.baseline.mean),
         "baseline_source": road.baseline_source,
@@ -181,10 +196,34 @@ def level_text(level: Stat) -> str:
     return fmt_stat(level)
 
 
-def _about(road: Road) -> bool:
-    result = road.baseline_result
-    value = result.metrics.get(road.metric) if result is not None else None
-    return bool(getattr(value, "about", False))
+def _level_value(analysis: Analysis, road: Road) -> Any:
+    """The road's starting value as typed: the measuring baseline result's, else the first goal's
+    stated current level (where `generator.road` takes the level from when no result measures it)."""
+    if road.baseline_result is not None:
+        return road.baseline_result.metrics.get(road.metric)
+    goals = analysis.project.campaign.goals
+    return goals[0].current if goals else None
+
+
+def _about(analysis: Analysis, road: Road) -> bool:
+    return bool(getattr(_level_value(analysis, road), "about", False))
+
+
+def _reported_in(analysis: Analysis, road: Road) -> str | None:
+    """The label of the baseline result that gives the road's level only as reported, if one does.
+
+    The level is then the sources' figure, given without its configuration: the page never says
+    the baseline measured it.
+    """
+    value = _level_value(analysis, road)
+    if road.baseline_result is not None or value is None:
+        return None
+    for result in analysis.project.campaign.baseline.results:
+        if road.concurrency is not None and result.concurrency != road.concurrency:
+            continue
+        if any(rep.metric == road.metric and rep.values == [value] for rep in result.reported):
+            return result.label
+    return None
 
 
 def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
