@@ -302,3 +302,11 @@ variants:
     assert road is not None
     (s,) = road.steps
     assert s.change is not None and road.current.mean == pytest.approx(1320)
+
+
+def test_the_ratio_reads_its_interval() -> None:
+    from generator.views.variants import ratio_text
+
+    # refs (a): 105.88x lower, interval 132.93x to 83.84x lower.
+    c = compare([0.040, 0.045, 0.0425], [4.0, 4.5, 5.0], higher_is_better=False)
+    assert ratio_text(c) == "106x lower (133x to 84x)"

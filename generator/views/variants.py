@@ -32,7 +32,15 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    return f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    text = f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    low, high = c.ci_low_percent, c.ci_high_percent
+    if c.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
+        # The interval is of the ratio itself, so it reads as one: "106x lower (133x to 84x)".
+        ends = sorted((1 + low / 100, 1 + high / 100))
+        if v < b:
+            ends = [1 / ends[1], 1 / ends[0]]
+        text += f" ({ends[1]:.0f}x to {ends[0]:.0f}x)" if v < b else f" ({ends[0]:.0f}x to {ends[1]:.0f}x)"
+    return text
 
 
 @dataclass
