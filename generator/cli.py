@@ -6,10 +6,13 @@ it runs, so `improvements --help` never pays for pandas, scipy or mkdocs.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import io
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -50,12 +53,50 @@ class LazyGroup(click.Group):
             return None
         module = importlib.import_module(f"generator.commands.{entry[0]}")
         command: click.Command = module.command
+        if command.callback is not None and not getattr(command.callback, "_speaks_click", False):
+            command.callback = _speaking_click(command.callback)
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
         with formatter.section("Commands"):
             formatter.write_dl(rows)
+
+
+def _speaking_click(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """`callback` with the library's exceptions turned into click's, the one place this happens.
+
+    Inside the callback, so click still attaches the command's context to a usage error (its
+    usage line and `Try ... -h`), under `run` and under the tests' CliRunner alike.
+    """
+    from generator.base.problems import CommandError, UsageProblem
+
+    @functools.wraps(callback)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except UsageProblem as exc:
+            raise click.UsageError(str(exc)) from None
+        except CommandError as exc:
+            raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): `run` ends quietly
+        except OSError as exc:
+            # A full disk, a read-only folder, a file gone: one line, whichever command and step.
+            raise click.ClickException(os_error_text(exc)) from None
+
+    wrapper._speaks_click = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as one line: what failed on which file, without Python's repr of it."""
+    from generator.base.problems import printable
+
+    why = exc.strerror or str(exc) or type(exc).__name__
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(names)
+    return printable(f"{where}: {why}" if where else why)
 
 
 @click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
@@ -136,5 +177,9 @@ def run() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        # Outside any command's own handling (reading the arguments, writing the output).
+        sys.stderr.write(f"Error: {os_error_text(exc)}\n")
+        sys.exit(1)
     else:
         sys.exit(0)

@@ -17,6 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from generator.authoring import scaffold
 from generator.base.read import parse
 from generator.cli import main
 from generator.commands import init
@@ -197,7 +198,7 @@ GIT = {"vcs": "git", "commit_id": SHA}
     ],
 )
 def test_ci_installs_improvements_the_way_it_was_installed(version: str, direct_url: dict | None, run: str) -> None:
-    install = init.install_of(version, None if direct_url is None else json.dumps(direct_url))
+    install = scaffold.install_of(version, None if direct_url is None else json.dumps(direct_url))
     assert install.run == run and install.reachable
     assert shlex.split(run)[2].startswith("improvements")
 
@@ -214,8 +215,8 @@ def test_ci_installs_improvements_the_way_it_was_installed(version: str, direct_
 )
 def test_an_install_ci_cannot_reach_is_a_step_that_says_so(version: str, direct_url: object, said: str) -> None:
     text = direct_url if isinstance(direct_url, str) or direct_url is None else json.dumps(direct_url)
-    install = init.install_of(version, text)
-    assert install.run == init.UNREACHABLE_RUN and not install.reachable
+    install = scaffold.install_of(version, text)
+    assert install.run == scaffold.UNREACHABLE_RUN and not install.reachable
     comment = " ".join(install.comment)
     assert f"installed from {said}, which CI cannot reach" in comment
     assert "git+https://github.com/OWNER/improvements@v0.2.0" in comment
@@ -267,7 +268,7 @@ def test_the_workflow_installs_the_commit_init_was_installed_from(
 
 def test_the_workflow_from_this_installation_exists_or_says_what_to_set(tmp_path: Path) -> None:
     # This checkout's editable install is a folder CI cannot reach: the step fails with what to do.
-    expected = init.ci_install(None)
+    expected = scaffold.ci_install(None)
     run = run_cli("init", cwd=tmp_path, input="")
     assert run.returncode == 0, run.stderr
     text, argv = _workflow(tmp_path)

@@ -61,6 +61,13 @@ def _reference_problems(
         elif slug not in known:
             hint = _near(slug, slugs, "name the slug of an adopted record whose change is in this one's baseline")
             out.append(_problem(project, rec, ("builds_on", i), "unknown-slug", f"no record has slug `{slug}`", hint))
+        elif slug in rec.record.builds_on[:i]:
+            msg = f"`{slug}` is named twice in `builds_on`"
+            out.append(_problem(project, rec, ("builds_on", i), "invalid-value", msg, "name each record once"))
+        elif slug in by_slug and by_slug[slug].record.status == "rejected":
+            msg = f"builds on `{slug}`, which is rejected: its change is in no baseline"
+            hint = "build on an adopted record, or leave this entry out"
+            out.append(_problem(project, rec, ("builds_on", i), "invalid-value", msg, hint))
     for at, _variant, result in located_results(rec.record):
         ref = result.baseline_from
         if ref is None:

@@ -568,7 +568,8 @@ class Campaign(Strict):
 # Record names the setup's Hardware and Engine, defined with the campaign's below.
 Record.model_rebuild()
 
-FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
+# [0-9], not \d: Python's \d also takes Arabic-Indic and fullwidth digits, which int() reads.
+FILENAME_RE = re.compile(r"^(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
 
 
 def apply_change(command: str, change: Change | None) -> list[str]:

@@ -7,7 +7,6 @@ out. Nothing here computes a number: the deltas, gains and open blockers come fr
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
+from generator.model.launch import assignment, env_prefix, quote
 from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
@@ -30,23 +30,17 @@ from generator.views.road import level_text, road_context, stack_mark
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
-_VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
-
-
-def _shell_word(token: str) -> str:
-    # An environment variable stays unquoted so the shell still expands it.
-    return token if _VAR_RE.match(token) else shlex.quote(token)
-
 
 def shell_command(tokens: list[str], env: dict[str, str]) -> str:
     """A launch command a shell accepts, one option per line, env vars as a prefix."""
-    lines: list[list[str]] = [[f"{k}={shlex.quote(v)}" for k, v in env.items()]]
+    # The one quoting of everything printed for a shell (`launch.quote`), as `stack` prints it.
+    lines: list[list[str]] = [[*env_prefix(env), *(assignment(k, v) for k, v in env.items())]]
     started = False
     for token in tokens:
         if token.startswith("--") and started:
             lines.append([])
         started = True
-        lines[-1].append(_shell_word(token))
+        lines[-1].append(quote(token))
     return " \\\n    ".join(" ".join(line) for line in lines)
 
 

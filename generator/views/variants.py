@@ -15,8 +15,9 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.base.generated import svg_header
 from generator.model import variants
+from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import fmt_percent, fmt_value, stat
+from generator.model.quantity import fmt_percent, fmt_value, fmt_whole, stat
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -32,14 +33,15 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    text = f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    text = f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
     low, high = c.ci_low_percent, c.ci_high_percent
     if c.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
         # The interval is of the ratio itself, so it reads as one: "106x lower (133x to 84x)".
         ends = sorted((1 + low / 100, 1 + high / 100))
         if v < b:
             ends = [1 / ends[1], 1 / ends[0]]
-        text += f" ({ends[1]:.0f}x to {ends[0]:.0f}x)" if v < b else f" ({ends[0]:.0f}x to {ends[1]:.0f}x)"
+        first, second = (ends[1], ends[0]) if v < b else (ends[0], ends[1])
+        text += f" ({fmt_whole(first)}x to {fmt_whole(second)}x)"
     return text
 
 
@@ -75,9 +77,9 @@ def change_text(variant: Variant, record: Record) -> str:
         return "not recorded (its own setup)"
     if change is None:
         return "the record's change" if record.change is not None else "no change recorded"
-    parts = [" ".join(f.tokens()) for f in change.flags]
+    parts = [words(f.tokens()) for f in change.flags]
     parts += [f"no {f}" for f in change.remove_flags]
-    parts += [f"{k}={v}" for k, v in change.env.items()]
+    parts += [assignment(k, v) for k, v in change.env.items()]
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")
