@@ -491,7 +491,7 @@ def pages(project: Project) -> dict[str, str]:
 def test_approximate_range_keeps_its_tilde(pages: dict[str, str]) -> None:
     home = pages["docs/index.md"]
     assert "| ~8–11 (as reported) |" in home
-    assert "| **~8–11 tok/s** (the baseline, as reported, configuration not given) |" in home
+    assert "| **~8–11 tok/s** |" in home
     assert "| 8–11" not in home
 
 

@@ -8,6 +8,7 @@ the analysis or the import that moves one fails here.
 from __future__ import annotations
 
 import json
+import math
 import re
 import shutil
 import statistics
@@ -37,16 +38,12 @@ def timed(idea: str, batch: int, key: str = "output_tok_s") -> list[float]:
 
 
 def paired_interval_percent(x: list[float], base: list[float]) -> tuple[float, float, float]:
-    """(change, low, high) in percent of the baseline mean: the paired t interval, with scipy."""
-    diffs = [a - b for a, b in zip(x, base, strict=True)]
-    mean_base = statistics.fmean(base)
-    res = stats.ttest_1samp(diffs, 0.0)
-    ci = res.confidence_interval(0.95)
-    return (
-        statistics.fmean(diffs) / mean_base * 100,
-        ci.low / mean_base * 100,
-        ci.high / mean_base * 100,
-    )
+    """(change, low, high) in percent: the change of the means, and the paired t interval of the
+    ratio (t on the logs of repetition i over repetition i, then back), with scipy."""
+    logs = [math.log(a) - math.log(b) for a, b in zip(x, base, strict=True)]
+    ci = stats.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+    change = (statistics.fmean(x) / statistics.fmean(base) - 1) * 100
+    return change, (math.exp(ci.low) - 1) * 100, (math.exp(ci.high) - 1) * 100
 
 
 @pytest.fixture(scope="module")
@@ -72,7 +69,12 @@ def test_the_data_are_the_fixtures_bytes() -> None:
 def test_check_is_clean() -> None:
     out = run_cli("check", cwd=EXAMPLE)
     assert out.returncode == 0, out.stderr
-    assert "3 record(s) checked: no errors" in out.stdout and "warning" not in out.stdout + out.stderr
+    assert "3 record(s) checked: no errors" in out.stdout
+    # One warning, and a true one: eager's p99 at batch 32 spans 2.2x over its five runs. It is
+    # the host-CPU drift (one process, one configuration), which the record's caveats say.
+    warnings = [line for line in out.stderr.splitlines() if "warning[" in line]
+    assert len(warnings) == 1 and "spread-beyond-one-configuration" in warnings[0], out.stderr
+    assert "`tpot_p99` in result `512/128, batch 32`: baseline repetitions span 2.2x" in warnings[0]
 
 
 def test_every_imported_number_is_the_files(export: dict[str, dict]) -> None:
@@ -129,11 +131,13 @@ def test_the_road_reaches_the_goal_and_capacity_is_interpolated(export: dict[str
     analysis = analyse(require_project(EXAMPLE))
     road = analysis.stack.road
     assert road is not None and [s.record.slug for s in road.steps] == ["sdpa-attention", "static-cache-compile"]
-    # Eager, then SDPA's change, then the static cache's on top: the level is C's own mean at batch 1.
-    assert road.current.mean == pytest.approx(statistics.fmean(timed("C", 1)), rel=1e-9)
-    assert road.chained and all(g.reached for g in road.goals)
-    # Capacity under tpot_p99 <= 10 ms: C's mean p99 crosses 10 ms between batch 64 and 128.
-    p64, p128 = statistics.fmean(timed("C", 64, "step_ms_p99")), statistics.fmean(timed("C", 128, "step_ms_p99"))
+    # Eager, then SDPA's change, then the static cache's on top: the level is C's own mean at batch 1,
+    # above the goal of 250 tok/s; the interval composed over both steps still reaches below it.
+    assert road.current.mean == pytest.approx(statistics.fmean(timed("C", 1)), rel=1e-9) and road.current.mean > 250
+    assert road.chained and [g.reached for g in road.goals] == [False]
+    # Capacity under tpot_p99 <= 10 ms, every repetition within it: C's worst p99 crosses 10 ms
+    # between batch 64 and 128; the throughput there is interpolated between the mean throughputs.
+    p64, p128 = max(timed("C", 64, "step_ms_p99")), max(timed("C", 128, "step_ms_p99"))
     assert p64 <= 10 < p128
     t = (10 - p64) / (p128 - p64)
     t64, t128 = statistics.fmean(timed("C", 64)), statistics.fmean(timed("C", 128))
@@ -150,12 +154,14 @@ def test_the_pages_show_every_decision_and_a_latency_chart_with_the_slo() -> Non
     files = render_files(analyse(require_project(EXAMPLE)))
     home = files["docs/index.md"]
     first = home.split("## The road to the goal", 1)[0]
-    assert "| Output token throughput above 250 tok/s at concurrency 1 | **296.5 tok/s**" in first
+    assert "| Output token throughput above 250 tok/s at concurrency 1 | **296.5 (interval " in first
+    assert "the level's interval straddles the goal" in first
     assert "--ideas C" in first and "```bash" in first
     summary = files["docs/summary.md"]
     assert summary.count("| **better**") == 2 and summary.count("| **inconclusive**") == 1
     latency = files["docs/improvements/plots/static-cache-compile-latency-tpot-p99.svg"]
-    assert "SLO tpot_p99 &lt;= 10 ms" in latency and "this record reaches it at c=112.5" in latency
+    assert "SLO tpot_p99 &lt;= 10 ms" in latency and "this record reaches it at c=107.1" in latency
+    assert "worst repetition" in latency
     page = files["docs/improvements/h200decode-02-static-cache-compile.md"]
     assert page.index("| Decision | **better**") < page.index("## Hypothesis")
 

@@ -309,7 +309,8 @@ def test_road_and_waterfall_numbers_are_computed_from_the_records(tmp_path: Path
     deltas = [s.change.delta for s in road.steps if s.change]
     assert deltas == pytest.approx([38.3, 153.5 - 138.3, 160 - 153.5])
     assert road.current.mean == pytest.approx(160)
-    assert [(g.low, g.high) for g in road.goals] == [pytest.approx((40, 40))] * 1
+    # Single shots all the way: the level has no interval, so the distance is the point's, and never "reached".
+    assert [(g.low, g.high, g.interval) for g in road.goals] == [(pytest.approx(40), pytest.approx(40), False)]
     found = road_plot(analysis)
     assert found is not None
     path, alt, svg = found
@@ -326,7 +327,7 @@ def test_road_and_waterfall_numbers_are_computed_from_the_records(tmp_path: Path
     files = render_files(analysis)
     home = files["docs/index.md"]
     assert "| **Current** | | | | | **160 tok/s** |" in home
-    assert "- Goal above 200 tok/s: 40 tok/s to go." in home
+    assert "- Goal above 200 tok/s: 40 tok/s to go (no interval: a single measurement without a spread" in home
     assert "The chain breaks" not in home
     page = files["docs/improvements/stackt-03-drafter.md"]
     assert "| In the stack | yes, step 2 of 3, after 05-dp-attention |" in page

@@ -77,8 +77,27 @@ class Range(Strict):
         return self
 
 
-# A number, repeated measurements of one quantity, or a range.
-MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
+class Statistics(Strict):
+    """Repetitions known only by their summary statistics, as a paper or a dashboard gives them.
+
+    Compared as the repetitions would be (Welch from the statistics); without `sd` there is no
+    spread, so the value is shown and never called better or worse.
+    """
+
+    mean: Finite
+    sd: Annotated[float, Field(ge=0, le=1e15, allow_inf_nan=False)] | None = None
+    n: Count
+
+
+class About(Strict):
+    """One approximate number ("~2.5"): a single sample, printed with its "~"."""
+
+    value: Finite
+    about: bool = True
+
+
+# A number, repeated measurements of one quantity, a range, summary statistics or an approximate number.
+MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range | Statistics | About
 
 
 def _known_metric(name: str, info: ValidationInfo) -> str:

@@ -420,19 +420,38 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
         # baseline's setup: that baseline is no baseline for it.
         notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
     if not base and result.concurrency is not None and not own_setup:
+        skipped: list[str] = []
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
+                continue
+            # Same load but another workload measures another thing: never the baseline.
+            if _workload_differs(candidate, result):
+                skipped.append(candidate.label)
                 continue
             shared = {k: v for k, v in candidate.metrics.items() if k in values}
             if shared:
                 base = shared
                 notes.append(f"Compared with the campaign baseline result `{candidate.label}` at the same concurrency.")
                 break
+        if not base and skipped:
+            names = ", ".join(f"`{label}`" for label in skipped)
+            notes.append(
+                f"Not compared: the campaign baseline result {names} at this concurrency ran another workload."
+            )
     if values and base:
         missing = [k for k in values if k not in base]
         if missing:
             notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
     return Numbers(result, values, base, tuple(notes), no_baseline=not base)
+
+
+def _workload_differs(a: Result, b: Result) -> bool:
+    """Both record a workload, and dataset, input or output length differ where both give one."""
+    if a.workload is None or b.workload is None:
+        return False
+    pairs = [(a.workload.dataset, b.workload.dataset), (a.workload.input_len, b.workload.input_len)]
+    pairs.append((a.workload.output_len, b.workload.output_len))
+    return any(x is not None and y is not None and x != y for x, y in pairs)
 
 
 def _baseline_from(

@@ -169,65 +169,37 @@ def timeline_context(analysis: Analysis) -> dict[str, Any]:
 
 
 def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
-    """Each goal with the one current level the page gives for it.
+    """Each goal with its one current level, the analysis' (`analysis.goals`), and the distance.
 
-    A goal on the road (its metric and load) reads the road's current level and distance, so
-    the page never shows a second "current" beside the road's; any other goal reads the level
-    stated in campaign.yaml, else the baseline's result at its load, and says which.
+    A goal on the road reads the road's level and distance, so the first screen never shows a
+    second "current" beside the road's.
     """
     from generator.analysis.road import distance_text
-    from generator.model.quantity import fmt_stat, fmt_value
-    from generator.views.road import road_context
+    from generator.views.road import level_text
 
     campaign = analysis.project.campaign
     vocabulary = campaign.vocabulary()
     road = analysis.stack.road
-    on_road = {id(d.goal): d for d in road.goals} if road is not None else {}
+    distances = {id(d.goal): d for d in road.goals} if road is not None else {}
     out = []
-    for g in campaign.goals:
+    for status in analysis.goals:
+        g = status.goal
         metric = vocabulary.lookup(g.metric)
         unit = metric.unit if metric else ""
-        direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
-        distance = on_road.get(id(g))
-        current: str | None = None
-        source: str | None = None
-        to_go: str | None = None
-        if distance is not None and road is not None:
-            if road.chained:
-                # Worded as the road's own section words its level: measured, or only as reported.
-                shown = road_context(analysis, {})
-                assert shown is not None
-                # A level built on an approximate baseline ("~8-11 tok/s") stays approximate.
-                current = ("~" if shown["baseline_about"] else "") + fmt_stat(road.current)
-                if not shown["baseline_measured"]:
-                    where = "as reported, configuration not given" if shown["baseline_reported_in"] else "as stated"
-                    base_text = f"the baseline, {where}"
-                else:
-                    base_text = "the baseline"
-                adopted = len(analysis.stack.records)
-                plural = "s" if adopted != 1 else ""
-                source = f"{base_text} with {adopted} adopted change{plural}" if adopted else base_text
-                to_go = distance_text(distance, unit)
-            else:
-                source = "not measured: the road's chain breaks (below)"
-        elif g.current is not None:
-            current, source = fmt_value(g.current), "as campaign.yaml states it"
-        elif g.concurrency is not None:
-            for result in campaign.baseline.results:
-                if result.concurrency == g.concurrency and g.metric in result.metrics:
-                    current, source = fmt_value(result.metrics[g.metric]), f"the baseline's result {result.label}"
-                    break
+        distance = distances.get(id(g))
+        current = None if status.current is None else ("~" if status.about else "") + level_text(status.current)
         out.append(
             {
                 "goal": g,
                 "label": metric.label if metric else g.metric,
                 "unit": unit,
-                "direction": direction,
+                "direction": status.direction,
                 "target": fmt_number(g.target),
                 "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
                 "current": current,
-                "source": source,
-                "to_go": to_go,
+                "source": status.current_from,
+                "to_go": distance_text(distance, unit) if distance is not None else None,
+                "reached": status.reached,
             }
         )
     return out

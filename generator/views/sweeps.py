@@ -85,13 +85,16 @@ def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str,
     vocabulary = project.campaign.vocabulary()
     found = vocabulary.lookup(metric)
     label = f"{found.label} ({found.unit})" if found else metric
+    # With repetitions a load's latency is its worst repetition (the SLO must hold for every one).
+    worst = any(p.repetitions for side in (sweep.record, sweep.baseline) for p in side.points)
+    y_label = f"{label}, worst repetition" if worst else label
     svg = charts.latency_chart(
         PurePosixPath(path).stem,
         f"{label} against {sweep.load_kind}, {rec.slug}",
         series,
         limits=limits,
         x_label=sweep.load_kind if sweep.load_kind == "concurrency" else "request rate (req/s)",
-        y_label=label,
+        y_label=y_label,
     )
     return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
