@@ -134,8 +134,14 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
     }
 
 
-def export_data(analysis: Analysis) -> dict[str, Any]:
-    """The export as plain JSON data."""
+def export_data(analysis: Analysis, *, versioned: bool = True) -> dict[str, Any]:
+    """The export as plain JSON data.
+
+    `versioned` names the installed improvements under `generator`. The copy `build` commits
+    into docs/ leaves it out: the version comes from git, so it changes with every commit, and a
+    committed file that names it would be stale in every clone. `export` and the site's
+    records.json (built, never committed) carry it.
+    """
     project = analysis.project
     rows = summary_rows(analysis)
     rank = {row["slug"]: i for i, row in enumerate(rows, 1)}
@@ -170,21 +176,22 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
         if SLO_COLUMN in row:
             summary: dict[str, Any] = records[-1]["summary"]
             summary["capacity_under_slo"] = row[SLO_COLUMN]
+    # What computed these numbers (`version` is the format's): the same for every build from one
+    # installation, so two exports from it still compare byte for byte.
+    generator = {"name": "improvements", **({"version": tool_version()} if versioned else {})}
     return {
         "format": FORMAT,
         "version": VERSION,
-        # What computed these numbers (`version` above is the format's): the same for every
-        # build from one installation, so two exports from it still compare byte for byte.
-        "generator": {"name": "improvements", "version": tool_version()},
+        "generator": generator,
         "campaign": project.campaign.model_dump(mode="json"),
         "records": records,
     }
 
 
-def dumps(analysis: Analysis) -> str:
+def dumps(analysis: Analysis, *, versioned: bool = True) -> str:
     # JSON has no NaN or Infinity: such a number (a campaign detail written `.nan`) is written
     # as "nan", "inf" or "-inf", and `non_finite` lists where, so a reader knows it is not text.
-    data, places = jsonsafe.finite(export_data(analysis))
+    data, places = jsonsafe.finite(export_data(analysis, versioned=versioned))
     if places:
         data["non_finite"] = sorted(places)
     return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False, allow_nan=False) + "\n"

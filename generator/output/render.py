@@ -297,7 +297,8 @@ def downloads(analysis: Analysis) -> dict[str, str]:
 
     root = docs_root(analysis.project)
     return {
-        str(root / SITE_NAME): dumps(analysis),
+        # Unversioned: this copy is committed (see export_data); the site build replaces it.
+        str(root / SITE_NAME): dumps(analysis, versioned=False),
         str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
     }
 
