@@ -20,7 +20,7 @@ def docs(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in (root / "docs").rglob("*")
-        if p.is_file() and p.suffix in (".md", ".svg")
+        if p.is_file() and p.suffix in (".md", ".svg", ".json", ".csv") and not p.name.startswith(".")
     }
 
 

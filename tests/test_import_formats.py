@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.model.record import BUILTIN_FORMATS
-from generator.project.runs.formats.mapped import resolve
+from generator.project.runs.formats.mapped import lookup
 from generator.project.runs.formats.registry import FORMATS
 
 from conftest import FIXTURES, run_cli
@@ -295,10 +295,10 @@ def test_rows_inside_a_wrapper_object(h200: Path) -> None:
 
 def test_resolve_reads_nested_keys_dotted_keys_and_list_items() -> None:
     row = {"a": {"b.c": {"d": 1}}, "p99.9_ttft_ms": 2, "l": [{"x": 3}]}
-    assert resolve(row, "a.b.c.d") == 1
-    assert resolve(row, "p99.9_ttft_ms") == 2
-    assert resolve(row, "l.0.x") == 3
-    assert resolve(row, "l.1.x") is not None and resolve(row, "l.1.x") is resolve(row, "nope")
+    assert lookup(row, "a.b.c.d") == 1
+    assert lookup(row, "p99.9_ttft_ms") == 2
+    assert lookup(row, "l.0.x") == 3
+    assert lookup(row, "l.1.x") is not None and lookup(row, "l.1.x") is lookup(row, "nope")
 
 
 def test_skip_does_not_take_true_for_one(h200: Path) -> None:

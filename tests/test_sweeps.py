@@ -197,9 +197,11 @@ def test_repeated_capacity_has_an_interval(sweep_campaign: Path) -> None:
     assert comp.ci_high_percent == pytest.approx(high, abs=0.3)
     assert comp.decision == "better"
     from generator.model.quantity import fmt_percent
-    from generator.views.sweeps import change_text
+    from generator.views.sweeps import capacity_change_text
 
-    assert (change_text(s) or "").startswith(f"{fmt_percent(comp.change_percent)} capacity under the SLO; better")
+    assert (capacity_change_text(s) or "").startswith(
+        f"{fmt_percent(comp.change_percent)} capacity under the SLO; better"
+    )
 
 
 def test_capacity_reads_the_campaigns_rule(sweep_campaign: Path) -> None:
@@ -220,7 +222,7 @@ def test_capacity_reads_the_campaigns_rule(sweep_campaign: Path) -> None:
 
 
 def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
-    from generator.views.sweeps import capacity_text, change_text
+    from generator.views.sweeps import capacity_change_text, capacity_text
 
     analysis = _analysis(sweep_campaign)
     never = _sweep(analysis, "never-meets")
@@ -228,7 +230,7 @@ def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
     assert never.baseline.capacity.kind == "meets-all" and never.baseline.capacity.lower_bound == 1600
     assert never.change.percent is None
     assert capacity_text(never.record.capacity, never) == "breaks the SLO at every measured load"
-    assert change_text(never).startswith("no change can be given")
+    assert capacity_change_text(never).startswith("no change can be given")
     always = _sweep(analysis, "always-meets")
     c = always.record.capacity
     assert c.kind == "meets-all" and c.throughput is None and c.lower_bound == 2000

@@ -36,7 +36,7 @@ from generator.model.quantity import Value
 from generator.model.record import Blocker, apply_change
 from generator.model.result import Result, Statistics
 from generator.project.load import Project, RecordFile
-from generator.project.matching import numbers
+from generator.project.matching import result_numbers
 
 # --- the comparison -------------------------------------------------------------------------------
 
@@ -181,7 +181,7 @@ def resolve(
 ) -> ResolvedResult:
     """One result's numbers and their comparison with its baseline."""
     d = decision or rule(project)
-    found = numbers(project, result, record)
+    found = result_numbers(project, result, record)
     vocabulary = project.campaign.vocabulary()
     not_compared = _not_comparable(found.result, found.notes)
     out: dict[str, Comparison | None] = {}

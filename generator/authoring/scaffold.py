@@ -215,7 +215,7 @@ def ci_install(package: str | None) -> Install:
     return install_of(dist.version, dist.read_text("direct_url.json"))
 
 
-def render_files(answers: Answers, install: Install) -> dict[str, str]:
+def scaffold_files(answers: Answers, install: Install) -> dict[str, str]:
     """Each file's text, keyed by its path in the campaign folder."""
     from importlib.resources import files
 

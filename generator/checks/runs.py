@@ -16,7 +16,7 @@ from generator.model import variants
 from generator.model.quantity import stat
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
-from generator.project.matching import configuration, declared_settings, differences, match, name_text, numbers
+from generator.project.matching import configuration, declared_settings, differences, match, name_text, result_numbers
 from generator.project.runs.provenance import mismatches
 from generator.project.runs.run import Run
 
@@ -113,7 +113,10 @@ def _result_problems(
         )
     # Evidence given only as reported (no metrics, no run) has nothing to compare: no warning.
     elif (
-        rec is not None and resolvable and (result.metrics or result.run) and numbers(project, result, rec).no_baseline
+        rec is not None
+        and resolvable
+        and (result.metrics or result.run)
+        and result_numbers(project, result, rec).no_baseline
     ):
         line, col = pos.of(loc)
         out.append(
@@ -180,7 +183,7 @@ def _paired_problems(
     project: Project, result: Result, rec: RecordFile, shown: str, pos: Positions, loc: tuple[str | int, ...]
 ) -> list[Problem]:
     """`paired: true` matches repetitions by position, so every compared metric needs equal n on both sides."""
-    found = numbers(project, result, rec)
+    found = result_numbers(project, result, rec)
     for name, value in found.metrics.items():
         base = found.baseline.get(name)
         if base is None:

@@ -123,7 +123,7 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     told: nothing is guessed. It never overwrites a file: if any of them exists, nothing is
     written.
     """
-    from generator.authoring.scaffold import ci_install, render_files, write_all
+    from generator.authoring.scaffold import ci_install, scaffold_files, write_all
     from generator.base.problems import rel
 
     root = folder.resolve()
@@ -133,7 +133,7 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     interactive = not no_input and stdin_is_terminal()
     answers = ask(options, interactive)
     install = ci_install(package)
-    texts = render_files(answers, install)
+    texts = scaffold_files(answers, install)
     root.mkdir(parents=True, exist_ok=True)
     made = write_all(root, texts)
     here = Path.cwd()

@@ -105,7 +105,7 @@ def value_text(variant: Variant) -> str:
     return fmt_number(variant.value) if isinstance(variant.value, float) else str(variant.value)
 
 
-def summary_text(record: Record) -> str | None:
+def variants_cell(record: Record) -> str | None:
     """The record's variants in a few words: "retained 8192; 4 of 5 rejected" (None without variants)."""
     if not record.variants:
         return None

@@ -310,7 +310,7 @@ def as_result(result: Result, run: Run) -> Result:
     return result.model_copy(update=update) if update else result
 
 
-def resolve(
+def resolve_values(
     project: Project, result: Result, record: RecordFile | None = None, *, with_baseline: bool = True
 ) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
     """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
@@ -394,7 +394,7 @@ class Numbers:
     no_baseline: bool = False
 
 
-def numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
+def result_numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
     """The numbers of one result and of its baseline.
 
     A result without its own baseline is compared with the campaign baseline result at the
@@ -402,7 +402,7 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
     """
     if result.run is not None:
         # An imported run: its numbers, and the baseline run matched by workload and load.
-        resolved = resolve(project, result, record)
+        resolved = resolve_values(project, result, record)
         assert resolved is not None
         shown, run_values, run_base, run_notes = resolved
         return Numbers(shown, run_values, run_base, tuple(run_notes), no_baseline=not run_base)
@@ -477,10 +477,10 @@ def _baseline_from(
 
 
 def _measured(project: Project, result: Result, record: RecordFile) -> dict[str, Any]:
-    """A result's own numbers (what `numbers(...).metrics` holds), without looking at its baseline."""
+    """A result's own numbers (what `result_numbers(...).metrics` holds), without looking at its baseline."""
     if result.run is not None:
         # Its own runs only: a baseline_from of its own is not followed (no chain, no circle).
-        resolved = resolve(project, result, record, with_baseline=False)
+        resolved = resolve_values(project, result, record, with_baseline=False)
         assert resolved is not None
         return resolved[1]
     return dict(result.metrics)

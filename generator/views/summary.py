@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import variants
 from generator.model.quantity import fmt_percent
 from generator.model.reported import evidence, record_text
-from generator.views.sweeps import summary_text
+from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis
@@ -105,14 +105,14 @@ def summary_rows(
                 "evidence": evidence(r),
                 "reported": record_text(r),
                 "in_stack": analysis.stack.has(rec.slug),
-                "variants": variants.summary_text(r),
+                "variants": variants.variants_cell(r),
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
             }
         )
         if analysis.project.campaign.slo:
-            rows[-1][SLO_COLUMN] = summary_text(entry.sweeps)
+            rows[-1][SLO_COLUMN] = capacity_cell(entry.sweeps)
     return rows
 
 

@@ -176,7 +176,7 @@ def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -
                 ),
                 "capacity": None if record is None else capacity_text(record, sweep),
                 "baseline_capacity": None if baseline is None else capacity_text(baseline, sweep),
-                "change": change_text(sweep),
+                "change": capacity_change_text(sweep),
                 "chart": chart,
                 "latency": latency,
             }
@@ -221,7 +221,7 @@ def capacity_text(c: cap.Capacity, sweep: Sweep) -> str:
     return f"not known: {c.reason}"
 
 
-def change_text(sweep: Sweep) -> str | None:
+def capacity_change_text(sweep: Sweep) -> str | None:
     """The capacity change in words, with the interval where repetitions give one."""
     change, comp, point = sweep.change, sweep.comparison, sweep.change_percent
     if change is None:
@@ -242,7 +242,7 @@ def change_text(sweep: Sweep) -> str | None:
     return text
 
 
-def summary_text(found: Sequence[Sweep]) -> str:
+def capacity_cell(found: Sequence[Sweep]) -> str:
     """A record's capacity under the SLO in one cell: each sweep's capacity and change."""
     if not found:
         return "no load sweep"
@@ -299,7 +299,12 @@ def export_data(s: Sweep) -> dict[str, Any]:
     comp = None if s.comparison is None else dataclasses.asdict(s.comparison)
     change = None
     if s.change is not None:
-        change = {"percent": s.change_percent, "bound": s.change.bound, "words": change_text(s), "comparison": comp}
+        change = {
+            "percent": s.change_percent,
+            "bound": s.change.bound,
+            "words": capacity_change_text(s),
+            "comparison": comp,
+        }
     return {
         "load_kind": s.load_kind,
         "workload": s.workload,

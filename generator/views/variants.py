@@ -65,7 +65,7 @@ class VariantTable:
     summary: str
 
 
-def change_text(variant: Variant, record: Record) -> str:
+def variant_change_text(variant: Variant, record: Record) -> str:
     """A variant's change in a few words: its flags and environment, or what stands in for them."""
     change: Change | None = variant.change
     setup = variant.setup
@@ -183,13 +183,13 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
                 label=variant.label,
                 value=variants.value_text(variant) if variant.value is not None else None,
                 outcome=variant.outcome,
-                change=change_text(variant, record),
+                change=variant_change_text(variant, record),
                 cells=cells,
                 notes=notes,
             )
         )
     parameter = record.sweep.parameter if record.sweep else None
-    return VariantTable(parameter, columns, rows, variants.summary_text(record) or "")
+    return VariantTable(parameter, columns, rows, variants.variants_cell(record) or "")
 
 
 # --- the sweep's chart --------------------------------------------------------------------------

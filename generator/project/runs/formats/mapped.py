@@ -55,7 +55,7 @@ class Mapping:
         return self.positions.of(("import_formats", self.name, *loc))
 
 
-def resolve(obj: Any, path: str) -> Any:
+def lookup(obj: Any, path: str) -> Any:
     """The value at a dotted path, or `_MISSING`. A key that holds a dot itself is found whole."""
     parts = path.split(".")
     current = obj
@@ -122,7 +122,7 @@ def _from_json(
             parsed.redacted += [f"line {line}: {p}" for p in found]
         items: Any = clean
         if mapping.spec.rows is not None:
-            items = resolve(clean, mapping.spec.rows)
+            items = lookup(clean, mapping.spec.rows)
             if not isinstance(items, list):
                 problems.append(_no_rows(shown, line, col, mapping, items is _MISSING))
                 continue
@@ -251,7 +251,7 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def _skipped(obj: dict[str, Any], spec: ImportFormat) -> bool:
-    return any(_same(resolve(obj, path), value) for path, value in spec.skip.items())
+    return any(_same(lookup(obj, path), value) for path, value in spec.skip.items())
 
 
 def _run(
@@ -263,7 +263,7 @@ def _run(
     run = Run("", mapping.name, settings, {})
     for name, target in spec.metrics.items():
         where, unit = (target.path, target.unit) if isinstance(target, MappedMetric) else (target, None)
-        value = resolve(row.obj, where)
+        value = lookup(row.obj, where)
         if value is _MISSING:
             missing.setdefault((where, f"metric `{name}`"), []).append(row)
             continue
@@ -281,7 +281,7 @@ def _run(
         if unit is not None and unit != to:
             run.conversions[name] = f"{unit} -> {to}"
     for setting, where in spec.settings.items():
-        value = resolve(row.obj, where)
+        value = lookup(row.obj, where)
         if value is _MISSING:
             missing.setdefault((where, f"setting `{setting}`"), []).append(row)
             continue
