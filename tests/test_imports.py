@@ -48,6 +48,13 @@ def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path:
     assert not heavy, f"`improvements {' '.join(args)}` imports {', '.join(heavy)}"
 
 
+def test_top_level_help_imports_no_click(tmp_path: Path) -> None:
+    # Importing click was most of what `--help` cost beyond starting Python.
+    for flag in ("--help", "-h"):
+        names = imported_modules(flag, cwd=tmp_path)
+        assert "click" not in names, f"`improvements {flag}` imports click"
+
+
 @pytest.mark.slow
 def test_the_import_log_would_show_a_heavy_library(tmp_path: Path) -> None:
     # The parser above must see a heavy import when there is one, or the test above proves nothing.
