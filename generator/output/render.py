@@ -203,6 +203,7 @@ class _PageCache:
         parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
+        parts += (repr(pages.record_derived(self.analysis, rec)),)
         if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)

@@ -296,8 +296,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
     """The other records a record's page shows something of; keep in step with `record_context`.
 
-    A rebuild reuses a page only while its own file, these records' files and the campaign
-    file are unchanged (see `_record_page`).
+    A rebuild reuses a page only while its own file, these records' files, the campaign file
+    and `record_derived` are unchanged (see `render._PageCache`).
     """
     index, by_slug = analysis.blockers, analysis.by_slug
     r = rec.record
@@ -309,9 +309,17 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     refs = [res.baseline_from.record for res in r.results if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     out += record_chain(analysis, rec)
-    if analysis.stack.has(rec.slug):
-        out += analysis.stack.records
     return out
+
+
+def record_derived(analysis: Analysis, rec: RecordFile) -> object:
+    """What a record's page shows of the whole campaign, beyond the files `record_dependencies` names.
+
+    An adopted record's place in the stack (the numbers and slugs of the adopted records before
+    it): keyed by the place itself rather than by every adopted record's file, so that editing
+    one adopted record's text does not re-render every other adopted record's page.
+    """
+    return stack_mark(analysis, rec)
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
