@@ -191,6 +191,7 @@ class _PageCache:
     def __init__(self, analysis: Analysis, build_cache: cache.BuildCache | None) -> None:
         self.analysis, self.build_cache = analysis, build_cache
         self._runs_digest: str | None = None
+        self.derived = pages.record_derived(analysis) if build_cache is not None else {}
 
     def page(self, rec: RecordFile, render: Callable[[], str | None]) -> str | None:
         build_cache, project = self.build_cache, self.analysis.project
@@ -203,7 +204,7 @@ class _PageCache:
         parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
-        parts += (repr(pages.record_derived(self.analysis, rec)),)
+        parts += (repr(self.derived.get(rec.slug)),)
         if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)

@@ -26,7 +26,7 @@ from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import record_chain, record_command, road_context, stack_mark
+from generator.views.road import record_chain, record_command, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -312,14 +312,15 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     return out
 
 
-def record_derived(analysis: Analysis, rec: RecordFile) -> object:
-    """What a record's page shows of the whole campaign, beyond the files `record_dependencies` names.
+def record_derived(analysis: Analysis) -> Mapping[str, object]:
+    """What each record's page shows of the whole campaign beyond the files `record_dependencies` names, by slug.
 
     An adopted record's place in the stack (the numbers and slugs of the adopted records before
-    it): keyed by the place itself rather than by every adopted record's file, so that editing
-    one adopted record's text does not re-render every other adopted record's page.
+    it, `stack_mark`): keyed by the place itself rather than by every adopted record's file, so
+    that editing one adopted record's text does not re-render every other adopted record's page.
+    A record missing here shows nothing of the kind.
     """
-    return stack_mark(analysis, rec)
+    return stack_marks(analysis)
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
