@@ -39,6 +39,8 @@ def clean_build(root: Path, scratch: Path, monkeypatch: pytest.MonkeyPatch) -> d
         shutil.rmtree(copy)
     shutil.copytree(root / "improvements", copy / "improvements")
     shutil.copytree(root / "results", copy / "results")
+    if (root / "templates").is_dir():
+        shutil.copytree(root / "templates", copy / "templates")
     cache_home = scratch / "clean-cache"
     shutil.rmtree(cache_home, ignore_errors=True)
     with monkeypatch.context() as m:
@@ -112,3 +114,33 @@ def _replace(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert old in text
     path.write_text(text.replace(old, new, 1), encoding="utf-8")
+
+
+def test_a_cache_kept_between_builds_writes_what_a_clean_build_writes(
+    synthetic: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `serve` keeps one BuildCache in memory from one rebuild to the next.
+    from generator.base.cache import BuildCache
+    from generator.output import render
+
+    root, records = synthetic
+    kept = BuildCache(root)
+    render.build(root, build_cache=kept)
+    stacked = adopted(records)
+    template = (REPO / "generator" / "templates" / "record.md.j2").read_text(encoding="utf-8")
+    edits = [
+        ("text", lambda: touch_record(stacked[2], 3)),
+        ("metric", lambda: touch_metric(chart_record(records), 4)),
+        # An override template is a new salt: nothing cached under the old one may be used.
+        ("override", lambda: _write(root / "templates" / "record.md.j2", template + "\nOverridden.\n")),
+        ("text again", lambda: touch_record(stacked[2], 5)),
+    ]
+    for what, change in edits:
+        change()
+        render.build(root, build_cache=kept)
+        assert outputs(root) == clean_build(root, tmp_path, monkeypatch), f"after the {what} edit"
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")

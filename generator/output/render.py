@@ -304,17 +304,22 @@ class BuildResult:
         return bool(self.written or self.removed)
 
 
-def build(root: Path, inputs: str | None = None) -> BuildResult:
+def build(root: Path, inputs: str | None = None, build_cache: cache.BuildCache | None = None) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error.
 
     `inputs` is the inputs' digest when the caller has just taken it (generator.base.stamp).
+    `build_cache` is one kept from an earlier build of `root` in this process (`serve`), so
+    that its entries are not read from disk again; by default the cache is loaded afresh.
     """
     # Before anything is read: a file changed while the build runs leaves a digest that no
     # longer matches, so the next build runs in full rather than trusting these outputs.
     if inputs is None:
         inputs = stamp.inputs_digest(root)
     # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
-    build_cache = cache.BuildCache(root)
+    if build_cache is None:
+        build_cache = cache.BuildCache(root)
+    else:
+        build_cache.start()
     project = require_project(root, build_cache)
     analysis = analyse(project)
     files = render_files(analysis, build_cache)

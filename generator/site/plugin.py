@@ -35,6 +35,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.utils.templates import TemplateContext
 
 from generator.analysis.campaign import Analysis
+from generator.base.cache import BuildCache
 from generator.base.problems import ProblemsFound, format_report
 from generator.project.load import Project, RecordFile
 from generator.site.build import mark_site
@@ -56,6 +57,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
     """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
     analysis: Analysis | None = None
+    build_cache: BuildCache | None = None
     # The navigation of the previous build, while `serve` keeps this plugin between rebuilds.
     last_nav: str | None = None
     # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
@@ -77,7 +79,12 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         return config
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
-        self.analysis = render_for_site(repo_root(config))
+        root = repo_root(config)
+        # Kept between the rebuilds of `serve`, so that each one does not read the whole build
+        # cache from disk again (and a one-shot build loads it once, as `improvements build` does).
+        if self.build_cache is None or self.build_cache.root != root:
+            self.build_cache = BuildCache(root)
+        self.analysis = render_for_site(root, self.build_cache)
         if self.default_nav:
             config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
@@ -190,7 +197,7 @@ def repo_root(config: MkDocsConfig) -> Path:
     return root
 
 
-def render_for_site(root: Path) -> Analysis:
+def render_for_site(root: Path, build_cache: BuildCache | None = None) -> Analysis:
     """Render every generated page into docs/ (the one render path) and return the analysis.
 
     Invalid records fail the mkdocs build with the same positioned lines `improvements check`
@@ -199,7 +206,7 @@ def render_for_site(root: Path) -> Analysis:
     from generator.output import render
 
     try:
-        result = render.build(root)
+        result = render.build(root, build_cache=build_cache)
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
     return result.analysis
