@@ -144,3 +144,34 @@ def test_a_cache_kept_between_builds_writes_what_a_clean_build_writes(
 def _write(path: Path, text: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
+
+
+def test_a_second_build_of_the_same_inputs_reuses_the_kept_analysis(
+    synthetic: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `build --site` renders the docs, then the mkdocs plugin asks for the same analysis again.
+    from generator.output import export, render
+
+    root, records = synthetic
+    first = render.build(root, keep=True)
+    with monkeypatch.context() as m:
+        m.setattr(render, "require_project", _no_loading)
+        second = render.build(root)
+    assert second.written == [] and second.removed == [] and second.files == first.files
+    assert export.dumps(second.analysis) == export.dumps(first.analysis)
+    assert render.render_files(second.analysis) == first.files
+    # An output changed by hand, or an input edited: the build runs, and writes a clean build's bytes.
+    summary = root / "docs" / "summary.md"
+    summary.write_text(summary.read_text(encoding="utf-8") + "\nhand edit\n", encoding="utf-8")
+    assert render.build(root, keep=True).written == ["docs/summary.md"]
+    touch_record(records[3], 6)
+    with monkeypatch.context() as m:
+        m.setattr(render, "require_project", _no_loading)
+        with pytest.raises(AssertionError, match="loaded"):
+            render.build(root, keep=True)
+    render.build(root, keep=True)
+    assert outputs(root) == clean_build(root, tmp_path, monkeypatch)
+
+
+def _no_loading(*args: object, **kwargs: object) -> None:
+    raise AssertionError("the campaign was loaded")

@@ -84,7 +84,9 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         # cache from disk again (and a one-shot build loads it once, as `improvements build` does).
         if self.build_cache is None or self.build_cache.root != root:
             self.build_cache = BuildCache(root)
-        self.analysis = render_for_site(root, self.build_cache)
+        # A one-shot build keeps its analysis for the next build of the same inputs; `serve`'s
+        # rebuilds follow edits, and would only pay for writing it.
+        self.analysis = render_for_site(root, self.build_cache, keep=not self.startup.get("dirty"))
         if self.default_nav:
             config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
@@ -197,7 +199,7 @@ def repo_root(config: MkDocsConfig) -> Path:
     return root
 
 
-def render_for_site(root: Path, build_cache: BuildCache | None = None) -> Analysis:
+def render_for_site(root: Path, build_cache: BuildCache | None = None, *, keep: bool = False) -> Analysis:
     """Render every generated page into docs/ (the one render path) and return the analysis.
 
     Invalid records fail the mkdocs build with the same positioned lines `improvements check`
@@ -206,7 +208,7 @@ def render_for_site(root: Path, build_cache: BuildCache | None = None) -> Analys
     from generator.output import render
 
     try:
-        result = render.build(root, build_cache=build_cache)
+        result = render.build(root, build_cache=build_cache, keep=keep)
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
     return result.analysis
