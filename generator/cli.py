@@ -80,6 +80,8 @@ def _click_objects() -> tuple[click.Group, Any]:
                 return None
             module = importlib.import_module(f"generator.commands.{entry[0]}")
             command: click.Command = module.command
+            if command.callback is not None and not getattr(command.callback, "_speaks_click", False):
+                command.callback = _speaking_click(command.callback)
             return command
 
         def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
@@ -101,6 +103,44 @@ def _click_objects() -> tuple[click.Group, Any]:
         help="Campaign repository (default: the nearest folder above with improvements/campaign.yaml).",
     )
     return group, option
+
+
+def _speaking_click(callback: Callable[..., Any]) -> Callable[..., Any]:
+    """`callback` with the library's exceptions turned into click's, the one place this happens.
+
+    Inside the callback, so click still attaches the command's context to a usage error (its
+    usage line and `Try ... -h`), under `run` and under the tests' CliRunner alike.
+    """
+    import click
+
+    from generator.base.problems import CommandError, UsageProblem
+
+    @functools.wraps(callback)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except UsageProblem as exc:
+            raise click.UsageError(str(exc)) from None
+        except CommandError as exc:
+            raise click.ClickException(str(exc)) from None
+        except BrokenPipeError:
+            raise  # the reader went away (`| head`): `run` ends quietly
+        except OSError as exc:
+            # A full disk, a read-only folder, a file gone: one line, whichever command and step.
+            raise click.ClickException(os_error_text(exc)) from None
+
+    wrapper._speaks_click = True  # type: ignore[attr-defined]
+    return wrapper
+
+
+def os_error_text(exc: OSError) -> str:
+    """An OSError as one line: what failed on which file, without Python's repr of it."""
+    from generator.base.problems import printable
+
+    why = exc.strerror or str(exc) or type(exc).__name__
+    names = [str(n) for n in (exc.filename, exc.filename2) if n is not None]
+    where = " -> ".join(names)
+    return printable(f"{where}: {why}" if where else why)
 
 
 def __getattr__(name: str) -> Any:
@@ -262,5 +302,9 @@ def run() -> None:
         sys.exit(130)
     except BrokenPipeError:
         sys.exit(0)
+    except OSError as exc:
+        # Outside any command's own handling (reading the arguments, writing the output).
+        sys.stderr.write(f"Error: {os_error_text(exc)}\n")
+        sys.exit(1)
     else:
         sys.exit(0)

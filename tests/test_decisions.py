@@ -195,7 +195,7 @@ def test_export_csv_is_a_tidy_table_of_every_sample(decided: Path) -> None:
     r = run_cli("export", "--root", str(decided), "--format", "csv")
     assert r.returncode == 0, r.stderr
     rows = list(csv.DictReader(io.StringIO(r.stdout)))
-    assert list(rows[0]) == ["record", "result", "side", "metric", "repetition", "value", "concurrency"]
+    assert list(rows[0]) == ["record", "result", "side", "metric", "repetition", "value", "concurrency", "variant"]
     # Five records with 5 + 5 samples, one with 1 + 1; reported figures are not samples.
     assert len(rows) == 5 * 10 + 2
     paired = [(x["side"], int(x["repetition"]), float(x["value"])) for x in rows if x["record"] == "paired"]

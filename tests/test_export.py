@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -40,6 +41,14 @@ def test_export_has_every_record_with_the_summarys_numbers(campaign: Path) -> No
         assert (campaign / rec["file"]).is_file()
         assert rec["page"].startswith("docs/improvements/glb5improvement-")
         assert rec["record"]["title"] and len(rec["results"]) == len(rec["record"]["results"])
+
+
+def test_export_says_which_installation_computed_it(minimal: Path) -> None:
+    # Provenance of the numbers: the installed version (from git), never a time, so two exports
+    # from one installation are the same bytes; the pages do not carry it (they are committed).
+    data = json.loads(run_cli("export", cwd=minimal).stdout)
+    assert data["generator"] == {"name": "improvements", "version": version("improvements")}
+    assert version("improvements") not in "".join(p.read_text() for p in (REPO / "docs").rglob("*.md"))
 
 
 def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:

@@ -183,7 +183,11 @@ def _long_slug_campaign(campaign: Path) -> tuple[Path, str]:
 
 def test_renumber_that_cannot_rebuild_renames_nothing(campaign: Path) -> None:
     # Was: the record was renamed to 10000-<slug>.yaml, then the build crashed on the page's name.
+    # A hand-written file where the renumbered page goes stops the rebuild here.
     root, slug = _long_slug_campaign(campaign)
+    page = root / "docs" / "improvements" / f"glb5improvement-10000-{slug}.md"
+    page.parent.mkdir(parents=True, exist_ok=True)
+    page.write_text("my own notes\n")
     before = tree(root)
     r = run_cli("renumber", "--root", str(root), "03", "10000")
     no_traceback(r)
@@ -191,6 +195,15 @@ def test_renumber_that_cannot_rebuild_renames_nothing(campaign: Path) -> None:
     assert "nothing was renamed" in r.stderr
     assert tree(root) == before
     assert (root / "improvements" / f"03-{slug}.yaml").exists()
+
+
+def test_renumber_to_a_page_name_near_the_limit_writes_it(campaign: Path) -> None:
+    # Was: the page (254 characters) fitted, but the temporary file it is written through did not.
+    root, slug = _long_slug_campaign(campaign)
+    r = run_cli("renumber", "--root", str(root), "03", "10000")
+    no_traceback(r)
+    assert r.returncode == 0, r.stderr
+    assert (root / "docs" / "improvements" / f"glb5improvement-10000-{slug}.md").is_file()
 
 
 def test_renumber_to_a_number_too_long_for_a_file_name(campaign: Path) -> None:

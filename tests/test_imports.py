@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from importlib.metadata import version
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,11 @@ HEAVY = ("pandas", "matplotlib", "mkdocs", "ruamel", "jinja2")
 
 def imported_modules(*args: str, cwd: Path) -> set[str]:
     """Top-level names of every module a fresh `python -m generator ARGS` imports."""
+    return {name.split(".")[0] for name in imported_names(*args, cwd=cwd)}
+
+
+def imported_names(*args: str, cwd: Path) -> set[str]:
+    """Full names of every module a fresh `python -m generator ARGS` imports."""
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", "-m", "generator", *args],
@@ -36,12 +42,12 @@ def imported_modules(*args: str, cwd: Path) -> set[str]:
         if line.startswith("import time:") and line.count("|") == 2:
             name = line.rsplit("|", 1)[1].strip()
             if name and name != "imported package":
-                names.add(name.split(".")[0])
-    assert "generator" in names, "the import log is empty: was -X importtime honoured?"
+                names.add(name)
+    assert any(n.startswith("generator") for n in names), "the import log is empty: was -X importtime honoured?"
     return names
 
 
-@pytest.mark.parametrize("args", [("--help",), ("check", "--root", str(REPO)), ("check", "--help")])
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("check", "--root", str(REPO)), ("check", "--help")])
 def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path: Path) -> None:
     names = imported_modules(*args, cwd=tmp_path)
     heavy = sorted(n for n in HEAVY if n in names)
@@ -53,6 +59,19 @@ def test_top_level_help_imports_no_click(tmp_path: Path) -> None:
     for flag in ("--help", "-h"):
         names = imported_modules(flag, cwd=tmp_path)
         assert "click" not in names, f"`improvements {flag}` imports click"
+
+
+@pytest.mark.slow
+def test_only_version_reads_the_installed_metadata(tmp_path: Path) -> None:
+    # The version comes from the distribution's metadata (setuptools-scm wrote it from git), read
+    # only when --version asks for it: --help does not pay for importlib.metadata.
+    assert "importlib.metadata" not in imported_names("--help", cwd=tmp_path)
+    assert "importlib.metadata" in imported_names("--version", cwd=tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "generator", "--version"], cwd=tmp_path, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == f"improvements, version {version('improvements')}\n"
 
 
 @pytest.mark.slow

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -15,6 +17,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
+from generator.authoring import scaffold
 from generator.base.read import parse
 from generator.cli import main
 from generator.commands import init
@@ -158,6 +161,120 @@ def test_the_ci_workflow_is_a_valid_github_workflow(tmp_path: Path) -> None:
     assert "pip install improvements==9.9" in runs
     assert "improvements check --format github" in runs and "improvements build --site" in runs
     assert "${{ github.ref }}" in workflow.read_text()
+
+
+# --- what the CI workflow installs ---------------------------------------------------------------
+
+SHA = "0123456789abcdef0123456789abcdef01234567"
+WHEEL_URL = "https://example.org/dist/improvements-0.2.0-py3-none-any.whl"
+REPO_URL = "https://github.com/OWNER/improvements"
+GIT = {"vcs": "git", "commit_id": SHA}
+
+
+@pytest.mark.parametrize(
+    ("version", "direct_url", "run"),
+    [
+        # From a package index (no direct URL): a range that holds the installed release.
+        ("0.2.0", None, "pip install 'improvements>=0.2.0,<0.3'"),
+        ("1.4.2", None, "pip install 'improvements>=1.4.2,<2'"),
+        ("0.3.0rc1", None, "pip install improvements==0.3.0rc1"),
+        # From a repository: that commit, whatever name it was asked for by.
+        (
+            "0.2.0",
+            {"url": REPO_URL, "vcs_info": {**GIT, "requested_revision": "v0.2.0"}},
+            f"pip install 'improvements @ git+https://github.com/OWNER/improvements@{SHA}'",
+        ),
+        (
+            "0.2.0",
+            {"url": "https://example.org/mono.git", "subdirectory": "tools/improvements", "vcs_info": GIT},
+            f"pip install 'improvements @ git+https://example.org/mono.git@{SHA}#subdirectory=tools/improvements'",
+        ),
+        # From a wheel on the web: that file, checked against its hash.
+        (
+            "0.2.0",
+            {"url": WHEEL_URL, "archive_info": {"hashes": {"sha256": "ab" * 32}}},
+            f"pip install 'improvements @ {WHEEL_URL}#sha256={'ab' * 32}'",
+        ),
+    ],
+)
+def test_ci_installs_improvements_the_way_it_was_installed(version: str, direct_url: dict | None, run: str) -> None:
+    install = scaffold.install_of(version, None if direct_url is None else json.dumps(direct_url))
+    assert install.run == run and install.reachable
+    assert shlex.split(run)[2].startswith("improvements")
+
+
+@pytest.mark.parametrize(
+    ("version", "direct_url", "said"),
+    [
+        ("0.1.dev3+g1a2b3c4", None, "a local build (0.1.dev3+g1a2b3c4)"),
+        ("0.0", {"url": "file:///home/me/improvements", "dir_info": {"editable": True}}, "a folder on this machine"),
+        ("0.0", {"url": "file:///tmp/improvements-0.0-py3-none-any.whl", "archive_info": {}}, "a file on this machine"),
+        ("0.1.dev3", {"url": "file:///home/me/improvements", "vcs_info": GIT}, "a repository on this machine"),
+        ("0.0", "{not json", "a place its metadata does not name"),
+    ],
+)
+def test_an_install_ci_cannot_reach_is_a_step_that_says_so(version: str, direct_url: object, said: str) -> None:
+    text = direct_url if isinstance(direct_url, str) or direct_url is None else json.dumps(direct_url)
+    install = scaffold.install_of(version, text)
+    assert install.run == scaffold.UNREACHABLE_RUN and not install.reachable
+    comment = " ".join(install.comment)
+    assert f"installed from {said}, which CI cannot reach" in comment
+    assert "git+https://github.com/OWNER/improvements@v0.2.0" in comment
+    assert "/home/me" not in comment and "/tmp" not in comment  # no path of this machine in a committed file
+
+
+class _Installed:
+    """A distribution as importlib.metadata gives it: a version and its direct_url.json."""
+
+    def __init__(self, version: str, direct_url: dict[str, object] | None) -> None:
+        self.version = version
+        self._direct_url = direct_url
+
+    def read_text(self, name: str) -> str | None:
+        assert name == "direct_url.json"
+        return None if self._direct_url is None else json.dumps(self._direct_url)
+
+
+def _workflow(root: Path) -> tuple[str, list[str]]:
+    workflow = root / ".github" / "workflows" / "improvements.yml"
+    checker = Path(sys.executable).parent / "check-jsonschema"
+    proc = subprocess.run(
+        [str(checker), "--builtin-schema", "vendor.github-workflows", str(workflow)], capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    steps = yaml.safe_load(workflow.read_text())["jobs"]["check"]["steps"]
+    (install,) = [step["run"] for step in steps if step.get("name") == "Install improvements"]
+    return workflow.read_text(), shlex.split(install)
+
+
+def test_the_workflow_installs_the_commit_init_was_installed_from(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import importlib.metadata
+
+    direct_url = {"url": REPO_URL, "vcs_info": GIT}
+    monkeypatch.setattr(importlib.metadata, "distribution", lambda name: _Installed("0.2.1.dev4+g0123456", direct_url))
+    texts = []
+    for name in ("one", "two"):
+        run = run_cli("init", name, cwd=tmp_path, input="")
+        assert run.returncode == 0, run.stderr
+        assert "CI cannot install" not in run.stderr
+        text, argv = _workflow(tmp_path / name)
+        assert argv == ["pip", "install", f"improvements @ git+https://github.com/OWNER/improvements@{SHA}"]
+        texts.append(text)
+    # The same installation writes the same workflow, byte for byte.
+    assert texts[0] == texts[1]
+
+
+def test_the_workflow_from_this_installation_exists_or_says_what_to_set(tmp_path: Path) -> None:
+    # This checkout's editable install is a folder CI cannot reach: the step fails with what to do.
+    expected = scaffold.ci_install(None)
+    run = run_cli("init", cwd=tmp_path, input="")
+    assert run.returncode == 0, run.stderr
+    text, argv = _workflow(tmp_path)
+    assert argv == shlex.split(expected.run)
+    assert "improvements==0.1.0" not in text  # the old pin, of a version no index serves
+    assert ("CI cannot install improvements the way it was installed here" in run.stderr) is not expected.reachable
 
 
 # --- the wheel, in a fresh environment, in an empty folder ------------------------------------

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from generator.authoring.starter import slugify
 from generator.base.read import parse
-from generator.commands.new import slugify
 from generator.project.load import record_files
 
 from conftest import REPO, run_cli

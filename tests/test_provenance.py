@@ -7,7 +7,8 @@ import json
 from pathlib import Path
 
 from generator.analysis.campaign import analyse
-from generator.checks.validate import require_project
+from generator.base.problems import Report
+from generator.checks.validate import load_project, require_project
 from generator.project.runs.parse import parse_file
 from generator.project.runs.provenance import mismatches
 from generator.project.runs.run import Run
@@ -191,7 +192,11 @@ def test_published_raw_files_are_only_the_copies_import_wrote(campaign: Path) ->
     (root / "results" / "raw" / "notes.json").write_text('{"api_key": "sk-by-hand"}')
     first = root / "results" / "raw" / kept[0]
     first.write_bytes(first.read_bytes() + b"\n")
-    again = published_raw_files(require_project(root))
+    # `check` now reports the edited copy (`evidence-mismatch`); the site must not publish it either.
+    report = Report()
+    edited = load_project(root, report)
+    assert edited is not None and {p.code for p in report.errors} == {"evidence-mismatch"}
+    again = published_raw_files(edited)
     assert "results/raw/notes.json" not in again and f"results/raw/{kept[0]}" not in again
     assert len(again) == len(kept) - 1
 

@@ -219,7 +219,8 @@ def test_safe_url(url: str, ok: bool) -> None:
 
 def test_launch_command_keeps_variables_and_quotes_the_rest() -> None:
     text = shell_command(["python", "-m", "x", "--path", "$MODEL", "--name", "a b"], {"A": "1 2"})
-    assert text == "A='1 2' python -m x \\\n    --path $MODEL \\\n    --name 'a b'"
+    # `launch.quote`, as `stack` prints it: a reference stays expandable, inside double quotes.
+    assert text == "A='1 2' python -m x \\\n    --path \"$MODEL\" \\\n    --name 'a b'"
 
 
 # --- statistics -----------------------------------------------------------------------------------

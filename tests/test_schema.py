@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.commands.schema import WHICH, schema_text
+from generator.model.schema import WHICH, schema_text
 
 from conftest import REPO, run_cli
 

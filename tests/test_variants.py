@@ -206,7 +206,7 @@ def test_a_variants_imported_run_is_checked_like_a_records(repo: Path) -> None:
 def test_the_editors_schema_knows_the_campaigns_own_metrics() -> None:
     import re
 
-    from generator.commands.schema import metric_name_pattern
+    from generator.model.schema import metric_name_pattern
 
     assert re.fullmatch(metric_name_pattern(), "ttft_max")
     assert not re.fullmatch(metric_name_pattern(), "allreduce_p99")

@@ -147,6 +147,12 @@ class RecordAnalysis:
     # Each variant's results, in the order of the record's `variants`.
     variant_results: tuple[tuple[ResolvedResult, ...], ...] = ()
 
+    @property
+    def headline(self) -> tuple[ResolvedResult, ...]:
+        """The results the record's change is measured by: its own, or its retained variant's
+        (`variants.headline`); `primary.index` is a position among them."""
+        return tuple(variants.headline(self.file.record, self.results, self.variant_results))
+
 
 @dataclass(frozen=True)
 class Analysis:
@@ -225,8 +231,11 @@ def _record_analysis(
     primary = _primary(rec, headline, metric)
     every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
     reported = primary is None and any(r.has_reported for r in every)
+    # The retained variant's results are the record's measurements too: its load sweep counts.
+    kept = variants.retained(rec.record)
+    measured = results + (by_variant[rec.record.variants.index(kept)] if kept is not None else ())
     found = sweeps(
-        [(r.result, r.metrics, r.baseline) for r in results], project.campaign.slo, project.campaign.hardware.count
+        [(r.result, r.metrics, r.baseline) for r in measured], project.campaign.slo, project.campaign.hardware.count
     )
     return RecordAnalysis(
         rec, results, _open_blockers(rec, shared), metric, primary, reported, sweeps=found, variant_results=by_variant

@@ -107,7 +107,8 @@ def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> Ste
     The one place the road reads a comparison: the analysis' (change, interval, decision),
     never one of its own.
     """
-    found = [(r, r.comparisons.get(metric)) for r in ra.results]
+    # A record with variants is measured by its retained variant's results, as its rank is.
+    found = [(r, r.comparisons.get(metric)) for r in ra.headline]
     measured = [(r, c) for r, c in found if c is not None]
     if not measured:
         return None

@@ -43,7 +43,9 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
     For callers that move several files into place together; `atomic_write` for one file.
     With `sync=False` the caller must call `sync_all` before moving the file into place.
     """
-    fd, name = tempfile.mkstemp(prefix=f"{TMP_PREFIX}{target.name}.", dir=target.parent)
+    # Short whatever the target's name: a page name near the file system's limit must still
+    # leave room for its temporary (`bad-filename` guards the page names themselves).
+    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(_bytes(data))
@@ -82,6 +84,25 @@ def write_temps(targets: dict[Path, bytes]) -> dict[Path, Path]:
                 tmp.unlink()
         raise
     return temps
+
+
+def sweep_temps(folder: Path) -> list[str]:
+    """Remove the temporary files a killed run left in `folder`; their names.
+
+    Only under the lock of whatever writes there (a live writer's temporaries would go too), and
+    only regular files with our prefix, never through a link.
+    """
+    removed: list[str] = []
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return removed
+    for entry in entries:
+        if entry.name.startswith(TMP_PREFIX) and entry.is_file(follow_symlinks=False):
+            with contextlib.suppress(OSError):
+                os.unlink(entry.path)
+                removed.append(entry.name)
+    return removed
 
 
 def atomic_write(path: Path, data: bytes | str) -> None:
@@ -126,6 +147,47 @@ def lock(path: Path, timeout: float = -1) -> Iterator[None]:
 
     with FileLock(path, timeout=timeout):
         yield
+
+
+@contextlib.contextmanager
+def edit_lock(root: Path, path: Path) -> Iterator[None]:
+    """Hold the lock of one file's edits (a record, campaign.yaml) from its read to its replace.
+
+    Every command that edits a user file takes it, so two edits of one file queue up instead
+    of the second overwriting the first; edits of different files still run side by side.
+    The lock files live in the user's cache folder (named by the file's real path), so a
+    checkout never gains files to ignore; without a usable cache folder, the repository's
+    one lock stands in (coarser, as safe).
+    """
+    with lock(_edit_lock_file(root, path)):
+        yield
+
+
+@contextlib.contextmanager
+def edit_locks(root: Path, paths: list[Path]) -> Iterator[None]:
+    """`edit_lock` of every path, taken in one order (their lock files' names) so that two
+    commands locking overlapping sets never wait for each other in a circle."""
+    files = sorted({_edit_lock_file(root, p) for p in paths})
+    with contextlib.ExitStack() as stack:
+        for file in files:
+            stack.enter_context(lock(file))
+        yield
+
+
+def _edit_lock_file(root: Path, path: Path) -> Path:
+    import hashlib
+
+    from platformdirs import user_cache_dir
+
+    key = hashlib.sha256(os.fsencode(os.path.realpath(path))).hexdigest()[:32]
+    try:
+        folder = Path(user_cache_dir("improvements", appauthor=False)) / "locks"
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            raise PermissionError(folder)
+    except (OSError, RuntimeError):
+        return root / LOCK_NAME
+    return folder / f"{key}.lock"
 
 
 def link_in_path(root: Path, rel_path: str) -> str | None:

@@ -177,6 +177,10 @@ def write_outputs(
 
     result = WriteResult()
     with build_lock(root):
+        # A build or renumber killed mid-write left its temporaries here; no other writer is
+        # running while the lock is held, so whatever has the prefix is a leftover.
+        for folder in sorted({(root / p).parent for p in [*wanted, manifest]}):
+            fsio.sweep_temps(folder)
         previous = read_manifest(root, manifest)
         old_bytes: dict[str, bytes | None] = {}
         changes: dict[str, bytes] = {}

@@ -54,6 +54,7 @@ CODES: dict[str, str] = {
     "missing-source": "a result's source file does not exist",
     "path-outside": "a path leaves the place it must stay in",
     "unknown-run": "a result names an imported run that does not exist",
+    "evidence-mismatch": "a linked run's kept raw file is missing, not a regular file, or no longer its bytes",
     "no-baseline": "a result has no baseline to compare with",
     "not-comparable": "a result and its baseline differ in more than the record's change",
     "status-contradicts-evidence": "a record's status contradicts its primary metric's decision",
@@ -63,6 +64,7 @@ CODES: dict[str, str] = {
     "import-unrecognised": "a benchmark file no importer recognises",
     "import-truncated": "a benchmark file with a truncated or broken line",
     "import-no-metric": "a benchmark run with no usable metric",
+    "import-missing-key": "a row lacks a key that the campaign's import format reads",
     "usage": "a command was called with arguments that do not fit",
     "cut-text": "prose that a `#` comment may have cut short (an unquoted `#`)",
 }
@@ -115,6 +117,16 @@ class ProblemsFound(Exception):
         self.report = report
 
 
+class CommandError(Exception):
+    """A command cannot go on: shown as one line, exit 1. Library code raises it instead of a click
+    exception (only the command layer speaks click); `generator.cli` converts it in one place.
+    """
+
+
+class UsageProblem(CommandError):
+    """A command was called with arguments that do not fit: shown with the command's usage, exit 2."""
+
+
 @functools.lru_cache(maxsize=4096)
 def rel(path: Path, root: Path) -> str:
     """A path as users see it: relative to the repository root where possible."""
@@ -141,7 +153,10 @@ def _real_folder(folder: Path) -> str:
 # key, a value or a file name; printed raw they could rewrite the terminal or hide text.
 # Lone surrogates stand for bytes of a file name that are not UTF-8; written raw they would
 # raise UnicodeEncodeError on a strict UTF-8 terminal.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+# Zero-width characters too: invisible, they make two names that look the same differ.
+_UNPRINTABLE = re.compile(
+    "[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\u2028\u2029\ufeff\ud800-\udfff]"
+)
 
 
 _JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")

@@ -20,7 +20,7 @@ from collections.abc import Collection, Mapping
 from generator.base.problems import Problem, rel
 from generator.base.read import Path_
 from generator.model.launch import Conflict, Cycle, Step, apply_steps, order_steps
-from generator.model.variants import effective_change, effective_change_path
+from generator.model.variants import effective_change, effective_change_path, find_result, located_results
 from generator.project.load import Project, RecordFile
 
 
@@ -61,11 +61,18 @@ def _reference_problems(
         elif slug not in known:
             hint = _near(slug, slugs, "name the slug of an adopted record whose change is in this one's baseline")
             out.append(_problem(project, rec, ("builds_on", i), "unknown-slug", f"no record has slug `{slug}`", hint))
-    for i, result in enumerate(rec.record.results):
+        elif slug in rec.record.builds_on[:i]:
+            msg = f"`{slug}` is named twice in `builds_on`"
+            out.append(_problem(project, rec, ("builds_on", i), "invalid-value", msg, "name each record once"))
+        elif slug in by_slug and by_slug[slug].record.status == "rejected":
+            msg = f"builds on `{slug}`, which is rejected: its change is in no baseline"
+            hint = "build on an adopted record, or leave this entry out"
+            out.append(_problem(project, rec, ("builds_on", i), "invalid-value", msg, hint))
+    for at, _variant, result in located_results(rec.record):
         ref = result.baseline_from
         if ref is None:
             continue
-        loc: Path_ = ("results", i, "baseline_from")
+        loc: Path_ = (*at, "baseline_from")
         target = by_slug.get(ref.record)
         if target is None:
             if ref.record not in known:
@@ -73,13 +80,24 @@ def _reference_problems(
                 msg = f"no record has slug `{ref.record}`"
                 out.append(_problem(project, rec, (*loc, "record"), "unknown-slug", msg, hint))
             continue
-        labels = [r.label for r in target.record.results]
+        held = next((v for v in target.record.variants if v.label == ref.variant), None)
+        if ref.variant is not None and held is None:
+            names = [v.label for v in target.record.variants]
+            listed = ", ".join(f"`{n}`" for n in names) or "none"
+            hint = _near(ref.variant, names, f"its variants are labelled: {listed}")
+            msg = f"record `{ref.record}` has no variant labelled `{ref.variant}`"
+            out.append(_problem(project, rec, (*loc, "variant"), "unknown-result", msg, hint))
+            continue
+        labels = [r.label for r in (held.results if held is not None else target.record.results)]
         if ref.result not in labels:
             listed = ", ".join(f"`{label}`" for label in labels) or "none"
             hint = _near(ref.result, labels, f"its results are labelled: {listed}")
-            msg = f"record `{ref.record}` has no result labelled `{ref.result}`"
+            where = (
+                f"variant `{ref.variant}` of record `{ref.record}`" if held is not None else f"record `{ref.record}`"
+            )
+            msg = f"{where} has no result labelled `{ref.result}`"
             out.append(_problem(project, rec, (*loc, "result"), "unknown-result", msg, hint))
-        elif target is rec and ref.result == result.label:
+        elif target is rec and find_result(rec.record, ref.variant, ref.result) is result:
             msg = "a result cannot be its own baseline"
             out.append(_problem(project, rec, (*loc, "result"), "unknown-result", msg, "name another result"))
     return out
@@ -111,29 +129,33 @@ def _builds_on_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> lis
 
 def _baseline_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> list[Problem]:
     # Results, not records: two records may each measure one result on top of the other's.
-    graph: dict[tuple[str, str], list[tuple[str, str]]] = {}
-    where: dict[tuple[str, str], tuple[RecordFile, int]] = {}
+    # A node is (record, variant or "", result label).
+    graph: dict[tuple[str, str, str], list[tuple[str, str, str]]] = {}
+    where: dict[tuple[str, str, str], tuple[RecordFile, Path_]] = {}
     for rec in project.records:
-        for i, result in enumerate(rec.record.results):
-            node = (rec.slug, result.label)
-            where.setdefault(node, (rec, i))
+        for at, variant, result in located_results(rec.record):
+            node = (rec.slug, variant.label if variant is not None else "", result.label)
+            where.setdefault(node, (rec, at))
             ref = result.baseline_from
             graph.setdefault(node, [])
-            if ref is not None and ref.record in by_slug and (ref.record, ref.result) != node:
-                graph[node].append((ref.record, ref.result))
+            target = (ref.record, ref.variant or "", ref.result) if ref is not None else None
+            if ref is not None and target is not None and ref.record in by_slug and target != node:
+                graph[node].append(target)
     try:
         graphlib.TopologicalSorter(graph).prepare()
     except graphlib.CycleError as err:
-        ring: list[tuple[str, str]] = list(err.args[1])
-        shown = " -> ".join(f"{slug} `{label}`" for slug, label in reversed(ring))
+        ring: list[tuple[str, str, str]] = list(err.args[1])
+        shown = " -> ".join(
+            f"{slug} {f'variant `{variant}` ' if variant else ''}`{label}`" for slug, variant, label in reversed(ring)
+        )
         out = []
         for node in ring[:-1]:
-            rec, i = where[node]
+            rec, at = where[node]
             out.append(
                 _problem(
                     project,
                     rec,
-                    ("results", i, "baseline_from"),
+                    (*at, "baseline_from"),
                     "build-cycle",
                     f"results are each other's baseline in a circle: {shown}",
                     "a baseline is a result measured before this one; name another",

@@ -15,9 +15,11 @@ from pathlib import Path
 from generator.base import cache
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.base.read import Path_, Positions
+from generator.checks.evidence import evidence_problems
 from generator.checks.links import reference_problems
 from generator.checks.runs import run_problems
 from generator.checks.stack import stack_problems
+from generator.checks.values import value_problems
 from generator.model import variants
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
@@ -38,6 +40,9 @@ def load_project(root: Path, report: Report, build_cache: cache.BuildCache | Non
         project, files = read_project(root, report, build_cache)
         if project is not None:
             report.extend(cross_check(project, files))
+            # The files on disk as they are, so not part of judging an edit (`cross_check`): an
+            # import checks its edit before the raw files it brings are written.
+            report.extend(evidence_problems(project))
         return project
     finally:
         if was_enabled:
@@ -143,6 +148,8 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     problems += stack_problems(project, by_slug)
     # Imported runs: references that resolve, and results comparable with their baseline.
     problems += run_problems(project)
+    # Numbers as written (not as converted), shell names, variants' values.
+    problems += value_problems(project)
     return problems
 
 

@@ -34,7 +34,7 @@ def command(root: Path | None, fmt: str, output: Path | None) -> None:
     also publishes it at the site root as records.json.
 
     CSV: a tidy table of every sample, one row per repetition (record, result, side, metric,
-    repetition, value, concurrency), ready for a notebook.
+    repetition, value, concurrency, variant), variants' results included, ready for a notebook.
     """
     from generator.analysis.campaign import analyse
     from generator.checks.validate import require_project

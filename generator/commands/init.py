@@ -2,88 +2,21 @@
 
 from __future__ import annotations
 
-import contextlib
-import re
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import click
 
-# The files init writes, relative to the campaign folder; template names under templates/init/.
-FILES: dict[str, str] = {
-    "improvements/campaign.yaml": "campaign.yaml.j2",
-    "mkdocs.yml": "mkdocs.yml.j2",
-    ".gitignore": "gitignore",
-    ".pre-commit-config.yaml": "pre-commit-config.yaml.j2",
-    ".github/workflows/improvements.yml": "workflow.yml.j2",
-    "schema/campaign.schema.json": "",
-}
-# What a source that says nothing gets: words that say so, never a guessed value. A number
-# (the GPU count, an engine version) is left out instead.
-NOT_RECORDED = "not recorded"
-TIERS = {
-    1: "Flag flips: launch options and environment variables, to try at once on the baseline command.",
-    2: "Small code changes.",
-    3: "Significant engineering.",
-}
-_GOAL_RE = re.compile(r"^(?P<metric>[A-Za-z0-9_]+):(?P<target>[0-9.eE+-]+)(?:@(?P<concurrency>[0-9]+))?$")
-
-
-@dataclass
-class Answers:
-    name: str
-    series: str
-    model: str
-    gpu: str
-    gpu_count: int | None
-    engine: str
-    engine_version: str | None
-    baseline_label: str
-    command: str
-    goals: list[dict[str, Any]] = field(default_factory=list)
-
-
-def parse_goal(text: str) -> dict[str, Any]:
-    """`METRIC:TARGET[@CONCURRENCY]` ("output_throughput:100@1") as a goal, or a usage error."""
-    from generator.model import metrics
-
-    m = _GOAL_RE.match(text.strip())
-    if m is None:
-        raise click.BadParameter(f"`{text}` is not METRIC:TARGET[@CONCURRENCY], e.g. output_throughput:100@1")
-    if metrics.lookup(m["metric"]) is None:
-        near = metrics.suggest(m["metric"])
-        raise click.BadParameter(f"unknown metric `{m['metric']}`" + (f"; did you mean `{near}`?" if near else ""))
-    try:
-        target = float(m["target"])
-    except ValueError:
-        raise click.BadParameter(f"`{m['target']}` is not a number") from None
-    goal: dict[str, Any] = {"metric": m["metric"], "target": int(target) if target.is_integer() else target}
-    if m["concurrency"]:
-        goal["concurrency"] = int(m["concurrency"])
-    return goal
+from generator.authoring.scaffold import NOT_RECORDED, Answers, default_command, parse_goal, series_of
+from generator.base.problems import UsageProblem
 
 
 def _goals(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) -> list[dict[str, Any]]:
-    return [parse_goal(v) for v in values]
-
-
-def default_command(engine: str, model: str) -> str | None:
-    """The engine's plain serve command for the model, when both are known; never a guessed flag."""
-    if model == NOT_RECORDED:
-        return None
-    import shlex
-
-    quoted = shlex.quote(model)
-    known = {"sglang": f"python -m sglang.launch_server --model-path {quoted}", "vllm": f"vllm serve {quoted}"}
-    return known.get(engine.strip().lower())
-
-
-def series_of(name: str) -> str:
-    from generator.commands.new import slugify
-
-    return slugify(name) or "improvement"
+    try:
+        return [parse_goal(v) for v in values]
+    except UsageProblem as exc:
+        raise click.BadParameter(str(exc)) from None
 
 
 def ask(options: dict[str, Any], interactive: bool) -> Answers:
@@ -119,8 +52,8 @@ def ask(options: dict[str, Any], interactive: bool) -> Answers:
         ).strip():
             try:
                 goals.append(parse_goal(text))
-            except click.BadParameter as exc:
-                click.echo(exc.message, err=True)
+            except UsageProblem as exc:
+                click.echo(str(exc), err=True)
     return Answers(
         name=name,
         series=options["series"] or series_of(name),
@@ -141,87 +74,6 @@ def _count(text: str | None) -> int | None:
     if not text.strip().isdigit() or int(text) < 1:
         raise click.BadParameter(f"`{text}` is not a number of GPUs (1 or more)", param_hint="--gpu-count")
     return int(text)
-
-
-def render_files(answers: Answers, package: str) -> dict[str, str]:
-    """Each file's text, keyed by its path in the campaign folder."""
-    from importlib.resources import files
-
-    import jinja2
-
-    from generator.commands.new import yaml_scalar
-    from generator.commands.schema import schema_text
-
-    folder = files("generator").joinpath("templates", "init")
-    env = jinja2.Environment(
-        undefined=jinja2.StrictUndefined, keep_trailing_newline=True, autoescape=False, trim_blocks=True
-    )
-
-    def scalar(value: str, key: str) -> str:
-        return yaml_scalar(value, key, indent=4)
-
-    context = {
-        "name": scalar(answers.name, "name"),
-        "series": answers.series,
-        "model": scalar(answers.model, "name"),
-        "gpu": scalar(answers.gpu, "gpu"),
-        "gpu_count": answers.gpu_count,
-        "engine": scalar(answers.engine, "name"),
-        "engine_version": scalar(answers.engine_version, "version") if answers.engine_version else None,
-        "baseline_label": scalar(answers.baseline_label, "label"),
-        "command": scalar(answers.command, "command"),
-        "goals": answers.goals,
-        "tier1": scalar(TIERS[1], "t1"),
-        "tier2": scalar(TIERS[2], "t2"),
-        "tier3": scalar(TIERS[3], "t3"),
-        "site_name": yaml_scalar(answers.name, "site_name"),
-        "package": package,
-    }
-    out: dict[str, str] = {}
-    for path, template in FILES.items():
-        if not template:
-            out[path] = schema_text("campaign")
-            continue
-        source = folder.joinpath(template).read_text(encoding="utf-8")
-        out[path] = env.from_string(source).render(**context)
-    return out
-
-
-def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
-    """Create every file, or none: each exclusively, and what was made removed again if one fails.
-
-    A folder on the way that is a link is refused too: writing through it would put a file
-    somewhere init was not pointed at.
-    """
-    from generator.base.fsio import create_exclusive
-
-    taken = [p for p in texts if (root / p).exists() or (root / p).is_symlink()]
-    if taken:
-        raise click.UsageError(
-            f"{root} already has {', '.join(taken)}; init writes nothing over an existing file. "
-            "Choose an empty folder, or move these away"
-        )
-    folders = sorted({parent for p in texts for parent in Path(p).parents if parent != Path(".")}, key=str)
-    linked = [str(f) for f in folders if (root / f).is_symlink()]
-    if linked:
-        raise click.UsageError(f"{', '.join(linked)} in {root} is a link; init writes only into folders of its own")
-    new_folders = [root / f for f in folders if not (root / f).exists()]
-    made: list[Path] = []
-    try:
-        for rel_path, text in texts.items():
-            path = root / rel_path
-            path.parent.mkdir(parents=True, exist_ok=True)
-            if not create_exclusive(path, text):
-                raise click.UsageError(f"{path} appeared while init was writing; nothing was kept")
-            made.append(path)
-    except BaseException:
-        for path in made:
-            path.unlink(missing_ok=True)
-        for folder in reversed(new_folders):
-            with contextlib.suppress(OSError):
-                folder.rmdir()
-        raise
-    return made
 
 
 def stdin_is_terminal() -> bool:
@@ -251,7 +103,12 @@ Examples:
 @click.option(
     "--goal", "goals", multiple=True, callback=_goals, metavar="METRIC:TARGET[@C]", help="A goal (repeatable)."
 )
-@click.option("--package", metavar="SPEC", help="What CI installs (default: this version of improvements).")
+@click.option(
+    "--package",
+    metavar="SPEC",
+    help='What CI pip-installs, e.g. "improvements @ git+https://github.com/OWNER/improvements@v0.2.0" '
+    "(default: improvements the way it was installed here).",
+)
 @click.option("--no-input", "no_input", is_flag=True, help="Ask nothing, even on a terminal.")
 def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
@@ -263,8 +120,7 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     give; without one it takes the defaults, and leaves out what it was not told: nothing
     is guessed. It never overwrites a file: if any of them exists, nothing is written.
     """
-    from importlib.metadata import PackageNotFoundError, version
-
+    from generator.authoring.scaffold import ci_install, render_files, write_all
     from generator.base.problems import rel
 
     root = folder.resolve()
@@ -273,12 +129,8 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     options["folder_name"] = root.name or "campaign"
     interactive = not no_input and stdin_is_terminal()
     answers = ask(options, interactive)
-    if package is None:
-        try:
-            package = f"improvements=={version('improvements')}"
-        except PackageNotFoundError:
-            package = "improvements"
-    texts = render_files(answers, package)
+    install = ci_install(package)
+    texts = render_files(answers, install)
     root.mkdir(parents=True, exist_ok=True)
     made = write_all(root, texts)
     here = Path.cwd()
@@ -290,6 +142,11 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     if unknown or answers.command == "$BASELINE_COMMAND":
         missing = [*unknown, *(["baseline command"] if answers.command == "$BASELINE_COMMAND" else [])]
         sys.stderr.write(f"not given, so written as unknown in campaign.yaml: {', '.join(missing)}\n")
+    if not install.reachable:
+        sys.stderr.write(
+            "CI cannot install improvements the way it was installed here: set its install step "
+            "in .github/workflows/improvements.yml (the step says how)\n"
+        )
     cd = "" if root == here else f"cd {rel(root, here)} && "
     sys.stderr.write(
         f'next: {cd}improvements new "First idea" --tier 1, then `improvements build --site`; '

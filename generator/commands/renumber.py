@@ -8,57 +8,12 @@ shift silently renames records the user did not name, and `--compact` exists for
 
 from __future__ import annotations
 
-import contextlib
-import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import click
 
 from generator.cli import resolve_root, root_option
-
-if TYPE_CHECKING:
-    from generator.output.render import BuildResult
-
-
-@dataclass(frozen=True)
-class Move:
-    old: Path
-    new: Path
-    slug: str
-    old_number: int
-    new_number: int
-
-
-def file_name(number: int, slug: str) -> str:
-    return f"{number:02d}-{slug}.yaml"
-
-
-def plan_move(files: list[tuple[Path, int, str]], path: Path, number: int) -> list[Move]:
-    """The one rename that moves `path` to `number`; a usage error when another record holds it."""
-    current = next((n, s) for p, n, s in files if p == path)
-    if current[0] == number:
-        return []
-    holders = [p for p, n, _s in files if n == number and p != path]
-    if holders:
-        used = {n for _p, n, _s in files}
-        free = next(n for n in range(1, len(files) + 2) if n not in used)
-        raise click.UsageError(
-            f"number {number:02d} is taken by {holders[0].name}; pick a free number (such as {free:02d}), "
-            "or run `improvements renumber --compact` to close the gaps"
-        )
-    return [Move(path, path.with_name(file_name(number, current[1])), current[1], current[0], number)]
-
-
-def plan_compact(files: list[tuple[Path, int, str]]) -> list[Move]:
-    """Numbers 1, 2, 3... in the current order (number, then slug), which also ends any duplicates."""
-    moves = []
-    for new_number, (path, number, slug) in enumerate(sorted(files, key=lambda f: (f[1], f[2])), 1):
-        if number != new_number:
-            moves.append(Move(path, path.with_name(file_name(new_number, slug)), slug, number, new_number))
-    return moves
 
 
 @click.command(
@@ -85,9 +40,11 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
+    from generator.authoring.records import find_record
+    from generator.authoring.renumber import plan_compact, plan_move, rebuild_or_undo, rename_all, validate
+    from generator.base.fsio import edit_locks
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import load_project
-    from generator.commands.status import find_record
     from generator.project.load import record_files
 
     if compact == (record is not None):
@@ -121,12 +78,18 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
         old_page = docs / f"{series}-{m.old_number:02d}-{m.slug}.md"
         new_page = docs / f"{series}-{m.new_number:02d}-{m.slug}.md"
         lines.append(f"  page {rel(old_page, repo)} -> {rel(new_page, repo)}")
-    _validate(moves, repo, docs, series)
+    validate(moves, repo, docs, series)
     if dry_run:
         sys.stdout.write("\n".join(lines) + "\n")
         return
-    _rename_all(moves, repo)
-    result = _rebuild_or_undo(moves, repo)
+    # The renamed files are locked as `status` and `import` lock them, so an edit in flight
+    # finishes before its file moves, and one that waited finds the new name.
+    with edit_locks(repo, [m.old for m in moves]):
+        gone = [m.old for m in moves if not m.old.exists()]
+        if gone:
+            raise click.UsageError(f"{rel(gone[0], repo)} was moved or removed meanwhile; nothing was renamed")
+        rename_all(moves, repo)
+        result = rebuild_or_undo(moves, repo)
     sys.stdout.write("\n".join(lines) + "\n")
     if result is None:
         sys.stderr.write("the series was not rebuilt; fix these, then run `improvements build`:\n")
@@ -134,74 +97,3 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
         load_project(repo, after)
         raise ProblemsFound(after)
     sys.stdout.write(f"series rebuilt: {len(result.written)} written, {len(result.removed)} removed\n")
-
-
-def _name_max(folder: Path) -> int:
-    try:
-        return os.pathconf(folder, "PC_NAME_MAX")
-    except (OSError, ValueError):
-        return 255
-
-
-def _validate(moves: list[Move], repo: Path, docs: Path, series: str) -> None:
-    """Every new name fits the file system and is free, before anything is renamed."""
-    from generator.base.problems import rel
-
-    for m in moves:
-        names = ((m.new.parent, m.new.name), (docs, f"{series}-{m.new_number:02d}-{m.slug}.md"))
-        for folder, name in names:
-            limit = _name_max(folder if folder.is_dir() else repo)
-            if len(name.encode("utf-8")) > limit:
-                raise click.UsageError(
-                    f"the new number makes {name[:40]}... {len(name.encode('utf-8'))} bytes long, over the "
-                    f"file system's {limit}; pick a smaller number; nothing was renamed"
-                )
-        if os.path.lexists(m.new):
-            raise click.UsageError(f"{rel(m.new, repo)} exists already; nothing was renamed") from None
-
-
-def _rename_all(moves: list[Move], repo: Path) -> None:
-    """Rename every record file, or none: a failed rename puts back the ones already done."""
-    from generator.base.problems import rel
-
-    done: list[Move] = []
-    try:
-        for m in moves:
-            os.rename(m.old, m.new)
-            done.append(m)
-    except OSError as exc:
-        _undo(done)
-        why = exc.strerror or exc
-        raise click.ClickException(f"cannot rename {rel(m.old, repo)}: {why}; nothing was renamed") from None
-
-
-def _undo(done: list[Move]) -> None:
-    for m in reversed(done):
-        with contextlib.suppress(OSError):
-            os.rename(m.new, m.old)
-
-
-def _rebuild_or_undo(moves: list[Move], repo: Path) -> BuildResult | None:
-    """The rebuilt series; None when only duplicate numbers remain (the renames stay: they are
-    steps toward ending them). Any other problem, or a failed write, puts the names back.
-    """
-    from generator.base.problems import ProblemsFound, Report
-    from generator.checks.validate import load_project
-    from generator.output.render import build
-
-    after = Report()
-    load_project(repo, after)
-    blocking = [p for p in after.errors if p.code != "duplicate-number"]
-    if not after.ok and not blocking:
-        return None
-    try:
-        if blocking:
-            raise ProblemsFound(Report(blocking))
-        return build(repo)
-    except ProblemsFound as exc:
-        _undo(moves)
-        sys.stderr.write("nothing was renamed: the renumbered series would have these problems:\n")
-        raise ProblemsFound(exc.report) from None
-    except OSError as exc:
-        _undo(moves)
-        raise click.ClickException(f"cannot write the outputs: {exc}; nothing was renamed") from None

@@ -27,7 +27,10 @@ Examples:
     type=click.Choice(["text", "command", "json"]),
     default="text",
     show_default=True,
-    help="text: a shell script, its comments naming the record of each line; command: one line; json: for scripts.",
+    help=(
+        "text: a shell script, its comments naming the record of each line; command: the `before:` "
+        "steps, then the launch on one line; json: for scripts."
+    ),
 )
 def command(root: Path | None, fmt: str) -> None:
     """Print the launch command in force: the campaign baseline with every adopted record's change.
@@ -46,7 +49,8 @@ def command(root: Path | None, fmt: str) -> None:
     found = analysis.stack
     assert found.stack is not None  # `check` refuses a circle (build-cycle) before this
     if fmt == "command":
-        sys.stdout.write(found.stack.command + "\n")
+        # The `before:` steps first, one a line as written, so the lines run as printed.
+        sys.stdout.write("".join(line + "\n" for _label, line in found.stack.before) + found.stack.command + "\n")
     elif fmt == "json":
         sys.stdout.write(stack_json(analysis))
     else:

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import graphlib
 import heapq
+import itertools
 import re
 import shlex
 from collections.abc import Iterable, Mapping, Sequence
@@ -58,6 +59,8 @@ class Step:
     remove_flags: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
     base_command: str | None = None
+    # Host commands run before the launch, as written (`Change.before`).
+    before: tuple[str, ...] = ()
 
     @property
     def label(self) -> str:
@@ -75,6 +78,7 @@ class Step:
             remove_flags=tuple(change.remove_flags),
             env=tuple(change.env.items()),
             base_command=change.base_command,
+            before=tuple(change.before),
         )
 
 
@@ -123,17 +127,15 @@ class Stack:
     unresolved: tuple[tuple[str, str], ...] = ()  # (step slug, builds_on slug not among the steps)
     absent: tuple[tuple[str, str], ...] = ()  # (step slug, flag it removes that was not there)
     base_from: str | None = None  # the slug whose base_command replaced the campaign command
+    # (step label, host command) run before the launch, in stack order; a command two steps
+    # both list runs once, where it first comes.
+    before: tuple[tuple[str, str], ...] = ()
 
     @property
     def command(self) -> str:
         """One line a POSIX shell runs: environment assignments, then the command."""
-        words = [quote(t) for t in self.tokens]
-        if not self.env:
-            return " ".join(words)
-        assigns = [f"{name}={quote(value)}" for name, value in self.env]
-        # A name the shell cannot assign (`A-B=1` would run as a command) goes through env(1).
-        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
-        return " ".join([*prefix, *assigns, *words])
+        assigns = [assignment(name, value) for name, value in self.env]
+        return " ".join([*env_prefix(n for n, _ in self.env), *assigns, *(quote(t) for t in self.tokens)])
 
     def text(self) -> str:
         return "\n".join(line.display() for line in self.lines)
@@ -142,11 +144,12 @@ class Stack:
         """`command` over several lines, one option per line, joined by backslash-newlines."""
         # `lines` holds the environment, then the words of `tokens` grouped as `command` quotes them.
         shown = [line.text for line in self.lines if line.kind != "removed"]
-        prefix = [] if all(_NAME.fullmatch(n) for n, _ in self.env) else ["env"]
-        return " \\\n    ".join([*prefix, *shown])
+        return " \\\n    ".join([*env_prefix(n for n, _ in self.env), *shown])
 
 
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The names a POSIX shell assigns; `check` refuses any other environment name (`invalid-value`),
+# since `A;touch x;B=2` printed before a command would run `touch`.
+ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # `$NAME`, `${NAME}` and the `${NAME:-default}` family; nothing that runs code (`$(...)`, backticks).
 _VAR = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}\"'`$\\]*)?\})")
 
@@ -167,6 +170,27 @@ def quote(token: str) -> str:
     if pos < len(token) or not parts:
         parts.append(shlex.quote(token[pos:]))
     return "".join(parts)
+
+
+def assignment(name: str, value: str) -> str:
+    """`NAME=value` as a shell reads it, the value through `quote`.
+
+    `check` refuses a name that is not an identifier; should one get here all the same, the
+    whole assignment is quoted as one word (for env(1), see `env_prefix`), so it stays data.
+    """
+    if ENV_NAME.fullmatch(name):
+        return f"{name}={quote(value)}"
+    return quote(f"{name}={value}")
+
+
+def env_prefix(names: Iterable[str]) -> list[str]:
+    """`["env"]` when a name is not an identifier: a shell does not take a quoted assignment, env(1) does."""
+    return [] if all(ENV_NAME.fullmatch(n) for n in names) else ["env"]
+
+
+def words(tokens: Iterable[str]) -> str:
+    """Tokens as one line of shell words, each through `quote`."""
+    return " ".join(quote(t) for t in tokens)
 
 
 def split_command(command: str) -> list[str]:
@@ -252,7 +276,19 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
         unresolved=tuple((s.slug, d) for s in ordered for d in s.builds_on if d not in by_slug),
         absent=tuple(absent),
         base_from=base.slug if base else None,
+        before=_before(ordered),
     )
+
+
+def _before(ordered: Sequence[Step]) -> tuple[tuple[str, str], ...]:
+    seen: set[str] = set()
+    out: list[tuple[str, str]] = []
+    for step in ordered:
+        for line in step.before:
+            if line not in seen:
+                seen.add(line)
+                out.append((step.label, line))
+    return tuple(out)
 
 
 @dataclass
@@ -282,14 +318,14 @@ def _groups(tokens: list[str]) -> list[list[str]]:
 
 
 def _text(tokens: Sequence[str]) -> str:
-    return " ".join(quote(t) for t in tokens)
+    return words(tokens)
 
 
 def _env_lines(env: Mapping[str, str], base: Mapping[str, str], source: Mapping[str, str]) -> list[Line]:
     lines = []
     for name, value in env.items():
-        was = f"{name}={quote(base[name])}" if name in source and name in base else None
-        lines.append(Line(f"{name}={quote(value)}", "env", source.get(name), was))
+        was = assignment(name, base[name]) if name in source and name in base else None
+        lines.append(Line(assignment(name, value), "env", source.get(name), was))
     return lines
 
 
@@ -310,18 +346,34 @@ def _command_lines(groups: list[_Group], base_text: Mapping[str, str]) -> list[L
 
 
 def _conflicts(ordered: Sequence[Step], by_slug: Mapping[str, Step]) -> list[Conflict]:
-    ancestors = {s.slug: _ancestors(s.slug, by_slug) for s in ordered}
+    # Pairs that touch one flag, variable or base command with different values, found through an
+    # index by name: every pair of steps would cost n² (2,000 adopted records: 28 s).
+    settings = [_settings(s) for s in ordered]
+    touched: dict[tuple[str, str], dict[object, list[int]]] = {}
+    for i, step in enumerate(ordered):
+        for name, tokens in settings[i].items():
+            touched.setdefault(("flag", name), {}).setdefault(tuple(tokens), []).append(i)
+        for name in step.remove_flags:
+            touched.setdefault(("flag", name), {}).setdefault(None, []).append(i)
+        for name, value in step.env:
+            touched.setdefault(("env", name), {}).setdefault(value, []).append(i)
+        if step.base_command:
+            touched.setdefault(("base", ""), {}).setdefault(step.base_command, []).append(i)
+    pairs: set[tuple[int, int]] = set()
+    for groups in touched.values():
+        # Steps that agree on a name never clash on it: only pairs across two values count.
+        for first, second in itertools.combinations(groups.values(), 2):
+            pairs.update((min(i, j), max(i, j)) for i in first for j in second if i != j)
     out: list[Conflict] = []
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1 :]:
-            if a.slug not in ancestors[b.slug]:
-                out.extend(_clashes(a, b))
+    for i, j in sorted(pairs):
+        a, b = ordered[i], ordered[j]
+        if not _builds_on(b, a.slug, by_slug):
+            out.extend(_clashes(a, b, settings[i], settings[j]))
     return out
 
 
-def _clashes(a: Step, b: Step) -> list[Conflict]:
+def _clashes(a: Step, b: Step, sets_a: Mapping[str, list[str]], sets_b: Mapping[str, list[str]]) -> list[Conflict]:
     out: list[Conflict] = []
-    sets_a, sets_b = _settings(a), _settings(b)
     for name in sets_a.keys() & sets_b.keys():
         if sets_a[name] != sets_b[name]:
             out.append(Conflict(name, "flag", a.slug, b.slug, _text(sets_a[name]), _text(sets_b[name])))
@@ -346,16 +398,19 @@ def _settings(step: Step) -> dict[str, list[str]]:
     return out
 
 
-def _ancestors(slug: str, by_slug: Mapping[str, Step]) -> set[str]:
+def _builds_on(step: Step, slug: str, by_slug: Mapping[str, Step]) -> bool:
+    """Whether `step` builds on `slug`, directly or through other steps (a walk, never recursion)."""
     seen: set[str] = set()
-    todo = list(by_slug[slug].builds_on)
+    todo = list(step.builds_on)
     while todo:
         s = todo.pop()
+        if s == slug:
+            return True
         if s in seen or s not in by_slug:
             continue
         seen.add(s)
         todo.extend(by_slug[s].builds_on)
-    return seen
+    return False
 
 
 def _index(steps: Sequence[Step]) -> dict[str, Step]:

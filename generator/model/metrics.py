@@ -92,6 +92,49 @@ def is_latency(metric: Metric) -> bool:
     return metric.unit == "ms" and not metric.higher_is_better and not metric.name.endswith("_std")
 
 
+# --- the benchmark tools' own keys --------------------------------------------------------------
+
+# key a benchmark file writes -> vocabulary name, in the vocabulary's unit. The importers read
+# files through this table and records accept the same keys typed by hand, so a quantity has
+# one name however it arrived (`total_token_throughput` is `total_throughput`).
+TOOL_KEYS: dict[str, str] = {
+    "output_throughput": "output_throughput",
+    "total_throughput": "total_throughput",
+    "total_token_throughput": "total_throughput",
+    "input_throughput": "input_throughput",
+    "request_throughput": "request_throughput",
+    "request_goodput": "goodput",
+    "request_goodput:": "goodput",
+    "max_output_tokens_per_s": "max_output_throughput",
+    "accept_length": "accept_length",
+    "spec_decode_acceptance_length": "accept_length",
+    "duration": "duration",
+    "completed": "completed",
+    "failed": "failed",
+}
+
+# mean_ttft_ms, p99.9_e2el_ms, median_e2e_latency_ms: statistic first, then the family, in ms.
+LATENCY_KEY = re.compile(r"^(mean|median|std|p\d{1,2}(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
+_KEY_FAMILY = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency", "e2e_latency": "e2e_latency"}
+
+
+def latency_metric(key: str) -> str | None:
+    """The vocabulary name of a latency key (`p99.9_ttft_ms` -> `ttft_p99.9`), or None."""
+    m = LATENCY_KEY.match(key)
+    if m is None:
+        return None
+    stat = m.group(1)
+    if stat.startswith("p") and stat.endswith(".0"):
+        stat = stat[:-2]
+    name = f"{_KEY_FAMILY[m.group(2)]}_{stat}"
+    return name if lookup(name) is not None else None
+
+
+def tool_key(key: str) -> str | None:
+    """The vocabulary name of a key as a benchmark tool writes it (`p99_ttft_ms` -> `ttft_p99`), or None."""
+    return TOOL_KEYS.get(key) or latency_metric(key)
+
+
 def known_names() -> list[str]:
     """Every fixed name plus the common latency statistics, for suggestions and docs."""
     names = list(_FIXED)

@@ -6,6 +6,7 @@ problems) writes it the same way.
 
 from __future__ import annotations
 
+import decimal
 import math
 import statistics
 from dataclasses import dataclass
@@ -50,11 +51,21 @@ def fmt_number(x: float) -> str:
         return "0" if x == 0 else str(x)
     if x == int(x) and abs(x) < 1e15:
         return str(int(x))
+    if abs(x) >= 1e15:
+        return fmt_whole(x)
     decimals = max(0, 3 - math.floor(math.log10(abs(x))))
     text = f"{x:.{decimals}f}"
     if "." in text:
         text = text.rstrip("0").rstrip(".")
     return "0" if text in ("-0", "") else text
+
+
+def fmt_whole(x: float) -> str:
+    """`x` rounded to a whole number, and past four digits to four significant ones, without the
+    binary float's noise: 1e30 is "1000000000000000000000000000000", never "...19884624838656"."""
+    if abs(x) < 1e4:
+        return f"{x:.0f}"
+    return format(decimal.Decimal(f"{x:.4g}"), "f")
 
 
 def fmt_stat(s: Stat) -> str:

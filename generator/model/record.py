@@ -12,7 +12,8 @@ import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from generator.model import metrics
 from generator.model.metrics import Vocabulary
@@ -27,6 +28,7 @@ from generator.model.result import (
     Slug,
     Strict,
     Tier,
+    context_units,
 )
 
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
@@ -115,6 +117,9 @@ class Patch(Strict):
 
 
 class Change(Strict):
+    # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
+    # whole shell command line, printed as written before the launch line.
+    before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -241,6 +246,9 @@ class Variant(Strict):
     value: Finite | NonEmpty | None = None
     outcome: VariantOutcome
     change: Change | None = None
+    # Where this variant ran differently from the record (a 2-GPU isolation run, another engine):
+    # its own hardware, benchmark, base command, or `command: not-recorded`.
+    setup: Setup | None = None
     results: list[Result] = Field(default_factory=list)
     note: str | None = None
 
@@ -250,17 +258,24 @@ class Sweep(Strict):
     parameter: NonEmpty
     # The metric the chart plots; defaults to the first metric the retained variant measures.
     metric: MetricName | None = None
+    # The result label the chart compares across variants (one workload on one axis); defaults
+    # to the retained variant's first result that measures the metric.
+    result: NonEmpty | None = None
     note: str | None = None
 
 
 class Setup(Strict):
-    """A record's own setup where it is not the campaign's: a microbenchmark on fewer GPUs, say.
+    """A record's (or a variant's) own setup where it is not the campaign's: a microbenchmark on
+    fewer GPUs, say.
 
-    It holds for every variant: a `base_command` replaces the campaign's baseline command, and
-    `command: not-recorded` says the command was never recorded (pages print none).
+    A record's holds for every variant that states none of its own: a `base_command` replaces
+    the campaign's baseline command, and `command: not-recorded` says the command was never
+    recorded (pages print none).
     """
 
     hardware: Hardware | None = None
+    # The engine, when not the campaign's (the same model served by vLLM for comparison).
+    engine: Engine | None = None
     # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
     benchmark: NonEmpty | None = None
     base_command: NonEmpty | None = None
@@ -299,6 +314,8 @@ class Engine(Strict):
     name: NonEmpty
     # Leave out when not recorded: pages then say so instead of guessing.
     version: str | None = None
+    # The container image the engine runs in, with its tag or digest (lmsysorg/sglang:v0.5.9-cu129).
+    image: NonEmpty | None = None
     note: str | None = None
 
 
@@ -353,6 +370,11 @@ class MetricDefinition(Strict):
 def _new_metric_name(name: str) -> str:
     if metrics.lookup(name) is not None:
         raise ValueError(f"`{name}` is a built-in metric already; give the campaign's own a name of its own")
+    if metrics.tool_key(name) is not None:
+        raise ValueError(
+            f"`{name}` is how benchmark tools write `{metrics.tool_key(name)}`; "
+            "give the campaign's own a name of its own"
+        )
     return name
 
 
@@ -368,6 +390,136 @@ class DecisionRule(Strict):
     alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
     # Percent: the smallest change that matters.
     min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
+
+
+# --- import_formats: a harness's own file read without code ----------------------------
+
+
+def _dotted_path(path: str) -> str:
+    # A key that holds a dot itself (`p99.9_ttft_ms`) is found whole when reading a row, so the
+    # only path refused is one with an empty level, which no key could match.
+    if any(part.strip() == "" for part in path.split(".")):
+        raise ValueError(
+            f"`{path}` has an empty level; a path is the keys of a row from the outside in, joined by "
+            "`.` (`stats.ttft_p99_s`)"
+        )
+    return path
+
+
+# A key in a row, its levels joined by dots: `stats.ttft_p99_s`.
+DottedPath = Annotated[str, AfterValidator(_dotted_path)]
+# The run settings a mapping may fill: what the built-in importers' runs carry
+# (`generator.project.runs.run.SETTING_ORDER`); `concurrency` is the configured limit.
+MappedSetting = Literal[
+    "engine",
+    "engine_version",
+    "model",
+    "gpu_count",
+    "tp_size",
+    "dp_size",
+    "pp_size",
+    "ep_size",
+    "dataset",
+    "input_len",
+    "output_len",
+    "range_ratio",
+    "num_prompts",
+    "concurrency",
+    "max_concurrency",
+    "batch_size",
+    "request_rate",
+    "burstiness",
+    "backend",
+    "label",
+    "tag",
+    "run_name",
+    "date",
+]
+# The built-in formats' names (`generator.project.runs.formats.registry.FORMATS`, a test keeps them
+# equal): a campaign's own format may not take one, since a run's format says who read it.
+BUILTIN_FORMATS = frozenset(
+    {
+        "sglang-bench-serving",
+        "sglang-bench-one-batch",
+        "sglang-bench-one-batch-server",
+        "vllm-benchmark-serving",
+        "vllm-bench-serve",
+        "serving-console",
+    }
+)
+
+
+class MappedMetric(Strict):
+    """Where a metric is in a row, and the unit the file writes it in when not the metric's own."""
+
+    path: DottedPath
+    unit: NonEmpty | None = None
+
+
+SkipValue = bool | int | float | str | None
+
+
+class ImportFormat(Strict):
+    """A benchmark file of another harness: which keys of a row are which metric and setting.
+
+    The file is JSON (one object, a list, or objects one per line) or CSV with a header line;
+    each object or CSV row is one run, or the list at `rows` inside each object is.
+    """
+
+    description: str | None = None
+    rows: DottedPath | None = None
+    # Rows that are not measurements (warm-ups): a row whose key holds the value is left out.
+    skip: dict[DottedPath, SkipValue] = Field(default_factory=dict)
+    metrics: Annotated[dict[MetricName, DottedPath | MappedMetric], Field(min_length=1)]
+    settings: dict[MappedSetting, DottedPath] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _units_convert(self, info: ValidationInfo) -> ImportFormat:
+        own = context_units(info)
+        errors: list[InitErrorDetails] = []
+        for name, spec in self.metrics.items():
+            if not isinstance(spec, MappedMetric) or spec.unit is None:
+                continue
+            known = metrics.lookup(name)
+            to = known.unit if known is not None else own.get(name, spec.unit)
+            if metrics.conversion(spec.unit, to) is None:
+                hint = f"time converts between {', '.join(metrics.TIME_UNITS)}" if to in metrics.TIME_UNITS else ""
+                errors.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "unit_mismatch",
+                            "`{name}` is in {to}; a value in `{unit}` cannot be converted to it{more}",
+                            {"name": name, "to": to, "unit": spec.unit, "more": f" ({hint})" if hint else ""},
+                        ),
+                        loc=("metrics", name, "unit"),
+                        input=spec.unit,
+                    )
+                )
+        if self.settings.get("concurrency") and self.settings.get("max_concurrency"):
+            errors.append(
+                InitErrorDetails(
+                    type=PydanticCustomError(
+                        "same_setting", "`concurrency` is `max_concurrency`; map one of the two", {}
+                    ),
+                    loc=("settings", "max_concurrency"),
+                    input=self.settings["max_concurrency"],
+                )
+            )
+        if errors:
+            # Raised with their own places, so each points at its unit in campaign.yaml.
+            raise ValidationError.from_exception_data("ImportFormat", errors)
+        return self
+
+
+def _own_format_name(name: str) -> str:
+    if name in BUILTIN_FORMATS:
+        raise ValueError(
+            f"`{name}` is a built-in format, read from the content; give the campaign's own a name of its own"
+        )
+    return name
+
+
+FormatName = Annotated[str, Field(pattern=r"^[a-z0-9]+(?:-[a-z0-9]+)*$"), AfterValidator(_own_format_name)]
 
 
 class Campaign(Strict):
@@ -389,6 +541,8 @@ class Campaign(Strict):
     slo: dict[SloMetric, SloLimit] = Field(default_factory=dict)
     # Metrics of the campaign's own: name -> unit, which direction is better, label.
     metrics: dict[CustomMetricName, MetricDefinition] = Field(default_factory=dict)
+    # Other harnesses' files read by `improvements import FILE --format NAME`: name -> mapping.
+    import_formats: dict[FormatName, ImportFormat] = Field(default_factory=dict)
 
     def vocabulary(self) -> Vocabulary:
         """The built-in metrics and this campaign's own."""
@@ -403,10 +557,11 @@ class Campaign(Strict):
         return v
 
 
-# Record names the setup's Hardware, defined with the campaign's below.
+# Record names the setup's Hardware and Engine, defined with the campaign's below.
 Record.model_rebuild()
 
-FILENAME_RE = re.compile(r"^(?P<number>\d{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
+# [0-9], not \d: Python's \d also takes Arabic-Indic and fullwidth digits, which int() reads.
+FILENAME_RE = re.compile(r"^(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
 
 
 def apply_change(command: str, change: Change | None) -> list[str]:

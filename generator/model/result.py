@@ -84,15 +84,19 @@ MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
 def _known_metric(name: str, info: ValidationInfo) -> str:
     # The campaign's own metrics come as validation context (see `metric_context`): the
     # vocabulary is passed along, never registered anywhere.
-    units = _context_units(info)
+    units = context_units(info)
     if metrics.lookup(name) is None and name not in units:
+        canonical = metrics.tool_key(name)
+        if canonical is not None:
+            # A benchmark tool's own key (`p99_ttft_ms`) is its vocabulary name from here on.
+            return canonical
         vocabulary = metrics.Vocabulary.of({n: (u, True, n) for n, u in units.items()})
         near = vocabulary.suggest(name)
         raise PydanticCustomError("unknown_metric", "unknown metric `{name}`", {"name": name, "suggestion": near or ""})
     return name
 
 
-def _context_units(info: ValidationInfo) -> dict[str, str]:
+def context_units(info: ValidationInfo) -> dict[str, str]:
     context = info.context if isinstance(info.context, dict) else {}
     units = context.get("metric_units", {})
     return units if isinstance(units, dict) else {}
@@ -115,8 +119,22 @@ def metric_context(campaign_data: Any) -> dict[str, Any]:
     return {"metric_units": dict(sorted(units.items()))} if units else {}
 
 
+def _one_name_each(value: Any) -> Any:
+    # `p99_ttft_ms` and `ttft_p99` are one metric: given both, one value would silently win.
+    if isinstance(value, dict):
+        seen: dict[str, str] = {}
+        for key in value:
+            name = metrics.tool_key(key) if isinstance(key, str) and metrics.lookup(key) is None else None
+            canonical = name or key
+            if isinstance(canonical, str) and canonical in seen:
+                raise ValueError(f"`{seen[canonical]}` and `{key}` are the same metric (`{canonical}`); give it once")
+            if isinstance(canonical, str):
+                seen[canonical] = str(key)
+    return value
+
+
 MetricName = Annotated[str, AfterValidator(_known_metric)]
-Metrics = dict[MetricName, MetricValue]
+Metrics = Annotated[dict[MetricName, MetricValue], BeforeValidator(_one_name_each)]
 
 
 class Workload(Strict):
@@ -146,6 +164,8 @@ class BaselineFrom(Strict):
     """Another record's result whose numbers are this result's baseline, so none is typed twice."""
 
     record: Slug
+    # A variant's label when the result is one of that record's variants' (an arm of an A/B).
+    variant: NonEmpty | None = None
     result: NonEmpty
 
 
@@ -230,7 +250,7 @@ class Result(Strict):
     def _in_own_units(self, info: ValidationInfo) -> Result:
         if not self.units:
             return self
-        own = _context_units(info)
+        own = context_units(info)
         factors: dict[str, float] = {}
         for name, unit in self.units.items():
             known = metrics.lookup(name)

@@ -14,7 +14,7 @@ from typing import TypeVar
 from generator.base.problems import Problem
 from generator.base.read import Positions
 from generator.model.quantity import fmt_number
-from generator.model.record import Change, Record, Variant
+from generator.model.record import Change, Record, Setup, Variant
 from generator.model.result import Result
 
 T = TypeVar("T")
@@ -37,6 +37,14 @@ def effective_change(record: Record) -> Change | None:
     return record.change
 
 
+def effective_setup(record: Record) -> Setup | None:
+    """The setup the record's launch ran on: its retained variant's own, else the record's."""
+    kept = retained(record)
+    if kept is not None and kept.setup is not None:
+        return kept.setup
+    return record.setup
+
+
 def effective_change_path(record: Record) -> tuple[str | int, ...]:
     """Where `effective_change(record)` is written: the retained variant's `change`, else the record's."""
     for i, v in enumerate(record.variants):
@@ -56,6 +64,24 @@ def change_for(record: Record, result: Result) -> Change | None:
 def all_results(record: Record) -> list[Result]:
     """The record's own results, then each variant's, in order."""
     return [*record.results, *(r for v in record.variants for r in v.results)]
+
+
+def located_results(record: Record) -> list[tuple[tuple[str | int, ...], Variant | None, Result]]:
+    """Every result with where it is written and the variant holding it (None: the record's own)."""
+    out: list[tuple[tuple[str | int, ...], Variant | None, Result]] = [
+        (("results", i), None, r) for i, r in enumerate(record.results)
+    ]
+    for j, v in enumerate(record.variants):
+        out += [(("variants", j, "results", i), v, r) for i, r in enumerate(v.results)]
+    return out
+
+
+def find_result(record: Record, variant: str | None, label: str) -> Result | None:
+    """The result labelled `label`: the record's own, or of the variant labelled `variant`."""
+    if variant is None:
+        return next((r for r in record.results if r.label == label), None)
+    held = next((v for v in record.variants if v.label == variant), None)
+    return next((r for r in held.results if r.label == label), None) if held is not None else None
 
 
 def headline(record: Record, own: Sequence[T], by_variant: Sequence[Sequence[T]]) -> list[T]:
@@ -151,7 +177,8 @@ def _sweep_problems(record: Record, pos: Positions, shown: str) -> list[Problem]
             )
         ]
     for i, v in enumerate(record.variants):
-        if v.value is None:
+        # A diagnostic run (a 2-GPU isolation run) measures beside the sweep, not a value of it.
+        if v.value is None and v.outcome != "diagnostic":
             line, col = pos.of(("variants", i), key=False)
             out.append(
                 Problem(
@@ -162,6 +189,20 @@ def _sweep_problems(record: Record, pos: Positions, shown: str) -> list[Problem]
                     f"variant `{v.label}` of a sweep needs `value`: the setting of `{record.sweep.parameter}` it ran",
                 )
             )
+    wanted = record.sweep.result
+    if wanted is not None and not any(r.label == wanted for v in record.variants for r in v.results):
+        line, col = pos.of(("sweep", "result"))
+        labels = sorted({r.label for v in record.variants for r in v.results})
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "unknown-result",
+                f"no variant has a result labelled `{wanted}`",
+                f"the variants' results are labelled: {', '.join(f'`{x}`' for x in labels) or 'none'}",
+            )
+        )
     kinds = {isinstance(v.value, float) for v in record.variants if v.value is not None}
     if len(kinds) > 1:
         line, col = pos.of(("sweep",), key=True)

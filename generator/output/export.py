@@ -32,6 +32,16 @@ VERSION = 2
 SITE_NAME = "records.json"
 
 
+def tool_version() -> str:
+    """The installed improvements' version (from git: setuptools-scm), or "unknown" when it is not installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("improvements")
+    except PackageNotFoundError:
+        return "unknown"
+
+
 def _stat(s: Stat) -> dict[str, Any]:
     return {"kind": s.kind, "mean": s.mean, "spread": s.spread, "n": s.n, "low": s.low, "high": s.high}
 
@@ -136,6 +146,9 @@ def export_data(analysis: Analysis) -> dict[str, Any]:
     return {
         "format": FORMAT,
         "version": VERSION,
+        # What computed these numbers (`version` above is the format's): the same for every
+        # build from one installation, so two exports from it still compare byte for byte.
+        "generator": {"name": "improvements", "version": tool_version()},
         "campaign": project.campaign.model_dump(mode="json"),
         "records": records,
     }
@@ -151,7 +164,8 @@ def dumps(analysis: Analysis) -> str:
 
 
 # The tidy table of samples: one row per repetition, for a notebook.
-SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency")
+# `variant` last, so the columns before it keep their places; empty for a record's own result.
+SAMPLE_COLUMNS = ("record", "result", "side", "metric", "repetition", "value", "concurrency", "variant")
 
 
 def samples_csv(analysis: Analysis) -> str:
@@ -167,7 +181,13 @@ def samples_csv(analysis: Analysis) -> str:
 
     rows: list[tuple[Any, ...]] = []
     for entry in analysis.records:
-        for resolved in entry.results:
+        # A variant's results are samples like the record's own, each row naming its variant.
+        held = [("", r) for r in entry.results] + [
+            (v.label, r)
+            for v, results in zip(entry.file.record.variants, entry.variant_results, strict=True)
+            for r in results
+        ]
+        for variant, resolved in held:
             res = resolved.result
             for name, value in resolved.metrics.items():
                 sides = [("record", value), ("baseline", resolved.baseline.get(name))]
@@ -175,7 +195,8 @@ def samples_csv(analysis: Analysis) -> str:
                     if v is None or not isinstance(v, int | float | list):
                         continue
                     for k, x in enumerate(samples(v), 1):
-                        rows.append((entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency))
+                        row = (entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency)
+                        rows.append((*row, formula_safe(variant)))
     frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
     frame["concurrency"] = frame["concurrency"].astype("Int64")
     return str(frame.to_csv(index=False, lineterminator="\n"))

@@ -30,7 +30,11 @@ def _stack(analysis: Analysis) -> dict[str, Any]:
     """The stack as the report shows it: the launch command in force and what it cannot say."""
     found = analysis.stack
     return {
-        "command": found.stack.command if found.stack is not None else None,
+        # The `before:` steps first, as written, then the launch line: what runs, in order.
+        "command": "\n".join([*(line for _label, line in found.stack.before), found.stack.command])
+        if found.stack is not None
+        else None,
+        "image": analysis.project.campaign.engine.image,
         "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
         "notes": [f"{label}: {what}" for label, what in found.notes],
     }
@@ -57,6 +61,11 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
                 "number": f"{rec.number:02d}",
                 "record": rec.record,
                 "results": [pages.result_view(res) for res in entry.results],
+                # Each variant's results, read like the record's own.
+                "variants": [
+                    {"label": v.label, "outcome": v.outcome, "results": [pages.result_view(res) for res in results]}
+                    for v, results in zip(rec.record.variants, entry.variant_results, strict=True)
+                ],
                 "evidence": record_evidence(analysis, rec),
                 "open_blockers": list(entry.open_blockers),
                 "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],

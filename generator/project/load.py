@@ -7,10 +7,12 @@ sees the same runs). Rules that look across files live in `validate`, one stage 
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -81,6 +83,11 @@ class Project:
 
     def by_slug(self) -> dict[str, RecordFile]:
         return {r.slug: r for r in self.records}
+
+    @functools.cached_property
+    def slug_index(self) -> Mapping[str, RecordFile]:
+        """`by_slug()` built once per project (the last record of a slug), for lookups in loops."""
+        return MappingProxyType(self.by_slug())
 
     def output_name(self, rec: RecordFile) -> str:
         return f"{self.campaign.series}-{rec.number:02d}-{rec.slug}.md"

@@ -115,12 +115,18 @@ def build_site(root: Path, site_dir: Path | None = None) -> Path:
             if site_dir is None:
                 # mkdocs.yml's site_dir is emptied just the same: the same rule holds for it.
                 refuse_foreign_site_dir(root, Path(config.site_dir), shown=f"site_dir {config.site_dir} (mkdocs.yml)")
-            build(config)
+            # Marked before mkdocs writes (it keeps dot-files when it empties the folder), so a
+            # build killed or out of disk mid-way leaves a folder the next build knows as ours.
+            Path(config.site_dir).mkdir(parents=True, exist_ok=True)
             mark_site(Path(config.site_dir))
+            build(config)
         except ConfigurationError as exc:
             raise click.ClickException(f"{config_file}: {exc}") from None
         except Abort as exc:
             raise click.ClickException(f"site not built: {exc}") from None
+        except OSError as exc:
+            where = exc.filename or config.site_dir
+            raise click.ClickException(f"site not built: cannot write {where}: {exc.strerror or exc}") from None
     return Path(config.site_dir)
 
 
@@ -152,6 +158,8 @@ def is_marked_site(folder: Path) -> bool:
 
 def refuse_foreign_site_dir(root: Path, site_dir: Path, shown: str | None = None) -> None:
     """mkdocs empties the site folder before it builds: refuse one that is not a site we built."""
+    from generator.model.launch import quote
+
     shown = shown or f"--site-dir {site_dir}"
     target, repo = site_dir.resolve(), root.resolve()
     if target == repo or repo.is_relative_to(target):
@@ -163,7 +171,8 @@ def refuse_foreign_site_dir(root: Path, site_dir: Path, shown: str | None = None
         raise click.UsageError(
             f"{shown} is not empty and holds no site improvements built (no {SITE_MARKER} file); the build "
             "would delete everything in it. Choose a new or empty folder, or one an earlier build wrote; "
-            "if it holds only an old site, delete the folder yourself"
+            f"if it holds only an old site (a build interrupted before sites were marked), "
+            f"`rm -rf -- {quote(str(target))} && improvements build --site` rebuilds it"
         )
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import html
+import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -53,6 +54,10 @@ class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
     section_size = opt.Type(int, default=50)
 
 
+log = logging.getLogger("mkdocs.plugins.improvements")
+_escape = html.escape
+
+
 class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-untyped-call]
     """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
@@ -78,15 +83,29 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         apply_defaults(config, user, self.startup)
         return config
 
+    # While `serve` runs and a record is invalid: the problem, shown on every page above the last
+    # good one (render wrote nothing, so docs/ still holds it); None once the records are valid.
+    problem: str | None = None
+    shown_problem: str | None = None
+
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
         root = repo_root(config)
         # Kept between the rebuilds of `serve`, so that each one does not read the whole build
         # cache from disk again (and a one-shot build loads it once, as `improvements build` does).
         if self.build_cache is None or self.build_cache.root != root:
             self.build_cache = BuildCache(root)
-        # A one-shot build keeps its analysis for the next build of the same inputs; `serve`'s
-        # rebuilds follow edits, and would only pay for writing it.
-        self.analysis = render_for_site(root, self.build_cache, keep=not self.startup.get("dirty"))
+        try:
+            # A one-shot build keeps its analysis for the next build of the same inputs; `serve`'s
+            # rebuilds follow edits, and would only pay for writing it.
+            self.analysis = render_for_site(root, self.build_cache, keep=not self.startup.get("dirty"))
+            self.problem = None
+        except PluginError as exc:
+            # A failed rebuild under `serve` leaves mkdocs' server waiting for one that succeeds,
+            # so every request hangs; the last good site, with the problem on it, is served instead.
+            if self.startup.get("command") != "serve" or self.analysis is None:
+                raise
+            self.problem = str(exc)
+            log.error("%s\nserving the last good site until this is fixed", self.problem)
         if self.default_nav:
             config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
@@ -117,10 +136,13 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         changes the sidebar of every page, which would otherwise keep the old one.
         """
         shown = repr(config.nav)
-        if self.startup.get("dirty") and self.last_nav is not None and shown != self.last_nav:
+        changed = self.last_nav is not None and shown != self.last_nav
+        # The problem note goes on, or off, every page at once.
+        if self.startup.get("dirty") and (changed or self.problem != self.shown_problem):
             for file in files.documentation_pages():
                 file.is_modified = _always  # type: ignore[method-assign]
         self.last_nav = shown
+        self.shown_problem = self.problem
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
         root = repo_root(config)
@@ -137,6 +159,13 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             page.meta["title"] = html.escape(Markup(page.title).striptags())
 
     def on_page_content(self, html: str, /, *, page: Any, config: MkDocsConfig, files: Files) -> str:
+        if self.problem is not None:
+            note = (
+                '<div class="admonition danger"><p class="admonition-title">'
+                "A record is invalid: this is the last good site</p><pre>"
+                f"{_escape(self.problem)}</pre></div>"
+            )
+            return note + embed_charts(html)
         return embed_charts(html)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:

@@ -7,7 +7,6 @@ out. Nothing here computes a number: the deltas, gains and open blockers come fr
 
 from __future__ import annotations
 
-import re
 import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -18,6 +17,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
+from generator.model.launch import assignment, env_prefix, quote
 from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value
 from generator.model.record import Attempt, Blocker, Goal, apply_change
 from generator.model.reported import ReportedMetric, changes, figures
@@ -26,27 +26,28 @@ from generator.project.load import Project, RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import record_chain, record_command, road_context, stack_mark, stack_marks
+from generator.views.road import (
+    record_before,
+    record_chain,
+    record_command,
+    road_context,
+    stack_mark,
+    stack_marks,
+)
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
-
-_VAR_RE = re.compile(r"^\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)$")
-
-
-def _shell_word(token: str) -> str:
-    # An environment variable stays unquoted so the shell still expands it.
-    return token if _VAR_RE.match(token) else shlex.quote(token)
 
 
 def shell_command(tokens: list[str], env: dict[str, str]) -> str:
     """A launch command a shell accepts, one option per line, env vars as a prefix."""
-    lines: list[list[str]] = [[f"{k}={shlex.quote(v)}" for k, v in env.items()]]
+    # The one quoting of everything printed for a shell (`launch.quote`), as `stack` prints it.
+    lines: list[list[str]] = [[*env_prefix(env), *(assignment(k, v) for k, v in env.items())]]
     started = False
     for token in tokens:
         if token.startswith("--") and started:
             lines.append([])
         started = True
-        lines[-1].append(_shell_word(token))
+        lines[-1].append(quote(token))
     return " \\\n    ".join(" ".join(line) for line in lines)
 
 
@@ -266,10 +267,14 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "source": rel(rec.path, project.root),
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
-        "command": shell_command(tokens, env),
+        # The `before:` steps first, as written: the block runs as shown.
+        "command": "\n".join([*record_before(analysis, rec), shell_command(tokens, env)]),
+        "image": campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
+        # Its setup, likewise: the retained variant's own, else the record's.
+        "launch_setup": variants.effective_setup(r),
         "variants": experiments.variant_table(analysis, rec),
         "sweep_chart": _plot_views(charts, [experiments.sweep_path(project, rec)], here),
         "blockers": blockers,
@@ -306,7 +311,7 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What builds on it and its baselines; its place in the stack depends on every adopted record.
-    refs = [res.baseline_from.record for res in r.results if res.baseline_from]
+    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     out += record_chain(analysis, rec)
     return out
@@ -324,7 +329,7 @@ def record_derived(analysis: Analysis) -> Mapping[str, object]:
 
 
 def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    setup = rec.record.setup
+    setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
     return apply_change(base, variants.effective_change(rec.record))
 

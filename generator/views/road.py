@@ -58,7 +58,17 @@ def stack_script(analysis: Analysis) -> str:
     else:
         head = [f"# No record is adopted: the launch command in force is the campaign baseline ({baseline.label})."]
     head = [h.replace("\n", " ") for h in head]
-    return "\n".join([*head, found.script()]) + "\n"
+    return "\n".join([*head, *before_lines(analysis), found.script()]) + "\n"
+
+
+def before_lines(analysis: Analysis) -> list[str]:
+    """What runs before the launch line: the engine's container image (a comment, since how it is
+    started is not recorded) and each adopted change's `before:` steps, as written, in stack order."""
+    found, image = _stack(analysis), analysis.project.campaign.engine.image
+    out = [f"# The engine runs in the container image {image}".replace("\n", " ")] if image else []
+    for label, line in found.before:
+        out += [f"# before the launch, from {label}:", line]
+    return out
 
 
 def stack_json(analysis: Analysis) -> str:
@@ -71,6 +81,8 @@ def stack_json(analysis: Analysis) -> str:
         "baseline": analysis.project.campaign.baseline.label,
         "records": [{"number": r.number, "slug": r.slug, "title": r.record.title} for r in stack.records],
         "base_command_from": found.base_from,
+        "image": analysis.project.campaign.engine.image,
+        "before": [{"command": line, "record": label} for label, line in found.before],
         "lines": [
             {"text": line.text, "kind": line.kind, "record": line.source, "replaces": line.replaces}
             for line in found.lines
@@ -118,6 +130,12 @@ def record_command(analysis: Analysis, rec: RecordFile) -> tuple[list[str], dict
     base = analysis.project.campaign.baseline
     found = record_stack(base.command, base.env, _steps(analysis), rec.slug)
     return None if isinstance(found, Cycle) else (list(found.tokens), dict(found.env))
+
+
+def record_before(analysis: Analysis, rec: RecordFile) -> list[str]:
+    """The host commands a record's launch needs first: those of what it builds on, then its own."""
+    found = record_stack("", {}, _steps(analysis), rec.slug)
+    return [] if isinstance(found, Cycle) else [line for _label, line in found.before]
 
 
 def _steps(analysis: Analysis) -> list[Step]:

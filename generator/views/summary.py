@@ -205,6 +205,12 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
         # The site's table-cell escaping: no raw HTML, links or attributes, one line, and a pipe
         # that cannot end the cell.
         shown = shown.apply(lambda col: col.map(lambda v: str(cell(v)) if isinstance(v, str) else v))
+    else:
+        from generator.base.problems import printable
+
+        # A terminal runs what it is sent: a title's control, bidi or zero-width characters are
+        # shown as escapes, as file names and keys are in every report.
+        shown = shown.apply(lambda col: col.map(lambda v: printable(v) if isinstance(v, str) else v))
     if shown.empty and fmt == "table":
         return "no records match\n"
     # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.

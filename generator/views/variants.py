@@ -15,8 +15,9 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.base.generated import svg_header
 from generator.model import variants
+from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import fmt_percent, fmt_value, stat
+from generator.model.quantity import fmt_percent, fmt_value, fmt_whole, stat
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -32,7 +33,7 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    return f"{ratio:.0f}x {'higher' if v > b else 'lower'}"
+    return f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
 
 
 @dataclass
@@ -58,15 +59,45 @@ class VariantTable:
 def change_text(variant: Variant, record: Record) -> str:
     """A variant's change in a few words: its flags and environment, or what stands in for them."""
     change: Change | None = variant.change
+    setup = variant.setup
+    if change is None and setup is not None and setup.command == "not-recorded":
+        return "command not recorded"
+    if change is None and setup is not None:
+        # Run on a setup of its own (a 2-GPU isolation run): whether the record's change was
+        # applied there is not recorded, so it is not said.
+        return "not recorded (its own setup)"
     if change is None:
         return "the record's change" if record.change is not None else "no change recorded"
-    parts = [" ".join(f.tokens()) for f in change.flags]
+    parts = [words(f.tokens()) for f in change.flags]
     parts += [f"no {f}" for f in change.remove_flags]
-    parts += [f"{k}={v}" for k, v in change.env.items()]
+    parts += [assignment(k, v) for k, v in change.env.items()]
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")
     return "; ".join(parts) or (change.note or "no change recorded")
+
+
+def setup_text(variant: Variant) -> str | None:
+    """A variant's own setup in a few words: "2x RTX PRO 6000; vLLM 0.11; command not recorded"."""
+    setup = variant.setup
+    if setup is None:
+        return None
+    parts: list[str] = []
+    if setup.hardware is not None:
+        hw = setup.hardware
+        count = f"{hw.count}x " if hw.count is not None else ""
+        parts.append(f"{count}{hw.gpu}" + ("" if hw.count is not None else " (GPU count not recorded)"))
+    if setup.engine is not None:
+        parts.append(" ".join(p for p in (setup.engine.name, setup.engine.version) if p))
+    if setup.benchmark:
+        parts.append(setup.benchmark)
+    if setup.base_command:
+        parts.append(f"base command `{setup.base_command}`")
+    if setup.command == "not-recorded":
+        parts.append("command not recorded")
+    if setup.note:
+        parts.append(setup.note)
+    return "; ".join(parts) or None
 
 
 def _cell(resolved: ResolvedResult, name: str) -> str | None:
@@ -76,8 +107,16 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
         if c is None or c.change_percent is None:
             return fmt_value(value)
         ratio = ratio_text(c)
-        # The raw change with its decision word, as the record's result tables show it.
-        return f"{fmt_value(value)} ({fmt_percent(c.change_percent)}, {c.decision}{f', {ratio}' if ratio else ''})"
+        interval = (
+            f", {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+            if c.ci_low_percent is not None and c.ci_high_percent is not None
+            else ""
+        )
+        # The raw change, its interval and its decision word, as the record's result tables show them.
+        return (
+            f"{fmt_value(value)} ({fmt_percent(c.change_percent)}{interval}, {c.decision}"
+            f"{f', {ratio}' if ratio else ''})"
+        )
     reported = resolved.result.reported_change.get(name)
     if reported is not None:
         shown = fmt_percent(reported) if isinstance(reported, float) else f"{fmt_value(reported)}%"
@@ -106,8 +145,9 @@ def _columns(per_variant: tuple[tuple[ResolvedResult, ...], ...], vocabulary: Vo
 def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
     """The record's variants by metrics, or None when it has none.
 
-    A variant with results at several loads shows each figure, separated by "; ", in the
-    order of its results; the change after each is its gain in the metric's own direction.
+    A variant with several results shows each figure under its result's label, separated by
+    "; ", in the order of its results (a 59K and a 124K workload are never one unlabelled
+    figure); after each, its change, interval and decision. Each result's note is listed.
     """
     record = rec.record
     if not record.variants:
@@ -117,12 +157,17 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
     rows = []
     for variant, results in zip(record.variants, per_variant, strict=True):
         cells = []
+        labelled = len(results) > 1
         for name, _heading in columns:
-            figures = [c for c in (_cell(res, name) for res in results) if c is not None]
+            figures = [
+                f"{res.result.label}: {c}" if labelled else c for res in results if (c := _cell(res, name)) is not None
+            ]
             cells.append("; ".join(figures))
         notes = [
             f"finding as reported ({res.result.label}): {res.result.finding}" for res in results if res.result.finding
         ]
+        notes += [f"{res.result.label}: {res.result.note}" for res in results if res.result.note]
+        notes += [f"setup: {text}"] if (text := setup_text(variant)) else []
         notes += [variant.note] if variant.note else []
         rows.append(
             VariantRow(
@@ -153,35 +198,45 @@ def sweep_path(project: Project, rec: RecordFile) -> str:
     return str(PurePosixPath(project.campaign.docs_dir) / "plots" / "sweeps" / f"{rec.slug}.svg")
 
 
-def _sweep_metric(record: Record, per_variant: tuple[tuple[ResolvedResult, ...], ...]) -> str | None:
-    if record.sweep is not None and record.sweep.metric is not None:
-        return record.sweep.metric
+def _sweep_metric(record: Record, per_variant: tuple[tuple[ResolvedResult, ...], ...]) -> tuple[str, str] | None:
+    """The metric the chart plots and the result label it compares across variants.
+
+    One label, so that every point measured the same workload: the sweep's `result` when
+    given, else the first label (the retained variant's first) that measures the metric.
+    """
     kept = variants.retained(record)
     order = sorted(zip(record.variants, per_variant, strict=True), key=lambda pair: pair[0] is not kept)
+    wanted = record.sweep.metric if record.sweep is not None else None
+    label = record.sweep.result if record.sweep is not None else None
     for _variant, results in order:
         for res in results:
-            if res.metrics:
-                return next(iter(res.metrics))
+            if label is not None and res.result.label != label:
+                continue
+            name = wanted if wanted is not None else next(iter(res.metrics), None)
+            if name is not None and name in res.metrics:
+                return name, res.result.label
     return None
 
 
 def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     """The sweep's primary metric against the swept value, the retained value marked; None without data.
 
-    Each point is the variant's first result measuring the metric; its interval is the range
-    of the figures given (repeated measurements or a range), when there is one.
+    Each point is the variant's result with the chart's one label (`_sweep_metric`); a variant
+    without a result of that label is not drawn. Its interval is the range of the figures
+    given (repeated measurements or a range), when there is one.
     """
     record = rec.record
     if record.sweep is None:
         return None
     per_variant = analysis.record(rec).variant_results
-    name = _sweep_metric(record, per_variant)
-    if name is None:
+    chosen = _sweep_metric(record, per_variant)
+    if chosen is None:
         return None
+    name, label = chosen
     points: list[charts.SweepPoint] = []
     retained_x: str | float | None = None
     for variant, results in zip(record.variants, per_variant, strict=True):
-        value = next((res.metrics[name] for res in results if name in res.metrics), None)
+        value = next((res.metrics[name] for res in results if res.result.label == label and name in res.metrics), None)
         if variant.value is None or value is None:
             continue
         s = stat(value)
@@ -193,7 +248,12 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
         return None
     metric = analysis.project.campaign.vocabulary().lookup(name)
     axis = f"{metric.label} ({metric.unit})" if metric else name
-    title = f"{rec.number:02d}. {record.title}: {metric.label if metric else name} by {record.sweep.parameter}"
+    labels = {res.result.label for results in per_variant for res in results}
+    # Said in the title when the variants measured more than one workload: the one drawn.
+    workload = f" ({label})" if len(labels) > 1 else ""
+    title = (
+        f"{rec.number:02d}. {record.title}: {metric.label if metric else name}{workload} by {record.sweep.parameter}"
+    )
     svg = charts.sweep_chart(
         f"sweep-{rec.slug}", title, points, parameter=record.sweep.parameter, axis_label=axis, retained=retained_x
     )

@@ -16,7 +16,7 @@ from typing import Any
 from generator.base.problems import Problem
 from generator.base.read import text_position
 from generator.model.result import MAX_COUNT
-from generator.project.runs.formats import FORMATS
+from generator.project.runs.formats.registry import FORMATS
 from generator.project.runs.run import Run
 
 
@@ -96,7 +96,7 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
         line,
         col,
         "invalid-value",
-        f"the {FORMATS[run.format]} run on line {line} has {key} {_shown(value)}; "
+        f"the {FORMATS.get(run.format, run.format)} run on line {line} has {key} {_shown(value)}; "
         f"a count is {least} or more, and at most {MAX_COUNT:.0e}",
         "the file does not describe a run that happened; fix or drop its line",
     )

@@ -16,7 +16,10 @@ from typing import Any
 
 from generator.base.problems import Problem
 from generator.base.read import byte_position, text_position
-from generator.project.runs import formats, intake, provenance
+from generator.project.runs import intake, provenance
+from generator.project.runs.formats.common import usable
+from generator.project.runs.formats.console import CONSOLE_END, CONSOLE_HEADER, console_block
+from generator.project.runs.formats.registry import FORMATS, known_formats, normalize_object
 from generator.project.runs.redact import redact, redact_text
 from generator.project.runs.run import Run, rate_slug, run_id
 
@@ -60,7 +63,7 @@ def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
         col,
         "import-unrecognised",
         f"{what}; no importer recognises it",
-        f"formats known: {formats.known_formats()}",
+        f"formats known: {known_formats()}",
     )
 
 
@@ -76,7 +79,7 @@ def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]
         return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
     if "\x00" in text:
         return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
-    if formats.CONSOLE_HEADER.search(text):
+    if CONSOLE_HEADER.search(text):
         return _parse_console(path, shown, text, original_sha)
     return _parse_json(path, shown, text, original_sha)
 
@@ -158,7 +161,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             parsed.redacted += [f"line {line}: {p}" for p in found]
         # A list of run objects (an aggregated export) is many runs from one place.
         for item in clean if isinstance(clean, list) else [clean]:
-            run = formats.normalize_object(item)
+            run = normalize_object(item)
             if run is None:
                 what = (
                     f"the JSON object on line {line} (keys: {', '.join(str(k)[:40] for k in list(item)[:6]) or 'none'})"
@@ -167,7 +170,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
                 )
                 problems.append(_unrecognised(shown, line, col, what))
                 continue
-            if not formats.usable(run):
+            if not usable(run):
                 problems.append(_no_metric(shown, line, col, run))
                 continue
             impossible = intake.impossible_count(shown, line, col, run)
@@ -211,7 +214,7 @@ def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
         line,
         col,
         "import-no-metric",
-        f"the {formats.FORMATS[run.format]} run on line {line} has no usable metric (all missing, null or not finite)",
+        f"the {FORMATS[run.format]} run on line {line} has no usable metric (all missing, null or not finite)",
         "a run that failed before measuring anything has nothing to import; drop its line",
     )
 
@@ -250,16 +253,14 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
     problems: list[Problem] = []
     i = 0
     while i < len(lines):
-        if not formats.CONSOLE_HEADER.search(lines[i]):
+        if not CONSOLE_HEADER.search(lines[i]):
             i += 1
             continue
         start = i
         j = i + 1
-        while (
-            j < len(lines) and not formats._CONSOLE_END.match(lines[j]) and not formats.CONSOLE_HEADER.search(lines[j])
-        ):
+        while j < len(lines) and not CONSOLE_END.match(lines[j]) and not CONSOLE_HEADER.search(lines[j]):
             j += 1
-        if j >= len(lines) or formats.CONSOLE_HEADER.search(lines[j]):
+        if j >= len(lines) or CONSOLE_HEADER.search(lines[j]):
             problems.append(
                 Problem(
                     shown,
@@ -272,9 +273,9 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
             )
             i = j
             continue
-        run, pairs = formats.console_block(lines[start + 1 : j])
+        run, pairs = console_block(lines[start + 1 : j])
         impossible = intake.impossible_count(shown, start + 1, 1, run)
-        if not formats.usable(run):
+        if not usable(run):
             problems.append(_no_metric(shown, start + 1, 1, run))
         elif impossible is not None:
             problems.append(impossible)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.model import metrics as vocabulary
+from generator.model.record import BUILTIN_FORMATS
 
 # Settings that define a run, in the order pages list them. Matching and comparability read
 # these names; importers fill what their format records and leave the rest out.
@@ -87,8 +88,11 @@ class Run:
 
     @property
     def kind(self) -> str:
-        """Serving runs and single-batch runs measure different things and never match."""
-        return "batch" if self.format.startswith("sglang-bench-one-batch") else "serving"
+        """Serving runs and single-batch runs measure different things and never match; nor does
+        a run of a campaign's own harness (`import_formats`) match another harness's."""
+        if self.format.startswith("sglang-bench-one-batch"):
+            return "batch"
+        return "serving" if self.format in BUILTIN_FORMATS else self.format
 
     def unit(self, name: str) -> str:
         metric = vocabulary.lookup(name)
@@ -219,21 +223,8 @@ def request_rate(value: Any) -> RequestRate | None:
     return None
 
 
-# mean_ttft_ms, p99.9_e2el_ms, median_e2e_latency_ms: statistic first, then the family.
-LATENCY_KEY = re.compile(r"^(mean|median|std|p\d{1,2}(?:\.\d+)?)_(ttft|tpot|itl|e2el|e2e_latency)_ms$")
-_FAMILY = {"ttft": "ttft", "tpot": "tpot", "itl": "itl", "e2el": "e2e_latency", "e2e_latency": "e2e_latency"}
-
-
-def latency_metric(key: str) -> str | None:
-    """The vocabulary name of a latency key (`p99.9_ttft_ms` -> `ttft_p99.9`), or None."""
-    m = LATENCY_KEY.match(key)
-    if m is None:
-        return None
-    stat = m.group(1)
-    if stat.startswith("p") and stat.endswith(".0"):
-        stat = stat[:-2]
-    name = f"{_FAMILY[m.group(2)]}_{stat}"
-    return name if vocabulary.lookup(name) is not None else None
+# The latency keys are the vocabulary's, so records typed by hand accept them too.
+latency_metric = vocabulary.latency_metric
 
 
 def run_id(prefix: str, fmt: str, content: Any) -> str:

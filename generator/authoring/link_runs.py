@@ -1,0 +1,240 @@
+"""Linking imported runs from a record or the baseline: the edited text, its check, and writing
+every run, raw copy and the record together or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from generator.base.problems import CommandError, UsageProblem
+
+if TYPE_CHECKING:
+    from generator.base.problems import Problem
+    from generator.project.load import Project
+    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.parse import ParsedFile
+    from generator.project.runs.run import Run
+
+
+def write_all(repo: Path, target: Path, text: str | None, parsed: list[ParsedFile]) -> None:
+    """Write every run, raw copy and the record, or, when any write fails, put back what was there."""
+    from generator.authoring.edit import write_edited
+    from generator.base.problems import rel
+    from generator.project.runs import store
+
+    folders = [f for f in (store.raw_dir(repo), store.runs_dir(repo), store.raw_dir(repo).parent) if not f.exists()]
+    done: list[tuple[Path, bytes | None]] = []
+    path = target
+    try:
+        for write in store.planned_writes(repo, parsed):
+            path = write.path
+            done.append((path, _old_bytes(path)))
+            store.write_bytes(path, write.data)
+        path = target
+        if text is not None:
+            write_edited(target, text)
+    except OSError as exc:
+        for old_path, old in reversed(done):
+            with contextlib.suppress(OSError):
+                if old is None:
+                    old_path.unlink(missing_ok=True)
+                else:
+                    store.write_bytes(old_path, old)
+        for folder in folders:
+            with contextlib.suppress(OSError):
+                folder.rmdir()
+        raise CommandError(f"cannot write {rel(path, repo)}: {exc.strerror or exc}; nothing was imported") from None
+
+
+def _old_bytes(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes() if path.is_file() and not path.is_symlink() else None
+    except OSError:
+        return None
+
+
+def campaign_mapping(project: Project, name: str) -> Mapping:
+    """The campaign's own format `name`, or a usage error that lists the ones it declares."""
+    from generator.base.problems import rel
+    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.registry import FORMATS
+
+    spec = project.campaign.import_formats.get(name)
+    if spec is None:
+        declared = ", ".join(f"`{n}`" for n in project.campaign.import_formats) or "none"
+        why = (
+            f"`{name}` is a built-in format, recognised from the content without --format"
+            if name in FORMATS
+            else f"campaign.yaml declares no import format `{name}`"
+        )
+        raise UsageProblem(f"{why}; import_formats declared: {declared}")
+    shown = rel(project.campaign_file.path, project.root)
+    return Mapping(name, spec, project.campaign.vocabulary(), shown, project.campaign_file.positions)
+
+
+def read_all(files: Iterable[Path], mapping: Mapping | None = None) -> tuple[list[ParsedFile], list[Problem]]:
+    """Parse every file before anything is written, so one bad file stops the whole import.
+
+    `files` may be a progress bar over the paths: each is taken as it is parsed.
+    """
+    from generator.project.runs.formats.mapped import parse_mapped
+    from generator.project.runs.parse import parse_file
+    from generator.project.runs.store import attach_sources
+
+    parsed: list[ParsedFile] = []
+    problems: list[Problem] = []
+    for path in files:
+        result, found = parse_file(path, str(path)) if mapping is None else parse_mapped(path, str(path), mapping)
+        problems += found
+        if result is not None:
+            attach_sources(result)
+            parsed.append(result)
+    return parsed, problems
+
+
+def unique_runs(parsed: list[ParsedFile]) -> list[Run]:
+    seen: dict[str, Run] = {}
+    for p in parsed:
+        for run in p.runs:
+            seen.setdefault(run.id, run)
+    return list(seen.values())
+
+
+def link(
+    project: Project, target: Path, runs: list[Run], label: str | None, baseline: bool
+) -> tuple[str, list[tuple[Run, str]], list[Problem]]:
+    """The target file's new text with a result per new run, the runs added, and any problems."""
+    from dataclasses import replace
+
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+
+    from generator.authoring.edit import Document, set_key, styled_like
+    from generator.model.record import Baseline, Record
+    from generator.project.matching import configuration
+
+    doc = Document.from_path(target)
+    container: Any = doc.data["baseline"] if baseline else doc.data
+    order = list((Baseline if baseline else Record).model_fields)
+    results = container.get("results")
+    if results is None:
+        results = CommentedSeq()
+        set_key(container, "results", results, order)
+    known = {**project.runs, **{run.id: run for run in runs}}
+    linked = {rid for item in results if isinstance(item, dict) for rid in _ids(item.get("run"))}
+    labels = {str(item.get("label")) for item in results if isinstance(item, dict)}
+    new = [run for run in runs if run.id not in linked]
+    # Repetitions are samples: a run of a configuration that a result already holds joins it,
+    # and new runs of one configuration become one result, on either side of a comparison.
+    groups: dict[Any, Any] = {}
+    for item in results:
+        ids = _ids(item.get("run")) if isinstance(item, dict) else []
+        if ids and ids[0] in known:
+            groups.setdefault(configuration(known[ids[0]]), item)
+    fresh = [run for run in new if configuration(run) not in groups]
+    distinct = len({configuration(run) for run in fresh})
+    trailing = _take_trailing_comment(results) if fresh else None
+    added: list[tuple[Run, str]] = []
+    for run in new:
+        item = groups.get(configuration(run))
+        if item is not None:
+            _append_run(item, run.id)
+            added.append((run, str(item.get("label"))))
+            continue
+        base = label.strip() if label else run.describe()
+        if label and distinct > 1:
+            base = f"{base}, {run.describe()}"
+        chosen, n = base, 2
+        while chosen in labels:
+            chosen, n = f"{base} ({n})", n + 1
+        labels.add(chosen)
+        item = CommentedMap([("label", styled_like(None, chosen)), ("run", run.id)])
+        results.append(item)
+        groups[configuration(run)] = item
+        added.append((run, chosen))
+    if trailing is not None:
+        last = results[-1]["run"]
+        if isinstance(last, CommentedSeq):
+            # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
+            last.ca.items[len(last) - 1] = [trailing, None]
+        else:
+            results[-1].ca.items["run"] = [None, None, trailing, None]
+    text = doc.text()
+    if not added:
+        return text, added, []
+    # The runs are not written yet: the edited file is checked as if they were.
+    pending = replace(project, runs={**project.runs, **{run.id: run for run in runs}})
+    problems = check_linked(pending, target, text, baseline)
+    return text, added, [p for p in problems if p.severity == "error"]
+
+
+def _ids(value: Any) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    return [str(v) for v in value] if isinstance(value, list) else []
+
+
+def _append_run(item: Any, rid: str) -> None:
+    """Add a repetition to a result's `run`, turning a single id into a list of ids."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    current = item.get("run")
+    if isinstance(current, list):
+        current.append(rid)
+        return
+    seq = CommentedSeq([current, rid])
+    # A comment after the single id (a trailing blank line) moves to the end of the list.
+    slot = item.ca.items.pop("run", None)
+    item["run"] = seq
+    if slot and len(slot) > 2 and slot[2] is not None:
+        seq.ca.items[1] = [slot[2], None]
+
+
+def _take_trailing_comment(results: Any) -> Any:
+    """Detach the blank lines or comment after the last result, to put them after the new ones.
+
+    ruamel keeps what follows a list item (the blank line before the next key) on that item's
+    last key; appending after it would leave the new results below the gap.
+    """
+    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+    if not results or not hasattr(results[-1], "ca") or not results[-1]:
+        return None
+    last = results[-1]
+    key = list(last)[-1]
+    if isinstance(last[key], dict | list):
+        return None
+    slot = last.ca.items.get(key)
+    if not slot or len(slot) < 3 or slot[2] is None:
+        return None
+    token = slot[2]
+    slot[2] = None
+    # After a plain value the token starts with that line's own newline; a block scalar (| or >)
+    # keeps its newline inside the value, so the moved token must bring one of its own.
+    if isinstance(last[key], LiteralScalarString | FoldedScalarString):
+        token.value = "\n" + token.value
+    return token
+
+
+def check_linked(project: Project, target: Path, text: str, baseline: bool) -> list[Problem]:
+    from generator.authoring.records import check_edited
+
+    if not baseline:
+        return check_edited(project, target, text)
+    from dataclasses import replace
+
+    from generator.base.problems import Report, rel
+    from generator.checks.validate import cross_check
+    from generator.model.record import Campaign
+    from generator.project.load import load_text, record_files
+
+    shown = rel(target, project.root)
+    report = Report()
+    loaded = load_text(target, text, Campaign, shown, report)
+    if loaded.model is None:
+        return report.problems
+    candidate = replace(project, campaign=loaded.model, campaign_file=loaded)
+    files, _strays = record_files(project.improvements_dir)
+    return [p for p in cross_check(candidate, files) if p.path == shown]

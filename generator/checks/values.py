@@ -1,0 +1,218 @@
+"""Values the models accept in lax form that no later stage can use: checked against the file as written.
+
+The models convert what they are given: pydantic turns `true` into 1.0 and `"8"` into 8, and a
+unit conversion can carry a value past the bounds its field allowed before it. Each of these
+passed `check` and then broke a build (`slo: {tpot_p99: 1e-320}` became an infinite ratio), or
+worse, built a page from a number nobody wrote. So every value a model holds as a number is
+compared here with the YAML it came from, one walk over both for every file:
+
+- a number written as text (`"50"`) or as a boolean (`true`): `wrong-type`;
+- a number that is not finite, or outside 1e-15..1e15 in size (after any unit conversion):
+  `invalid-value`, since every ratio and chart of it would overflow or print noise;
+- a built-in metric's measured value below zero (no throughput, latency or count is negative);
+- an environment name that is not a shell identifier: printed before a command it would run as
+  code (`A;touch x;B=2`);
+- two variants with the same `value`, and a sweep's `metric` that no variant measures.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import BaseModel
+
+from generator.base.problems import Problem, rel
+from generator.base.read import Path_, Positions
+from generator.model import metrics
+from generator.model.launch import ENV_NAME
+from generator.model.result import Result
+from generator.model.variants import all_results
+from generator.project.load import Loaded, Project, RecordFile
+
+# The size every number must stay within: past it a ratio or a chart's axis overflows a float,
+# below it a difference prints as float noise.
+SMALLEST = 1e-15
+LARGEST = 1e15
+# Free-form facts (`details:` of the model, hardware, engine): shown as written, never computed
+# with, so `.inf` or `true` there is what the source said.
+FREE_FORM = frozenset({"details"})
+
+
+def value_problems(project: Project) -> list[Problem]:
+    """Every value of the campaign file and the records that a later stage could not use."""
+    out: list[Problem] = []
+    files: list[Loaded] = [project.campaign_file, *project.records]
+    for loaded in files:
+        if loaded.model is None:
+            continue
+        shown = rel(loaded.path, project.root)
+        out += [_problem(shown, loaded.positions, *found) for found in _walk(loaded.model, loaded.data, ())]
+        out += [_problem(shown, loaded.positions, *found) for found in _metric_signs(loaded.model, loaded.data)]
+    for rec in project.records:
+        out += _variant_problems(project, rec)
+    return out
+
+
+Found = tuple[Path_, bool, str, str, str | None]
+
+
+def _problem(shown: str, pos: Positions, loc: Path_, key: bool, code: str, msg: str, hint: str | None) -> Problem:
+    line, col = pos.of(loc, key=key)
+    return Problem(shown, line, col, code, msg, hint)
+
+
+def _walk(value: Any, raw: Any, loc: Path_) -> Iterator[Found]:
+    """The model's value beside the YAML it was read from, all the way down."""
+    if isinstance(value, BaseModel):
+        if not isinstance(raw, dict):
+            return
+        fields = type(value).model_fields
+        for key, raw_child in raw.items():
+            if key not in fields or key in FREE_FORM:
+                continue
+            if key == "env" and isinstance(raw_child, dict):
+                yield from _env_names(raw_child, (*loc, key))
+            yield from _walk(getattr(value, key), raw_child, (*loc, key))
+    elif isinstance(value, list) and isinstance(raw, list) and len(value) == len(raw):
+        for i, (v, r) in enumerate(zip(value, raw, strict=True)):
+            yield from _walk(v, r, (*loc, i))
+    elif isinstance(value, dict) and isinstance(raw, dict):
+        for key, raw_child in raw.items():
+            if key in value:
+                yield from _walk(value[key], raw_child, (*loc, key))
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield from _number(value, raw, loc)
+
+
+def _number(value: float, raw: Any, loc: Path_) -> Iterator[Found]:
+    name = str(loc[-1]) if loc else "value"
+    if isinstance(raw, bool):
+        yield loc, False, "wrong-type", f"`{name}` is {str(raw).lower()}, which is not a number", "write the number"
+        return
+    if isinstance(raw, str):
+        yield (
+            loc,
+            False,
+            "wrong-type",
+            f"`{name}` is the text {raw!r}, not a number",
+            "write the number without quotes",
+        )
+        return
+    if isinstance(value, float) and not math.isfinite(value):
+        yield loc, False, "invalid-value", f"`{name}` is {value}, which is not a finite number", None
+    elif abs(value) > LARGEST or 0 < abs(value) < SMALLEST:
+        converted = "" if isinstance(raw, int | float) and float(raw) == float(value) else f" (written {raw!r})"
+        yield (
+            loc,
+            False,
+            "invalid-value",
+            f"`{name}` is {value:g}{converted}, outside the sizes a number may have (1e-15 to 1e15)",
+            "check the number and its unit",
+        )
+
+
+def _env_names(env: dict[Any, Any], loc: Path_) -> Iterator[Found]:
+    for name in env:
+        if not ENV_NAME.fullmatch(str(name)):
+            yield (
+                (*loc, name),
+                True,
+                "invalid-value",
+                f"environment name {str(name)!r} is not a shell identifier",
+                "a name is letters, digits and underscores, not starting with a digit; "
+                "printed before the command, any other would run as shell code",
+            )
+
+
+def _results(model: Any, raw: Any) -> Iterator[tuple[Result, Any, Path_]]:
+    """Every result of a record or of the campaign baseline, with its YAML and place."""
+    places: list[tuple[list[Result], Any, Path_]] = []
+    if hasattr(model, "baseline") and hasattr(model.baseline, "results"):
+        places.append((model.baseline.results, _get(raw, "baseline", "results"), ("baseline", "results")))
+    if hasattr(model, "results"):
+        places.append((model.results, _get(raw, "results"), ("results",)))
+    for i, variant in enumerate(getattr(model, "variants", [])):
+        places.append((variant.results, _get(raw, "variants", i, "results"), ("variants", i, "results")))
+    for results, raw_results, loc in places:
+        for i, result in enumerate(results):
+            yield result, _get(raw_results, i), (*loc, i)
+
+
+def _get(raw: Any, *keys: Any) -> Any:
+    for key in keys:
+        if isinstance(raw, dict):
+            raw = raw.get(key)
+        elif isinstance(raw, list) and isinstance(key, int) and 0 <= key < len(raw):
+            raw = raw[key]
+        else:
+            return None
+    return raw
+
+
+def _metric_signs(model: Any, raw: Any) -> Iterator[Found]:
+    for result, _raw_result, loc in _results(model, raw):
+        for part in ("metrics", "baseline"):
+            for name, value in getattr(result, part, {}).items():
+                if metrics.lookup(name) is None:
+                    continue  # a campaign's own metric may be signed
+                if any(v < 0 for v in _numbers(value)):
+                    yield (
+                        (*loc, part, name),
+                        False,
+                        "invalid-value",
+                        f"`{name}` is negative; a {metrics.lookup(name).unit} value cannot be",  # type: ignore[union-attr]
+                        "check the sign, or define a metric of your own in campaign.yaml",
+                    )
+
+
+def _numbers(value: Any) -> list[float]:
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return [float(value)]
+    if isinstance(value, list):
+        return [n for v in value for n in _numbers(v)]
+    if isinstance(value, BaseModel):
+        return [float(v) for v in value.model_dump().values() if isinstance(v, int | float) and not isinstance(v, bool)]
+    return []
+
+
+def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
+    record = rec.record
+    shown = rel(rec.path, project.root)
+    out: list[Problem] = []
+    seen: dict[Any, int] = {}
+    for i, variant in enumerate(record.variants):
+        if variant.value is None:
+            continue
+        if variant.value in seen:
+            first = record.variants[seen[variant.value]]
+            line, col = rec.positions.of(("variants", i, "value"))
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "invalid-value",
+                    f"variant `{variant.label}` has the value of variant `{first.label}`",
+                    "each variant is one value of the setting; merge the two, or correct the value",
+                )
+            )
+        seen.setdefault(variant.value, i)
+    sweep = record.sweep
+    if sweep is not None and sweep.metric is not None and record.variants:
+        measured = {name for result in all_results(record) for name in result.metrics}
+        if sweep.metric not in measured:
+            line, col = rec.positions.of(("sweep", "metric"))
+            listed = ", ".join(f"`{n}`" for n in sorted(measured)) or "none"
+            out.append(
+                Problem(
+                    shown,
+                    line,
+                    col,
+                    "invalid-value",
+                    f"no variant measures `{sweep.metric}`, the metric the sweep's chart plots",
+                    f"the variants measure: {listed}",
+                )
+            )
+    return out

@@ -1,0 +1,1 @@
+"""The benchmark formats, one module per tool behind one registry (`registry`); `mapped` reads a campaign's own."""

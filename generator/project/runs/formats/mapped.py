@@ -1,0 +1,419 @@
+"""A harness's own benchmark file read through campaign.yaml's `import_formats:` mapping.
+
+The built-in formats are told from their keys; a campaign's own harness is named on the
+command line (`improvements import FILE --format NAME`) and its mapping says which key of a
+row is which metric (in which unit) and which setting. The file goes through the same reading
+limits, redaction and run identity as the built-in formats, and any problem (a key a row does
+not have, a value that is not a number) stops the whole file, with the row's line.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from generator.base.problems import Problem
+from generator.base.read import byte_position, text_position
+from generator.model import metrics as vocabulary
+from generator.model.record import ImportFormat, MappedMetric
+from generator.project.runs import intake
+from generator.project.runs.parse import MAX_BYTES, ParsedFile, _apply, _json_spans, _unrecognised
+from generator.project.runs.redact import redact, redact_text
+from generator.project.runs.run import BOOKKEEPING, Run, integer, number, rate_slug, request_rate, run_id
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from generator.base.read import Positions
+
+_COUNTS = frozenset(
+    {"gpu_count", "tp_size", "dp_size", "pp_size", "ep_size", "input_len", "output_len", "num_prompts"}
+    | {"max_concurrency", "batch_size"}
+)
+_NUMBERS = frozenset({"range_ratio", "burstiness"})
+# Settings a reader also needs as provenance, so `import` and `check` see another model or engine.
+_PROVENANCE = ("engine", "engine_version", "model", "backend", "date")
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class Mapping:
+    """One `import_formats` entry, with where it is written (for problems in campaign.yaml)."""
+
+    name: str
+    spec: ImportFormat
+    vocabulary: vocabulary.Vocabulary
+    campaign_shown: str
+    positions: Positions
+
+    def where(self, *loc: str | int) -> tuple[int, int]:
+        return self.positions.of(("import_formats", self.name, *loc))
+
+
+def resolve(obj: Any, path: str) -> Any:
+    """The value at a dotted path, or `_MISSING`. A key that holds a dot itself is found whole."""
+    parts = path.split(".")
+    current = obj
+    i = 0
+    while i < len(parts):
+        if isinstance(current, dict):
+            # The longest run of parts that is a key: `p99.9_ttft_ms` before `p99` then `9_ttft_ms`.
+            for j in range(len(parts), i, -1):
+                key = ".".join(parts[i:j])
+                if key in current:
+                    current, i = current[key], j
+                    break
+            else:
+                return _MISSING
+        elif isinstance(current, list) and parts[i].isdigit() and int(parts[i]) < len(current):
+            current, i = current[int(parts[i])], i + 1
+        else:
+            return _MISSING
+    return current
+
+
+def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs in one file of a campaign's own format, or the problems that stop its import."""
+    data, problems = intake.read_limited(path, shown, MAX_BYTES)
+    if data is None:
+        return None, problems
+    original_sha = hashlib.sha256(data).hexdigest()
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
+    if "\x00" in text:
+        return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
+    if text.lstrip()[:1] in ("{", "["):
+        return _from_json(path, shown, text, original_sha, mapping)
+    return _from_csv(path, shown, text, original_sha, mapping)
+
+
+# --- rows ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Row:
+    line: int
+    col: int
+    obj: Any
+
+
+def _from_json(
+    path: Path, shown: str, text: str, original_sha: str, mapping: Mapping
+) -> tuple[ParsedFile | None, list[Problem]]:
+    spans, stop = _json_spans(shown, text)
+    if stop:
+        return None, stop
+    parsed = ParsedFile(path, shown, original_sha, text)
+    replacements: list[tuple[int, int, str]] = []
+    rows: list[_Row] = []
+    problems: list[Problem] = []
+    for start, end, obj in spans:
+        line, col = text_position(text, start)
+        clean, found = redact(obj)
+        if found:
+            replacements.append((start, end, json.dumps(clean, ensure_ascii=False)))
+            parsed.redacted += [f"line {line}: {p}" for p in found]
+        items: Any = clean
+        if mapping.spec.rows is not None:
+            items = resolve(clean, mapping.spec.rows)
+            if not isinstance(items, list):
+                problems.append(_no_rows(shown, line, col, mapping, items is _MISSING))
+                continue
+        for item in items if isinstance(items, list) else [items]:
+            rows.append(_Row(line, col, item))
+    if problems:
+        return None, problems
+    parsed.stored_text, n = redact_text(_apply(text, replacements))
+    if n:
+        parsed.redacted.append(f"{n} more secret value(s) in the text")
+    return _runs(parsed, rows, mapping)
+
+
+def _from_csv(
+    path: Path, shown: str, text: str, original_sha: str, mapping: Mapping
+) -> tuple[ParsedFile | None, list[Problem]]:
+    reader = csv.DictReader(io.StringIO(text, newline=""))
+    rows: list[_Row] = []
+    redacted: list[str] = []
+    # (first line, last line, the row written again without its secrets), for the kept copy.
+    replacements: list[tuple[int, int, str]] = []
+    try:
+        if not reader.fieldnames or len(reader.fieldnames) < 2:
+            what = "file is neither JSON, JSON lines nor CSV with a header line"
+            return None, [_unrecognised(shown, 1, 1, f"{what} (read as `{mapping.name}`)")]
+        start = reader.line_num + 1
+        for raw in reader:
+            row = {k: _csv_value(v) for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
+            clean, found = redact(row)
+            if found:
+                redacted += [f"line {reader.line_num}: {p}" for p in found]
+                cells = {k: ("<redacted>" if clean.get(k) != row.get(k) else v) for k, v in raw.items()}
+                out = io.StringIO()
+                csv.DictWriter(out, fieldnames=list(reader.fieldnames), lineterminator="").writerow(cells)
+                replacements.append((start, reader.line_num, out.getvalue()))
+            rows.append(_Row(start, 1, clean))
+            start = reader.line_num + 1
+    except csv.Error as exc:
+        return None, [_unrecognised(shown, reader.line_num or 1, 1, f"the CSV cannot be read ({exc})")]
+    lines = text.splitlines(keepends=True)
+    for first, last, new in reversed(replacements):
+        ending = lines[last - 1][len(lines[last - 1].rstrip("\r\n")) :]
+        lines[first - 1 : last] = [new + ending]
+    stored, n = redact_text("".join(lines))
+    parsed = ParsedFile(path, shown, original_sha, stored, redacted)
+    if n:
+        parsed.redacted.append(f"{n} more secret value(s) in the text")
+    return _runs(parsed, rows, mapping)
+
+
+def _csv_value(text: str) -> Any:
+    """A CSV cell as the JSON value it stands for: empty is null, numbers and booleans are typed."""
+    value = text.strip()
+    if value == "":
+        return None
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(value)
+        except ValueError:
+            continue
+    return value
+
+
+# --- a row to a run ----------------------------------------------------------------------------
+
+
+def _runs(parsed: ParsedFile, rows: list[_Row], mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
+    problems: list[Problem] = []
+    # (path, what it is for) -> rows that lack it: a wrong path is one problem, not one per row.
+    missing: dict[tuple[str, str], list[_Row]] = {}
+    kept = 0
+    for row in rows:
+        if not isinstance(row.obj, dict):
+            problems.append(
+                _unrecognised(parsed.shown, row.line, row.col, f"the JSON value on line {row.line} is not an object")
+            )
+            continue
+        if _skipped(row.obj, mapping.spec):
+            continue
+        kept += 1
+        run, found = _run(parsed.shown, row, mapping, missing)
+        problems += found
+        if run is None or found:
+            continue
+        if not any(name not in BOOKKEEPING for name in run.metrics):
+            problems.append(
+                Problem(
+                    parsed.shown,
+                    row.line,
+                    row.col,
+                    "import-no-metric",
+                    f"the `{mapping.name}` row on line {row.line} has no usable metric (all null)",
+                    "a run that failed before measuring anything has nothing to import; drop its line, or "
+                    "leave such rows out with `skip:`",
+                )
+            )
+            continue
+        impossible = intake.impossible_count(parsed.shown, row.line, row.col, run)
+        if impossible is not None:
+            problems.append(impossible)
+            continue
+        parsed.runs.append(run)
+    problems = _missing_problems(parsed.shown, missing, kept, mapping) + problems
+    if not problems and not parsed.runs:
+        what = "every row is left out by `skip:`" if rows else "the file holds no rows"
+        problems.append(
+            Problem(
+                parsed.shown,
+                1,
+                1,
+                "import-no-metric",
+                f"nothing to import as `{mapping.name}`: {what}",
+                "check the file and the format's `skip:` in improvements/campaign.yaml",
+            )
+        )
+    return (None, problems) if problems else (parsed, [])
+
+
+def _same(a: Any, b: Any) -> bool:
+    # `true` is not 1 here, though Python says so: a flag and a count are different things.
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    return bool(a == b)
+
+
+def _skipped(obj: dict[str, Any], spec: ImportFormat) -> bool:
+    return any(_same(resolve(obj, path), value) for path, value in spec.skip.items())
+
+
+def _run(
+    shown: str, row: _Row, mapping: Mapping, missing: dict[tuple[str, str], list[_Row]]
+) -> tuple[Run | None, list[Problem]]:
+    spec = mapping.spec
+    problems: list[Problem] = []
+    settings: dict[str, Any] = {"client": mapping.name}
+    run = Run("", mapping.name, settings, {})
+    for name, target in spec.metrics.items():
+        where, unit = (target.path, target.unit) if isinstance(target, MappedMetric) else (target, None)
+        value = resolve(row.obj, where)
+        if value is _MISSING:
+            missing.setdefault((where, f"metric `{name}`"), []).append(row)
+            continue
+        if value is None:
+            continue
+        v = number(value)
+        if v is None:
+            problems.append(_not_a(shown, row, where, value, "a finite number", f"metric `{name}`"))
+            continue
+        metric = mapping.vocabulary.lookup(name)
+        to = metric.unit if metric is not None else (unit or "")
+        factor = vocabulary.conversion(unit, to) if unit is not None else 1.0
+        run.metrics[name] = v * (factor or 1.0)
+        run.keys[name] = where
+        if unit is not None and unit != to:
+            run.conversions[name] = f"{unit} -> {to}"
+    for setting, where in spec.settings.items():
+        value = resolve(row.obj, where)
+        if value is _MISSING:
+            missing.setdefault((where, f"setting `{setting}`"), []).append(row)
+            continue
+        if value is None or value == "":
+            continue
+        key = "max_concurrency" if setting == "concurrency" else setting
+        converted, want = _setting(key, value)
+        if converted is None:
+            problems.append(_not_a(shown, row, where, value, want, f"setting `{setting}`"))
+            continue
+        settings[key] = converted
+        if key in _PROVENANCE:
+            run.provenance[key], run.provenance_keys[key] = str(converted), where
+    used = {p.split(".")[0] for p in (*_paths(spec), *spec.skip)}
+    run.unmapped = [k for k, v in row.obj.items() if k not in used and v is not None and not isinstance(v, list | dict)]
+    run.notes.append(f"Read as `{mapping.name}`, a format of this campaign's own (import_formats in campaign.yaml).")
+    if run.conversions:
+        run.notes.append(
+            "Converted to the vocabulary's units: "
+            + ", ".join(f"`{run.keys[n]}` ({c})" for n, c in sorted(run.conversions.items()))
+            + "."
+        )
+    if problems:
+        return None, problems
+    _identify(run, row, mapping)
+    return run, []
+
+
+def _paths(spec: ImportFormat) -> list[str]:
+    out = [t.path if isinstance(t, MappedMetric) else t for t in spec.metrics.values()]
+    return out + list(spec.settings.values())
+
+
+def _setting(key: str, value: Any) -> tuple[Any, str]:
+    """A setting's value as the built-in importers store it, or None, and what it had to be."""
+    if key in _COUNTS:
+        return integer(value), "a whole number"
+    if key in _NUMBERS:
+        return number(value), "a finite number"
+    if key == "request_rate":
+        return request_rate(value), "a number of requests per second, `inf` or `trace`"
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
+        return None, "text"
+    if isinstance(value, float) and not math.isfinite(value):
+        return None, "text"
+    return str(value), "text"
+
+
+def _identify(run: Run, row: _Row, mapping: Mapping) -> None:
+    parts = [mapping.name]
+    if run.settings.get("batch_size") is not None:
+        parts.append(f"bs{run.settings['batch_size']}")
+    elif run.settings.get("max_concurrency") is not None:
+        parts.append(f"c{run.settings['max_concurrency']}")
+    else:
+        parts.append(rate_slug(run.request_rate))
+    # The mapping is part of what the run is: the same row read through another mapping is another run.
+    content = [mapping.spec.model_dump(mode="json"), row.obj]
+    run.id = run_id("-".join(p for p in parts if p and len(p) <= 24), mapping.name, content)
+    run.source["line"] = row.line
+
+
+# --- problems -----------------------------------------------------------------------------------
+
+
+def _not_a(shown: str, row: _Row, where: str, value: Any, want: str, what: str) -> Problem:
+    text = json.dumps(value, ensure_ascii=False)
+    text = text if len(text) <= 40 else text[:40] + "..."
+    return Problem(
+        shown,
+        row.line,
+        row.col,
+        "invalid-value",
+        f"the row on line {row.line} has `{where}` = {text} for {what}; expected {want}",
+        "fix the row, or leave rows that are not measurements out with `skip:` in improvements/campaign.yaml",
+    )
+
+
+def _missing_problems(
+    shown: str, missing: dict[tuple[str, str], list[_Row]], kept: int, mapping: Mapping
+) -> list[Problem]:
+    out: list[Problem] = []
+    for (where, what), rows in missing.items():
+        if len(rows) == kept:
+            # No row has it: the path is wrong, so the problem is where the path is written.
+            loc = _loc_of(mapping.spec, where, what)
+            line, col = mapping.where(*loc)
+            out.append(
+                Problem(
+                    mapping.campaign_shown,
+                    line,
+                    col,
+                    "import-missing-key",
+                    f"no row of {shown} has the key `{where}` that import_formats `{mapping.name}` reads for {what}",
+                    "write the key as the file spells it, levels joined by `.` (`stats.ttft_p99_s`)",
+                )
+            )
+            continue
+        first = rows[0]
+        more = f" (and {len(rows) - 1} more row(s) like it)" if len(rows) > 1 else ""
+        out.append(
+            Problem(
+                shown,
+                first.line,
+                first.col,
+                "import-missing-key",
+                f"the row on line {first.line} has no key `{where}` for {what}{more}",
+                f"every row read as `{mapping.name}` needs it; leave rows that are not measurements out "
+                "with `skip:` in improvements/campaign.yaml",
+            )
+        )
+    return out
+
+
+def _loc_of(spec: ImportFormat, where: str, what: str) -> tuple[str | int, ...]:
+    for name, target in spec.metrics.items():
+        if what == f"metric `{name}`":
+            return ("metrics", name, "path") if isinstance(target, MappedMetric) else ("metrics", name)
+    for setting in spec.settings:
+        if what == f"setting `{setting}`":
+            return ("settings", setting)
+    return ()
+
+
+def _no_rows(shown: str, line: int, col: int, mapping: Mapping, absent: bool) -> Problem:
+    rows = mapping.spec.rows
+    what = "has no key" if absent else "does not hold a list at"
+    return Problem(
+        shown,
+        line,
+        col,
+        "import-missing-key",
+        f"the JSON object on line {line} {what} `{rows}`, where import_formats `{mapping.name}` reads its rows",
+        "`rows:` is the key of the list of runs inside each object; leave it out when each object is a run",
+    )
