@@ -285,14 +285,14 @@ def bench_size(n: int, repeat: int, parts: set[str], log: list[str], quick: bool
     if "serve" in parts and n <= SERVE_MAX:
         row.update(bench_serve(n, work, records, repeat, say))
 
-    site_sizes = n <= SITE_QUICK_MAX or not quick
+    site_sizes = n in SITE_QUICK_SIZES or not quick
     if "site" in parts and site_sizes:
         report = OUT / f"mkdocs-{n}.json"
         reports: list[dict[str, float]] = []
-        # A whole-site build is the slowest measurement by far: at most 3 runs, one with --quick,
-        # where the builds before it have already warmed the page cache and the bytecode.
+        # A whole-site build is the slowest measurement by far: at most 3 runs, one with --quick.
+        # The untimed first one also keeps the analysis, as `build --site` does before mkdocs runs.
         site_runs = 1 if quick else max(1, min(repeat, 3))
-        warm = 0 if quick else 1
+        warm = 1
         site = Sample()
         for i in range(site_runs + warm):
             report.unlink(missing_ok=True)
@@ -347,9 +347,9 @@ def bench_size(n: int, repeat: int, parts: set[str], log: list[str], quick: bool
 
 
 SERVE_MAX = 1000
-# With --quick, whole sites (mkdocs, Zensical) are built up to this size only: at 3,000 records
-# one build takes longer than the rest of a quick run.
-SITE_QUICK_MAX = 1000
+# With --quick, whole sites (mkdocs, Zensical) are built at these sizes only: the targets' size
+# and the smallest; at 3,000 records one build takes longer than the rest of a quick run.
+SITE_QUICK_SIZES = (10, 1000)
 
 
 def _free_port() -> int:
