@@ -7,6 +7,9 @@ import re
 import tomllib
 from pathlib import Path
 
+import grimp
+import pytest
+
 REPO = Path(__file__).resolve().parent.parent
 PACKAGE = REPO / "generator"
 # The CLI entry points and the package's own files: everything else lives in a stage's folder.
@@ -49,6 +52,76 @@ def test_the_click_contract_covers_every_package_below_the_site() -> None:
     below = layers[layers.index("generator.site") + 1 :]
     assert set(forbidden["source_modules"]) == set(below)
     assert forbidden["forbidden_modules"] == ["click"]
+
+
+def _cycles(graph: grimp.ImportGraph, package: str) -> list[list[str]]:
+    """Strongly connected components of more than one module (iterative Tarjan)."""
+    nodes = sorted(m for m in graph.modules if m.split(".")[0] == package)
+    imports = graph.find_modules_directly_imported_by
+    edges = {m: sorted(i for i in imports(m) if i.split(".")[0] == package) for m in nodes}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on: set[str] = set()
+    out: list[list[str]] = []
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                index[v] = low[v] = len(index)
+                stack.append(v)
+                on.add(v)
+            if i < len(edges[v]):
+                work.append((v, i + 1))
+                w = edges[v][i]
+                if w not in index:
+                    work.append((w, 0))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    out.append(sorted(comp))
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+    return out
+
+
+def test_no_import_cycle_between_modules() -> None:
+    # grimp sees imports inside functions and under TYPE_CHECKING, as lint-imports does.
+    assert _cycles(grimp.build_graph("generator"), "generator") == []
+
+
+def test_the_cycle_finder_finds_a_cycle(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    pkg = tmp_path / "cyc"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "a.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from cyc import b\n")
+    (pkg / "b.py").write_text("from cyc import a\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert _cycles(grimp.build_graph("cyc"), "cyc") == [["cyc.a", "cyc.b"]]
+    (pkg / "b.py").write_text("import typing\n")
+    assert _cycles(grimp.build_graph("cyc"), "cyc") == []
+
+
+def test_commands_do_not_import_each_other() -> None:
+    graph = grimp.build_graph("generator")
+    for module in sorted(m for m in graph.modules if m.startswith("generator.commands.")):
+        others = sorted(
+            i for i in graph.find_modules_directly_imported_by(module) if i.startswith("generator.commands")
+        )
+        assert others == [], module
 
 
 def _only_a_docstring(path: Path) -> bool:

@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+import math
+
+import numpy as np
 import pytest
 
-from generator.analysis.capacity import Capacity, Point, Repetition, capacity, capacity_change, frontier
+from generator.analysis.capacity import (
+    BOOTSTRAP,
+    Capacity,
+    Point,
+    Repetition,
+    aggregate,
+    bootstrap,
+    capacity,
+    capacity_change,
+    frontier,
+)
 
 
 def sweep(rows: list[tuple[float, float, dict[str, float]]]) -> list[Point]:
@@ -153,37 +166,60 @@ def test_throughput_falling_with_load_keeps_the_measured_best() -> None:
 
 
 def reps(load: float, thr: float, tpots: list[float]) -> Point:
-    mean = sum(tpots) / len(tpots)
-    return Point(load, thr, {"tpot_p99": mean}, tuple(Repetition(thr, {"tpot_p99": t}) for t in tpots))
+    return aggregate(load, [Repetition(thr, {"tpot_p99": t}) for t in tpots])
 
 
-def test_per_repetition_capacities() -> None:
+def test_a_load_meets_when_every_repetition_does() -> None:
     points = [reps(32, 1000, [40, 42, 38]), reps(64, 1600, [60, 52, 70])]
+    # The worst repetitions, 42 and 70 (not the means 40 and 60.67): t = (50 - 42) / (70 - 42).
+    assert [p.latencies["tpot_p99"] for p in points] == [42, 70]
     c = capacity(points, {"tpot_p99": 50})
-    # Means 40 and 60.67: t = 10 / 20.67, the summary capacity.
-    assert c.throughput == pytest.approx(1000 + 600 * 10 / (182 / 3 - 40))
-    # rep 0: t = (50 - 40) / (60 - 40) = 0.5   -> 1000 + 0.5 * 600 = 1300
-    # rep 1: t = (50 - 42) / (52 - 42) = 0.8   -> 1000 + 0.8 * 600 = 1480
-    # rep 2: t = (50 - 38) / (70 - 38) = 0.375 -> 1000 + 0.375 * 600 = 1225
-    assert [r.kind for r in c.per_repetition] == ["interpolated"] * 3
-    assert c.samples() == pytest.approx((1300, 1480, 1225))
-    assert c.repetitions_note is None
+    assert c.throughput == pytest.approx(1000 + 600 * 8 / 28)
+    assert c.repetitions == 3 and c.repetitions_note is None
+    # One repetition over the limit at 32 makes 32 break: nothing meets below it.
+    assert capacity([reps(32, 1000, [40, 55]), reps(64, 1600, [60, 70])], {"tpot_p99": 50}).kind == "breaks-all"
 
 
-def test_a_repetition_that_never_meets_leaves_no_samples() -> None:
-    c = capacity([reps(32, 1000, [40, 55]), reps(64, 1600, [60, 70])], {"tpot_p99": 50})
-    assert [r.kind for r in c.per_repetition] == ["interpolated", "breaks-all"]
-    assert c.samples() is None
+def test_the_bootstrap_resamples_each_load_on_its_own() -> None:
+    from scipy import stats
+
+    points = [
+        aggregate(16, [Repetition(t, {"tpot_p99": 30}) for t in (1000, 1040, 980)]),
+        aggregate(32, [Repetition(t, {"tpot_p99": v}) for t, v in ((1800, 44), (1750, 46), (1850, 41))]),
+        aggregate(64, [Repetition(t, {"tpot_p99": v}) for t, v in ((2600, 60), (2500, 58), (2700, 66))]),
+    ]
+    slo = {"tpot_p99": 50}
+    found = bootstrap(points, slo)
+    assert found is not None and len(found) == BOOTSTRAP
+    assert found == bootstrap(points, slo)  # seeded: the same bytes every build
+    ours = np.quantile(found, [0.025, 0.975])
+
+    # The same statistic through scipy's own bootstrap (each sample resampled independently).
+    def statistic(*idx: np.ndarray) -> float:
+        drawn = [aggregate(p.load, [p.repetitions[int(i)] for i in k]) for p, k in zip(points, idx, strict=True)]
+        value = capacity(drawn, slo).throughput
+        return math.nan if value is None else value
+
+    res = stats.bootstrap(
+        tuple(np.arange(len(p.repetitions)) for p in points),
+        statistic,
+        paired=False,
+        vectorized=False,
+        method="percentile",
+        n_resamples=2000,
+        rng=np.random.default_rng(7),
+    )
+    # Two Monte-Carlo estimates of the same percentiles: within 1% of the capacity.
+    assert ours[0] == pytest.approx(res.confidence_interval.low, rel=0.01)
+    assert ours[1] == pytest.approx(res.confidence_interval.high, rel=0.01)
+    assert bootstrap([reps(32, 1000, [40]), reps(64, 1600, [60, 70])], slo) is None
 
 
-def test_uneven_repetitions_give_a_note_and_no_samples() -> None:
-    c = capacity([reps(32, 1000, [40, 42]), reps(64, 1600, [60, 52, 70])], {"tpot_p99": 50})
-    assert c.per_repetition == ()
-    assert c.samples() is None
-    assert c.repetitions_note == "loads have different numbers of repetitions: 2 at 32, 3 at 64"
-    one = capacity([reps(32, 1000, [40]), reps(64, 1600, [60])], {"tpot_p99": 50})
-    assert one.repetitions_note == "one repetition per load" and one.samples() is None
-    assert capacity(BASIC, {"tpot_p99": 50}).samples() is None
+def test_a_coarse_grid_is_warned_about() -> None:
+    slo = {"tpot_p99": 50}
+    coarse = capacity([Point(16, 1000, {"tpot_p99": 30}), Point(256, 4000, {"tpot_p99": 90})], slo)
+    assert coarse.grid_warning is not None and "16 and 256" in coarse.grid_warning
+    assert capacity(BASIC, slo).grid_warning is None  # 32 -> 64 is 2x: not more
 
 
 def test_capacity_change() -> None:

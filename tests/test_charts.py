@@ -338,3 +338,39 @@ def test_point_labels_stay_inside_the_chart() -> None:
 def test_description_is_the_alt_text() -> None:
     svg = bar_chart("b", "Gains & <losses>", [Bar("a", 1.0)])
     assert description(svg) == "Gains & <losses>. change (%), highest first: a: +1.0%."
+
+
+def _luminance(colour: str) -> float:
+    channels = [int(colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    hi, lo = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (hi + 0.05) / (lo + 0.05)
+
+
+def test_both_palettes_reach_4_5_to_1_on_their_background_and_follow_the_site_toggle() -> None:
+    svg = bar_chart("palette", "Palette", [Bar("a", 5.0, (1.0, 9.0), decision="better")])
+    style = re.search(r"<style>(.*?)</style>", svg, re.S)
+    assert style is not None
+    css = style.group(1)
+    # The light palette twice (default and the site's light scheme), the dark one twice.
+    blocks = re.findall(r"^(\S*?) ?#palette-svg\{([^}]*)\}", css, re.M)
+    palettes = {sel: dict(re.findall(r"--([a-z0-9]+):(#[0-9a-f]{6})", body)) for sel, body in blocks}
+    light = palettes[""]
+    site_light = palettes["[data-md-color-scheme=default]"]
+    site_dark = palettes["[data-md-color-scheme=slate]"]
+    media = re.search(r"@media \(prefers-color-scheme:dark\)\{ #palette-svg\{([^}]*)\}", css)
+    assert media is not None
+    dark = dict(re.findall(r"--([a-z0-9]+):(#[0-9a-f]{6})", media.group(1)))
+    assert light == site_light and dark == site_dark and set(light) == set(dark)
+    # Every colour, text and lines alike, at least 4.5:1 (WCAG AA for text) on its background.
+    for name in light:
+        assert _contrast(light[name], "#ffffff") >= 4.5, name
+        assert _contrast(dark[name], "#1e2129") >= 4.5, name
+    assert "color-scheme:light dark" in css and 'id="palette-svg"' in svg
+    # No colour is written outside the two palettes.
+    outside = re.sub(r"--[a-z0-9]+:#[0-9a-f]{6}", "", svg)
+    assert not re.search(r"#[0-9a-fA-F]{6}\b", outside)

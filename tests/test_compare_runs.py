@@ -50,14 +50,14 @@ def test_record_from_imported_runs_renders_computed_deltas(campaign: Path, tmp_p
     batch1 = section(text, "graphs, cuda_graph, 256/32, batch 1")
     # 112.0005 / 93.4972 - 1 = +19.79 %: computed from the two runs, never typed.
     # One run a side: the change is shown, never called better.
-    single = "| none | 1 / 1 | none | unreplicated (single shot) |"
-    assert "| Decode throughput (tok/s, higher is better) | 93.5 | 112 | +19.8% " + single in batch1
+    single = "| **unreplicated** (single shot) |"
+    assert "| Decode throughput (tok/s, higher is better) " + single + " +19.8% | 112 / 93.5 (n 1 / 1) |" in batch1
     # Seconds in the file, milliseconds on the page: 0.2906 s and 0.3466 s.
-    assert "| Total latency (ms, lower is better) | 346.6 | 290.6 | -16.2% " + single in batch1
+    assert "| Total latency (ms, lower is better) " + single + " -16.2% | 290.6 / 346.6 (n 1 / 1) |" in batch1
     assert "- Concurrency: 1" in batch1
     assert "matched by workload and load" in batch1
     batch16 = section(text, "graphs, cuda_graph, 256/32, batch 16")
-    assert "| Overall throughput (tok/s, higher is better) | 9881 | 9078 | -8.1% " + single in batch16
+    assert "| Overall throughput (tok/s, higher is better) " + single + " -8.1% | 9078 / 9881 (n 1 / 1) |" in batch16
 
 
 def test_not_comparable_is_a_warning_at_the_result_and_said_on_the_page(campaign: Path) -> None:
@@ -78,10 +78,15 @@ def test_not_comparable_is_a_warning_at_the_result_and_said_on_the_page(campaign
     text = page(campaign, "mscclpp-allreduce")
     c16 = section(text, "concurrency 16")
     assert "Not comparable with its baseline beyond the declared change: model:" in c16
-    assert "| Output token throughput (tok/s, higher is better) | 900.9 | 900.9 |" in c16
+    # Shown, never compared or ranked: another model's run is not this change's evidence.
+    assert "| Output token throughput (tok/s, higher is better) | not compared | not compared | 900.9 / 900.9 |" in c16
+    assert "Not compared: the run differs from its baseline run in model: zai-org/GLM-5-NVFP4 here" in c16
     # No baseline run at concurrency 64: the numbers are shown, marked as having no baseline.
     c64 = section(text, "concurrency 64")
-    assert "| Output token throughput (tok/s, higher is better) | no baseline | 2710 | not compared |" in c64
+    assert (
+        "| Output token throughput (tok/s, higher is better) | not compared | not compared | 2710 / no baseline |"
+        in c64
+    )
     assert "This result has no baseline to compare with." in c64
 
 
@@ -178,7 +183,10 @@ def test_different_configurations_are_not_averaged_the_same_name_is_chosen(campa
     base_id = "sglang-batch-bs1-0c527fb59c"
     linked = f"[`{base_id}`](../index.md#run-{base_id})"
     assert f"Compared with the baseline run {linked}, matched by workload, load and name" in again
-    assert "| Decode throughput (tok/s, higher is better) | 112 | 120.5 | +7.6% | none | 1 / 1 | none |" in again
+    assert (
+        "| Decode throughput (tok/s, higher is better) | **unreplicated** (single shot) "
+        "| +7.6% | 120.5 / 112 (n 1 / 1) |" in again
+    )
 
 
 def test_ambiguous_baseline_is_not_averaged_and_check_warns(campaign: Path, tmp_path: Path) -> None:
@@ -195,7 +203,9 @@ def test_ambiguous_baseline_is_not_averaged_and_check_warns(campaign: Path, tmp_
     renamed = section(page(campaign, "mscclpp-allreduce"), "renamed")
     assert "mean of" not in renamed
     assert "Ambiguous baseline: 2 baseline runs match" in renamed and "`baseline_run`" in renamed
-    assert "| Decode throughput (tok/s, higher is better) | no baseline | 112 | not compared | none | none |" in renamed
+    assert (
+        "| Decode throughput (tok/s, higher is better) | not compared | not compared | 112 / no baseline |" in renamed
+    )
     # Naming the baseline settles it: no warning left.
     record = campaign / "improvements" / "02-mscclpp-allreduce.yaml"
     text = record.read_text()
@@ -217,4 +227,4 @@ def test_repeated_baseline_runs_are_averaged(campaign: Path, tmp_path: Path) -> 
     ok("build", "--root", str(campaign))
     graphs = section(page(campaign, "mscclpp-allreduce"), "graphs")
     assert "Compared with the mean of 2 repeated baseline runs with the same workload and load" in graphs
-    assert "| Decode throughput (tok/s, higher is better) | 112 ± 2.828 (n=2) | 112 | 0.0% | none | 1 / 2 |" in graphs
+    assert "| 0.0% | 112 / 112 ± 2.828 (n=2) (n 1 / 2" in graphs

@@ -67,13 +67,15 @@ def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
     assert tp["ci_low_percent"] is None and tp["ci_high_percent"] is None
     # The change keeps the number's sign: a latency that went down is negative.
     assert round(comparisons["ttft_p99"]["change_percent"], 6) == -10.0
-    assert rec["primary"] == {
+    keys = ("metric", "result", "change_percent", "ci_low_percent", "ci_high_percent", "decision", "group")
+    assert {k: rec["primary"][k] for k in keys} == {
         "metric": "output_throughput",
         "result": "a",
         "change_percent": tp["change_percent"],
         "ci_low_percent": None,
         "ci_high_percent": None,
         "decision": "unreplicated",
+        "group": "single-shot gain",
     }
     assert "best_gain" not in rec["summary"]
 

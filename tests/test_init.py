@@ -50,9 +50,9 @@ def test_without_a_terminal_it_takes_defaults_and_leaves_unknowns_out(tmp_path: 
     # A primary metric from the start, so the summary ranks by a decision, not "no primary metric".
     assert campaign["decision"] == {"primary_metric": "output_throughput"}
     assert "model, gpu, engine, baseline command" in run.stderr
-    # The site is two lines of settings; the plugin supplies the rest.
+    # The site is its name and the plugin with the guide on; the plugin supplies the rest.
     settings = yaml.safe_load((root / "mkdocs.yml").read_text())
-    assert settings == {"site_name": "fresh", "plugins": ["improvements"]}
+    assert settings == {"site_name": "fresh", "plugins": [{"improvements": {"guide": True}}]}
     assert run_cli("check", cwd=root).returncode == 0
     build = run_cli("build", cwd=root)
     assert build.returncode == 0, build.stderr
@@ -72,8 +72,11 @@ def test_options_fill_the_campaign(tmp_path: Path) -> None:
     assert campaign["series"] == "qwen3-on-8x-h100"
     assert campaign["hardware"] == {"gpu": "H100 80GB", "count": 8}
     assert campaign["engine"] == {"name": "SGLang", "version": "0.5.4"}
-    # The engine's plain serve command for the model: derived from what was given, no flag added.
-    assert campaign["baseline"]["command"] == "python -m sglang.launch_server --model-path Qwen/Qwen3-235B-A22B"
+    # The engine's plain serve command for the model, and the GPU count as its tensor-parallel size.
+    assert (
+        campaign["baseline"]["command"]
+        == "python -m sglang.launch_server --model-path Qwen/Qwen3-235B-A22B --tp-size 8"
+    )
     assert campaign["goals"] == [
         {"metric": "output_throughput", "target": 100, "concurrency": 1},
         {"metric": "ttft_p99", "target": 200},
@@ -448,3 +451,39 @@ def test_what_mkdocs_yml_says_wins(tmp_path: Path) -> None:
     assert "summary/" in links and "blockers/" not in links and "tags/" not in links
     assert "Tier 2" in index[index.index('class="md-nav md-nav--primary"') :]
     assert (site / "stylesheets" / "improvements.css").read_text() == "/* the campaign's own */\n"
+
+
+@pytest.mark.parametrize(
+    ("name", "series"),
+    [
+        # Whole words, never cut mid-phrase (it was `llama-3-3-70b-on`).
+        ("Llama 3.3 70B on 4x H100", "llama-3-3-70b-on-4x-h100"),
+        # Too long: words up to 32 characters, and no dangling "on" at the cut.
+        ("DeepSeek-V3.2 Exp speculative decoding on 16x H200 with EAGLE", "deepseek-v3-2-exp-speculative"),
+        ("Qwen3 MoE serving campaign on", "qwen3-moe-serving-campaign"),
+        ("MSCCL++", "mscclpp"),
+        ("!!!", "improvement"),
+    ],
+)
+def test_series_keeps_whole_words(name: str, series: str) -> None:
+    assert init.series_of(name) == series
+
+
+@pytest.mark.parametrize(
+    ("engine", "expected"),
+    [
+        ("SGLang", "python -m sglang.launch_server --model-path meta-llama/Llama-3.3-70B-Instruct --tp-size 4"),
+        ("vLLM", "vllm serve meta-llama/Llama-3.3-70B-Instruct --tensor-parallel-size 4"),
+    ],
+)
+def test_the_gpu_count_reaches_the_baseline_command(tmp_path: Path, engine: str, expected: str) -> None:
+    run = run_cli(
+        "init", "--no-input", "--name", "Llama 3.3 70B on 4x H100", "--model", "meta-llama/Llama-3.3-70B-Instruct",
+        "--gpu", "H100", "--gpu-count", "4", "--engine", engine, cwd=tmp_path,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    campaign, _ = parse((tmp_path / "improvements" / "campaign.yaml").read_text())
+    assert campaign["baseline"]["command"] == expected
+    assert campaign["series"] == "llama-3-3-70b-on-4x-h100"
+    # The new campaign's site carries the guide, which the starter record points at.
+    assert "guide: true" in (tmp_path / "mkdocs.yml").read_text()

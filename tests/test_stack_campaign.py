@@ -280,10 +280,7 @@ def test_baseline_from_with_typed_baseline_is_refused(tmp_path: Path) -> None:
     both = DRAFTER.replace("    baseline_from:", "    baseline: {output_throughput: 138.3}\n    baseline_from:")
     root = make(tmp_path, {"05-dp-attention.yaml": DP, "03-drafter.yaml": both})
     problems = check(root)
-    assert (
-        len(problems) == 1
-        and "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`" in problems[0]
-    )
+    assert len(problems) == 1 and "`baseline_from` names the baseline; it replaces `baseline`" in problems[0]
 
 
 # --- numbers and the road -------------------------------------------------------------------------
@@ -312,7 +309,8 @@ def test_road_and_waterfall_numbers_are_computed_from_the_records(tmp_path: Path
     deltas = [s.change.delta for s in road.steps if s.change]
     assert deltas == pytest.approx([38.3, 153.5 - 138.3, 160 - 153.5])
     assert road.current.mean == pytest.approx(160)
-    assert [(g.low, g.high) for g in road.goals] == [pytest.approx((40, 40))] * 1
+    # Single shots all the way: the level has no interval, so the distance is the point's, and never "reached".
+    assert [(g.low, g.high, g.interval) for g in road.goals] == [(pytest.approx(40), pytest.approx(40), False)]
     found = road_plot(analysis)
     assert found is not None
     path, alt, svg = found
@@ -329,10 +327,10 @@ def test_road_and_waterfall_numbers_are_computed_from_the_records(tmp_path: Path
     files = render_files(analysis)
     home = files["docs/index.md"]
     assert "| **Current** | | | | | **160 tok/s** |" in home
-    assert "- Goal above 200 tok/s: 40 tok/s to go." in home
+    assert "- Goal above 200 tok/s: 40 tok/s to go (no interval: a single measurement without a spread" in home
     assert "The chain breaks" not in home
     page = files["docs/improvements/stackt-03-drafter.md"]
-    assert "step 2 of 3, applied after 05-dp-attention" in page
+    assert "| In the stack | yes, step 2 of 3, after 05-dp-attention |" in page
     # A record's own command applies what it builds on first.
     assert "--enable-dp-attention" in page and "--speculative-algorithm EAGLE" in page
 
@@ -363,7 +361,7 @@ def test_shipped_campaign_says_no_record_is_adopted_and_shows_the_baseline_again
     assert analysis.stack.records == ()
     home = render_files(analysis)["docs/index.md"]
     section = home[home.index("## The road to the goal") : home.index("## Tiers")]
-    assert "No record is adopted yet: the launch command in force is the baseline command above." in section
+    assert "No record is adopted yet: the launch command in force is the baseline command (below)." in section
     assert "~8–11 tok/s (a range; the chart draws its midpoint, 9.5 tok/s)" in section
     assert "The goal is above 100 tok/s: 89 to 92 tok/s to go." in section
     assert "![" in section and "plots/road-to-goal.svg" in section

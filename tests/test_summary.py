@@ -37,7 +37,7 @@ tier: 1
 status: proposed
 hypothesis: Not tried yet.
 """,
-    # Tier 1 with a loss: still measured (a single shot, so unreplicated), so before the unmeasured one.
+    # Tier 1 with a loss, rejected: after every open and adopted record of its tier, measured or not.
     "06-a-loss.yaml": """\
 title: A loss
 tier: 1
@@ -63,7 +63,7 @@ def repo(tmp_path: Path) -> Path:
 
 def test_ranked_by_tier_then_decision_then_number(repo: Path) -> None:
     rows = summary_rows(analyse(require_project(repo)))
-    assert [(r["number"], r["tier"]) for r in rows] == [(5, 1), (1, 1), (6, 1), (0, 1), (3, 2), (2, 2), (4, 3)]
+    assert [(r["number"], r["tier"]) for r in rows] == [(5, 1), (1, 1), (0, 1), (6, 1), (3, 2), (2, 2), (4, 3)]
     big = rows[0]
     assert (big["primary_change_percent"], big["primary_metric"], big["primary_concurrency"]) == (
         25.0,
@@ -71,7 +71,7 @@ def test_ranked_by_tier_then_decision_then_number(repo: Path) -> None:
         64,
     )
     assert (big["primary_decision"], big["primary_n"], big["primary_baseline_n"]) == ("unreplicated", 1, 1)
-    loss = rows[2]
+    loss = rows[3]
     # output_throughput 900 against the campaign baseline's 1000: -10%, one run a side. Its
     # ttft_p99 (+20%) is shown on the page, never ranked.
     assert (loss["primary_change_percent"], loss["primary_metric"], loss["primary_decision"]) == (
@@ -119,7 +119,7 @@ def test_markdown_table(repo: Path) -> None:
     assert lines[0].startswith("| #") and "Primary metric" in lines[0]
     assert set(lines[1]) <= {"|", "-", ":", " "}
     assert len(lines) == 2 + 7
-    assert "+25.0% output_throughput, n=1 vs 1, unreplicated (single shot), at concurrency 64" in lines[2]
+    assert "+25.0% output_throughput, n=1 vs 1, unreplicated (single shot: replicate it), at concurrency 64" in lines[2]
 
 
 def test_terminal_table_is_the_default(repo: Path) -> None:
@@ -134,7 +134,7 @@ def test_terminal_table_is_the_default(repo: Path) -> None:
     ("args", "slugs"),
     [
         (["--tier", "2"], ["uses-ref", "shared-blocker"]),
-        (["--tier", "1", "--tier", "3"], ["big-win", "fast-flag", "a-loss", "unmeasured", "old-idea"]),
+        (["--tier", "1", "--tier", "3"], ["big-win", "fast-flag", "unmeasured", "a-loss", "old-idea"]),
         (["--status", "blocked"], ["shared-blocker"]),
         (["--status", "adopted", "--status", "superseded"], ["big-win", "fast-flag", "old-idea"]),
         (["--tag", "kernels"], ["uses-ref", "shared-blocker"]),
@@ -165,7 +165,7 @@ def test_the_site_summary_page_is_the_same_table(repo: Path) -> None:
 
     page = render_files(analyse(require_project(repo)))["docs/summary.md"]
     rows = [line for line in page.splitlines() if line.startswith("| 0")]
-    assert [line.split("|")[1].strip() for line in rows] == ["05", "01", "06", "00", "03", "02", "04"]
+    assert [line.split("|")[1].strip() for line in rows] == ["05", "01", "00", "06", "03", "02", "04"]
     assert "[Big win](improvements/testseries-05-big-win.md)" in rows[0]
 
 
@@ -243,10 +243,12 @@ def test_an_inconclusive_gain_ranks_after_an_unreplicated_one_in_every_format(no
         f"| +8.3% output_throughput (interval {low:+.1f}% to {high:+.1f}%), n=2 vs 2, inconclusive, at concurrency 8 |"
         in markdown
     )
-    assert "| +2.0% output_throughput, n=1 vs 1, unreplicated (single shot), at concurrency 8 " in markdown
+    single = "| +2.0% output_throughput, n=1 vs 1, unreplicated (single shot: replicate it), at concurrency 8 "
+    assert single in markdown
     export = json.loads(run_cli("export", "--root", str(noisy)).stdout)
     primary = {r["slug"]: r["primary"] for r in export["records"]}
-    assert primary["noisy"] == {
+    keys = ("metric", "result", "change_percent", "ci_low_percent", "ci_high_percent", "decision")
+    assert {k: primary["noisy"][k] for k in keys} == {
         "metric": "output_throughput",
         "result": "c8",
         "change_percent": pytest.approx(8.333, abs=1e-3),
@@ -257,7 +259,8 @@ def test_an_inconclusive_gain_ranks_after_an_unreplicated_one_in_every_format(no
     r = run_cli("build", "-q", "--root", str(noisy))
     assert r.returncode == 0, r.stderr
     summary_page = next((noisy / "docs").glob("*summary*.md")).read_text()
-    assert "n=2 vs 2, inconclusive, at concurrency 8" in summary_page
+    row = next(line for line in summary_page.splitlines() if "**inconclusive**" in line)
+    assert "n 2 / 2 · output_throughput, concurrency 8" in row
     gains = (noisy / "docs" / "plots" / "summary-gains.svg").read_text()
     # An inconclusive change is drawn as such, in words beside its value.
     assert "+8.3% inconclusive" in gains

@@ -15,6 +15,7 @@ import pytest
 
 from generator.analysis.campaign import Analysis, analyse
 from generator.checks.validate import require_project
+from generator.model.quantity import fmt_percent
 
 from conftest import BENCH, FIXTURES, run_cli
 
@@ -61,8 +62,7 @@ RECORDS = {
     ),
     # Three repetitions per load. Repetition i: t = (50 - 30) / (70 - 30) = 0.5 at every i, so the
     # capacities are the midpoints: record 1500, 1515, 1485; baseline 1300, 1315, 1285.
-    # Means 1500 and 1300: +15.38%. Welch: sd 15 on both sides, se = sqrt(2 * 225 / 3) = 12.247,
-    # df = 4, t(0.975, 4) = 2.7764: interval 200 +- 34.004 -> [165.996, 234.004], /1300 -> [12.77%, 18.0%].
+    # Means 1500 and 1300: +15.38%; its interval is the seeded bootstrap's (test_repeated_capacity_has_an_interval).
     "06-repeated.yaml": _record(
         "Repeated",
         [
@@ -158,21 +158,65 @@ def test_interpolated_capacity_and_change(sweep_campaign: Path) -> None:
 
 
 def test_repeated_capacity_has_an_interval(sweep_campaign: Path) -> None:
+    import math
+
+    import numpy as np
+    from scipy import stats
+
+    from generator.analysis.capacity import aggregate, capacity
+
     s = _sweep(_analysis(sweep_campaign), "repeated")
     assert s.record.capacity.throughput == pytest.approx(1500)
-    assert s.record.capacity.samples() == pytest.approx((1500, 1515, 1485))
-    assert s.baseline.capacity.samples() == pytest.approx((1300, 1315, 1285))
+    assert s.baseline.capacity.throughput == pytest.approx(1300)
     assert s.change.percent == pytest.approx(200 / 1300 * 100)
     comp = s.comparison
-    assert comp.test == "welch" and comp.n == comp.baseline_n == 3
-    assert comp.ci_low == pytest.approx(165.996, abs=1e-3) and comp.ci_high == pytest.approx(234.004, abs=1e-3)
-    assert comp.ci_low_percent == pytest.approx(165.996 / 13, abs=1e-3)
+    assert comp.test == "bootstrap" and comp.n == comp.baseline_n == 3
+    assert comp.change_percent == pytest.approx(s.change.percent)  # one number for one thing
+    slo = {"tpot_p99": 50, "ttft_p99": 2000}
+    sides = [s.record.points, s.baseline.points]
+
+    # scipy's bootstrap of the same ratio, each load of each side resampled on its own.
+    def ratio(*idx: np.ndarray) -> float:
+        caps = []
+        for k, points in enumerate(sides):
+            drawn = [aggregate(p.load, [p.repetitions[int(i)] for i in idx[2 * k + j]]) for j, p in enumerate(points)]
+            caps.append(capacity(drawn, slo).throughput)
+        return math.log(caps[0] / caps[1])
+
+    res = stats.bootstrap(
+        tuple(np.arange(3) for _ in range(4)),
+        ratio,
+        paired=False,
+        vectorized=False,
+        method="percentile",
+        n_resamples=2000,
+        rng=np.random.default_rng(11),
+    )
+    low, high = (math.expm1(v) * 100 for v in (res.confidence_interval.low, res.confidence_interval.high))
+    assert comp.ci_low_percent == pytest.approx(low, abs=0.3)
+    assert comp.ci_high_percent == pytest.approx(high, abs=0.3)
     assert comp.decision == "better"
     from generator.analysis.sweeps import change_text
     from generator.model.quantity import fmt_percent
 
-    # The point printed beside the interval is the comparison's own.
     assert (change_text(s) or "").startswith(f"{fmt_percent(comp.change_percent)} capacity under the SLO; better")
+
+
+def test_capacity_reads_the_campaigns_rule(sweep_campaign: Path) -> None:
+    campaign = sweep_campaign / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    assert "decision:\n  primary_metric: output_throughput\n" in text
+    campaign.write_text(
+        text.replace(
+            "decision:\n  primary_metric: output_throughput\n",
+            "decision:\n  primary_metric: output_throughput\n  alpha: 0.01\n  min_effect: 20\n",
+        )
+    )
+    comp = _sweep(_analysis(sweep_campaign), "repeated").comparison
+    assert comp.alpha == 0.01 and comp.min_effect == 20
+    # +15.4% is real but, at a smallest change that matters of 20%, not shown to matter.
+    assert comp.decision in ("no-change", "better", "inconclusive")
+    assert comp.ci_high_percent < 20 and comp.decision == "no-change"
 
 
 def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
@@ -259,9 +303,11 @@ def test_record_page_has_capacity_and_frontier_svg(sweep_campaign: Path) -> None
     # Points labelled by load, per GPU (the campaign has 2), and the TPOT limit at 1000 / 50 tokens/s per user.
     assert "this record: 500 at 40 (c=16), 900 at 31.25 (c=32), 1300 at 20 (c=64)" in svg
     assert "baseline: 450 at 35.71 (c=16)" in svg
-    assert "limit SLO tpot_p99 50 ms at x = 20." in svg
+    assert "limit SLO tpot_p99 50 ms at x = 20;" in svg and "limit capacity under the SLO: " in svg
     repeated = (docs / "testseries-06-repeated.md").read_text()
-    assert "- Change: +15.4% capacity under the SLO; better, 95% interval +12.8% to +18.0% (n=3 vs 3)" in repeated
+    comp = _sweep(_analysis(sweep_campaign), "repeated").comparison
+    low, high = fmt_percent(comp.ci_low_percent), fmt_percent(comp.ci_high_percent)
+    assert f"- Change: +15.4% capacity under the SLO; better, 95% interval {low} to {high} (n=3 vs 3)" in repeated
     # No TPOT statistic for interactivity: no chart, the capacity still stands.
     assert not (docs / "plots" / "repeated-frontier.svg").exists()
     never = (docs / "testseries-07-never-meets.md").read_text()
@@ -274,7 +320,7 @@ def test_record_page_has_capacity_and_frontier_svg(sweep_campaign: Path) -> None
         in never
     )
     summary = (sweep_campaign / "docs" / "summary.md").read_text()
-    assert "| Primary metric | Open blockers | Capacity under SLO |" in summary
+    assert "| Decision | Date | Open blockers | Capacity under SLO |" in summary
     assert "| 2200 tok/s (+37.5% vs baseline) |" in summary
 
 
@@ -290,7 +336,7 @@ def test_summary_column_in_every_format(sweep_campaign: Path) -> None:
     got = {row["slug"]: row["capacity_under_slo"] for row in rows}  # type: ignore[union-attr]
     assert {k: got[k] for k in expected} == expected
     csv_text = run_cli("summary", "--root", str(sweep_campaign), "--format", "csv").stdout
-    assert csv_text.splitlines()[0].endswith(",variants,capacity_under_slo")
+    assert csv_text.splitlines()[0].endswith(",variants,primary_kind,broken_guardrails,best_of,capacity_under_slo")
     assert "\n5,interpolated,Interpolated," in csv_text and ",2200 tok/s (+37.5% vs baseline)\n" in csv_text
     for fmt in ("table", "markdown"):
         out = run_cli("summary", "--root", str(sweep_campaign), "--format", fmt).stdout
@@ -318,7 +364,9 @@ def test_export_carries_capacity(sweep_campaign: Path) -> None:
     assert sweep["change"]["percent"] == pytest.approx(37.5) and sweep["change"]["comparison"] is None
     assert [p["interactivity"] for p in sweep["frontier"]] == [40, 31.25, 20]
     comp = by_slug["repeated"]["sweeps"][0]["change"]["comparison"]
-    assert comp["decision"] == "better" and comp["ci_low"] == pytest.approx(165.996, abs=1e-3)
+    shown = _sweep(_analysis(sweep_campaign), "repeated").comparison
+    assert comp["decision"] == "better" and comp["ci_low_percent"] == shown.ci_low_percent
+    assert comp["test"] == "bootstrap"
     never = by_slug["never-meets"]["sweeps"][0]
     assert never["capacity"]["kind"] == "breaks-all" and never["capacity"]["throughput"] is None
     assert never["baseline_capacity"]["lower_bound"] == 1600 and never["change"]["percent"] is None

@@ -11,18 +11,30 @@ numbers again, so they agree on every sign.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.analysis import stats
-from generator.analysis.road import CampaignStack, campaign_stack
+from generator.analysis.records import (
+    BlockerIndex,
+    Guardrail,
+    Launch,
+    Primary,
+    RecordAnalysis,
+    ResolvedResult,
+    SharedBlocker,
+)
+from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.stats import Comparison
+from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
-from generator.model import metrics, variants
-from generator.model.quantity import Value, stat
-from generator.model.record import Blocker
-from generator.model.result import Result
+from generator.model import metrics, quantity, variants
+from generator.model.launch import Cycle, Step, record_stack
+from generator.model.launch import chain as launch_chain
+from generator.model.quantity import Value
+from generator.model.record import Blocker, apply_change
+from generator.model.result import Result, Statistics
 from generator.project.load import Project, RecordFile
 from generator.project.matching import numbers
 
@@ -36,20 +48,27 @@ class Rule:
     primary_metric: str | None
     alpha: float
     min_effect: float
+    # Metric -> margin in percent (non-inferiority at alpha); a record's `expected.guardrails` replaces them.
+    guardrails: Mapping[str, float] = field(default_factory=dict)
 
 
 def rule(project: Project) -> Rule:
     d = project.campaign.decision
     if d is None:
         return Rule(None, 0.05, 1.0)
-    return Rule(d.primary_metric, d.alpha, d.min_effect)
+    return Rule(d.primary_metric, d.alpha, d.min_effect, dict(d.guardrails))
 
 
 def samples(value: Value) -> list[float]:
     """A value's repetitions: a list as given, a number as one sample, a range as its midpoint (one sample)."""
-    if isinstance(value, list):
-        return [float(v) for v in value]
-    return [stat(value).mean]
+    return quantity.samples(value)
+
+
+def _side(value: Value) -> list[float] | stats.Moments:
+    """What `stats.compare` takes for a value: its repetitions, or its summary statistics."""
+    if isinstance(value, Statistics):
+        return stats.Moments(value.mean, value.sd, value.n)
+    return samples(value)
 
 
 def compare(
@@ -72,8 +91,8 @@ def compare(
     metric = vocabulary.lookup(metric_name)
     if metric is None:
         return None
-    x, b = samples(value), samples(baseline_value)
-    if paired and len(x) != len(b):
+    x, b = _side(value), _side(baseline_value)
+    if paired and (not isinstance(x, list) or not isinstance(b, list) or len(x) != len(b)):
         return None
     return stats.compare(
         x, b, higher_is_better=metric.higher_is_better, paired=paired, alpha=alpha, min_effect=min_effect
@@ -81,77 +100,24 @@ def compare(
 
 
 # --- what the analysis holds ----------------------------------------------------------------------
+# The per-record types live in `analysis.records` (so `analysis.road` needs nothing from here);
+# they are re-exported for the views.
 
-
-@dataclass(frozen=True)
-class ResolvedResult:
-    """A result's numbers as shown: its metrics, their baseline, each metric's delta, and notes."""
-
-    # The result, with the load and workload its imported run recorded.
-    result: Result
-    metrics: Mapping[str, Value]
-    baseline: Mapping[str, Value]
-    # Said next to the delta: where the baseline came from, what limits the comparison.
-    notes: tuple[str, ...]
-    no_baseline: bool
-    # Per metric, in the order of `metrics`; None where the metric cannot be compared.
-    comparisons: Mapping[str, Comparison | None]
-
-
-@dataclass(frozen=True)
-class Primary:
-    """A record's evidence on its primary metric: the one comparison that ranks it."""
-
-    metric: str
-    # The result it comes from: its index in the record's results, its label and load.
-    index: int
-    label: str
-    concurrency: int | None
-    comparison: Comparison
-
-
-@dataclass(frozen=True)
-class SharedBlocker:
-    """A blocker with an `id`, where it is defined: the record and its index there."""
-
-    record: RecordFile
-    index: int
-    blocker: Blocker
-
-
-@dataclass(frozen=True)
-class BlockerIndex:
-    """Lookups across records, so pages render in linear time."""
-
-    # Blocker id -> its definition (the first, when `check` found a duplicate).
-    shared: Mapping[str, SharedBlocker]
-    # Blocker id -> every (record, entry) whose blocker points at it with `ref`, in series order.
-    refs: Mapping[str, tuple[tuple[RecordFile, Blocker], ...]]
-    # Slug -> the records whose `superseded_by` names it.
-    superseding: Mapping[str, tuple[RecordFile, ...]]
-
-
-@dataclass(frozen=True)
-class RecordAnalysis:
-    file: RecordFile
-    results: tuple[ResolvedResult, ...]
-    # Shared ones resolved to their definitions, each once.
-    open_blockers: tuple[Blocker, ...]
-    # The record's own `expected.metric`, else the campaign's `decision.primary_metric`.
-    primary_metric: str | None
-    primary: Primary | None
-    # No measured primary evidence, but evidence as the source reported it (never compared).
-    reported: bool
-    # Its load sweeps, with capacity under the campaign's SLO and the frontier (generator.analysis.sweeps).
-    sweeps: tuple[Sweep, ...] = ()
-    # Each variant's results, in the order of the record's `variants`.
-    variant_results: tuple[tuple[ResolvedResult, ...], ...] = ()
-
-    @property
-    def headline(self) -> tuple[ResolvedResult, ...]:
-        """The results the record's change is measured by: its own, or its retained variant's
-        (`variants.headline`); `primary.index` is a position among them."""
-        return tuple(variants.headline(self.file.record, self.results, self.variant_results))
+__all__ = [
+    "Analysis",
+    "BlockerIndex",
+    "Guardrail",
+    "Launch",
+    "Primary",
+    "RecordAnalysis",
+    "ResolvedResult",
+    "Rule",
+    "SharedBlocker",
+    "analyse",
+    "compare",
+    "resolve",
+    "samples",
+]
 
 
 @dataclass(frozen=True)
@@ -161,7 +127,7 @@ class Analysis:
     baseline_results: tuple[ResolvedResult, ...]
     # In series order (number, then slug), like `project.records`.
     records: tuple[RecordAnalysis, ...]
-    # By tier, then the primary metric's decision (`rank_key`), then number.
+    # By tier, open and adopted before rejected and superseded, then the ranking group and its number, then number.
     ranked: tuple[RecordAnalysis, ...]
     blockers: BlockerIndex
     # The records by slug.
@@ -169,7 +135,11 @@ class Analysis:
     rule: Rule
     # The launch command in force (baseline + adopted changes) and the road to the goal.
     stack: CampaignStack
-    _by_path: Mapping[Path, RecordAnalysis] = field(repr=False, compare=False)
+    # Every goal with its direction, its one current level and whether it is reached.
+    goals: tuple[GoalStatus, ...] = ()
+    # The distinct primary metrics the ranked records are decided on, in ranking order.
+    ranked_metrics: tuple[str, ...] = ()
+    _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
         return self._by_path[rec.path]
@@ -182,9 +152,15 @@ def analyse(project: Project) -> Analysis:
     """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not)."""
     index = _blocker_index(project)
     decision = rule(project)
-    records = tuple(_record_analysis(project, rec, index.shared, decision) for rec in project.records)
+    steps = _launch_steps(project)
+    records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     ranked = tuple(sorted(records, key=rank_key))
     baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
+    stack = campaign_stack(project, records, baseline_results, decision.alpha, decision.min_effect)
+    seen: list[str] = []
+    for a in ranked:
+        if a.primary is not None and a.primary.metric not in seen:
+            seen.append(a.primary.metric)
     return Analysis(
         project=project,
         baseline_results=baseline_results,
@@ -193,7 +169,9 @@ def analyse(project: Project) -> Analysis:
         blockers=index,
         by_slug=project.by_slug(),
         rule=decision,
-        stack=campaign_stack(project, records, baseline_results),
+        stack=stack,
+        goals=goal_statuses(project, stack.road, baseline_results),
+        ranked_metrics=tuple(seen),
         _by_path={a.file.path: a for a in records},
     )
 
@@ -205,21 +183,41 @@ def resolve(
     d = decision or rule(project)
     found = numbers(project, result, record)
     vocabulary = project.campaign.vocabulary()
+    not_compared = _not_comparable(found.result, found.notes)
     out: dict[str, Comparison | None] = {}
+    shown: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     for name, value in found.metrics.items():
         base = found.baseline.get(name)
         out[name] = (
             None
-            if base is None
+            if base is None or not_compared is not None
             else compare(
                 name, value, base, paired=result.paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
             )
         )
-    return ResolvedResult(found.result, found.metrics, found.baseline, found.notes, found.no_baseline, out)
+        shown[name] = (tuple(samples(value)), tuple(samples(base)) if base is not None else ())
+    notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
+    return ResolvedResult(
+        found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared
+    )
+
+
+def _not_comparable(result: Result, notes: tuple[str, ...]) -> str | None:
+    """Why an imported run cannot be compared with its baseline run (another model, backend or workload)."""
+    # The matching stage names what differs beyond the record's declared change (project.matching).
+    prefix = "Not comparable with its baseline beyond the declared change: "
+    for note in notes:
+        if note.startswith(prefix):
+            return "the run differs from its baseline run in " + note.removeprefix(prefix).rstrip(".")
+    return None
 
 
 def _record_analysis(
-    project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], decision: Rule
+    project: Project,
+    rec: RecordFile,
+    shared: Mapping[str, SharedBlocker],
+    decision: Rule,
+    steps: Sequence[Step],
 ) -> RecordAnalysis:
     results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
     by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
@@ -228,56 +226,215 @@ def _record_analysis(
     headline = tuple(variants.headline(rec.record, results, by_variant))
     expected = rec.record.expected
     metric = expected.metric if expected is not None else decision.primary_metric
-    primary = _primary(rec, headline, metric)
-    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
-    reported = primary is None and any(r.has_reported for r in every)
+    sweep_rule = SweepRule(decision.alpha, decision.min_effect)
     # The retained variant's results are the record's measurements too: its load sweep counts.
     kept = variants.retained(rec.record)
     measured = results + (by_variant[rec.record.variants.index(kept)] if kept is not None else ())
     found = sweeps(
-        [(r.result, r.metrics, r.baseline) for r in measured], project.campaign.slo, project.campaign.hardware.count
+        [(r.result, r.metrics, r.baseline) for r in measured],
+        project.campaign.slo,
+        project.campaign.hardware.count,
+        sweep_rule,
     )
+    primary = _primary(project, rec, headline, found, metric, decision)
+    if primary is not None:
+        primary = _best_of(rec, by_variant, primary, decision)
+    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
+    reported = primary is None and any(r.has_reported for r in every)
+    if primary is not None:
+        group = stats.rank_group(primary.comparison, guardrail_broken=primary.guardrail_broken)
+    else:
+        group = "reported" if reported else "not measured"
     return RecordAnalysis(
-        rec, results, _open_blockers(rec, shared), metric, primary, reported, sweeps=found, variant_results=by_variant
+        rec,
+        results,
+        _open_blockers(rec, shared),
+        metric,
+        primary,
+        reported,
+        sweeps=found,
+        variant_results=by_variant,
+        headline=headline,
+        launch=_launch(project, rec, steps),
+        group=group,
     )
 
 
-def _primary(rec: RecordFile, results: tuple[ResolvedResult, ...], metric: str | None) -> Primary | None:
-    """The comparison that ranks the record: of its primary metric, at the expected concurrency if given.
+def _primary(
+    project: Project,
+    rec: RecordFile,
+    results: tuple[ResolvedResult, ...],
+    found_sweeps: tuple[Sweep, ...],
+    metric: str | None,
+    decision: Rule,
+) -> Primary | None:
+    """The comparison that ranks the record (docs/guide/decisions.md, "The primary comparison").
 
     `results` are the record's headline results (its retained variant's, when it has variants);
-    `Primary.index` is the position among them.
-
-    Several results may measure the primary metric (one per load): the one at
-    `expected.concurrency` when the record names a load, else the first in the record's order.
-    The choice never looks at the numbers: picking whichever load ranks best would be a
-    best-of-k pick, the same luck repetitions are pooled to avoid.
+    `Primary.index` is the position among them. In order: the result at the record's own
+    `expected.concurrency`; the result at the load of the campaign's goal on this metric; when the
+    campaign sets an SLO and the record has a load sweep, the capacity under the SLO; else the
+    first result. The choice never looks at the numbers: picking whichever load ranks best would
+    be a best-of-k pick, the same luck repetitions are pooled to avoid.
     """
     if metric is None:
         return None
     found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
+    picked, why = None, "the first result"
     if expected is not None and expected.concurrency is not None:
         at = [f for f in found if f[1].result.concurrency == expected.concurrency]
-        found = at or found
-    if not found:
+        if at:
+            picked, why = at[0], f"at the record's expected concurrency, {expected.concurrency}"
+    goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)
+    if picked is None and goal is not None:
+        at = [f for f in found if f[1].result.concurrency == goal.concurrency]
+        if at:
+            picked, why = at[0], f"at the goal's load, concurrency {goal.concurrency}"
+    if picked is None and project.campaign.slo:
+        capacity = _capacity_primary(found_sweeps, decision)
+        if capacity is not None:
+            return capacity
+    if picked is None and found:
+        picked = found[0]
+    if picked is None:
         return None
-    i, res, c = found[0]
-    return Primary(metric, i, res.result.label, res.result.concurrency, c)
+    i, res, c = picked
+    guards = _guardrails(rec, res, metric, decision)
+    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=guards)
 
 
-def rank_key(a: RecordAnalysis) -> tuple[int, int, float, int]:
-    """Tier, then the primary metric's decision (`stats.rank_key`; reported evidence, then none, last), then number.
+CAPACITY = "capacity under the SLO"
+
+
+def _capacity_primary(found: tuple[Sweep, ...], decision: Rule) -> Primary | None:
+    """The first sweep's capacity change as the record's primary comparison, when it is a number."""
+    for s in found:
+        change, mine, theirs = s.change, s.record.capacity, s.baseline.capacity
+        if change is None or change.bound is not None or mine is None or theirs is None:
+            continue
+        if mine.throughput is None or theirs.throughput is None:
+            continue
+        c = s.comparison
+        if c is None:
+            # No repetitions behind the capacities: one number against one, a single shot.
+            c = stats.compare(
+                [mine.throughput],
+                [theirs.throughput],
+                higher_is_better=True,
+                alpha=decision.alpha,
+                min_effect=decision.min_effect,
+            )
+        label = f"{CAPACITY} ({s.workload})"
+        return Primary(CAPACITY, -1, label, None, c, kind="capacity", chosen="the load sweep's capacity under the SLO")
+    return None
+
+
+def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rule) -> tuple[Guardrail, ...]:
+    """Each guardrail read on the result the primary comparison comes from (non-inferiority at alpha)."""
+    expected = rec.record.expected
+    margins = expected.guardrails if expected is not None and expected.guardrails is not None else decision.guardrails
+    out = []
+    for name, margin in margins.items():
+        if name == metric:
+            continue
+        c = res.comparisons.get(name)
+        held: bool | None = None
+        if c is not None and c.gain_eq_low_percent is not None:
+            held = c.gain_eq_low_percent >= -margin
+        elif c is not None and c.gain_percent is not None and c.gain_percent < -margin:
+            # A single shot shows nothing, except a loss beyond the margin at face value.
+            held = False
+        out.append(
+            Guardrail(
+                name,
+                margin,
+                c.change_percent if c else None,
+                c.eq_low_percent if c else None,
+                c.eq_high_percent if c else None,
+                held,
+            )
+        )
+    return tuple(out)
+
+
+def _best_of(
+    rec: RecordFile, by_variant: tuple[tuple[ResolvedResult, ...], ...], primary: Primary, decision: Rule
+) -> Primary:
+    """A retained variant picked among k >= 2 candidates: its decision survives only Holm's correction.
+
+    Each candidate variant's comparison on the primary metric (at the primary's load, else its
+    first) gives one p; Holm's step-down adjusts them; the retained variant keeps `better` or
+    `worse` only while its adjusted p is below alpha, else it is `inconclusive`.
+    """
+    if primary.kind != "metric" or not rec.record.variants:
+        return primary
+    candidates = [(v, rs) for v, rs in zip(rec.record.variants, by_variant, strict=True) if v.outcome != "diagnostic"]
+    if len(candidates) < 2 or not any(v.outcome == "retained" for v, _ in candidates):
+        return primary
+    ps: list[float] = []
+    kept = 0
+    for k, (v, rs) in enumerate(candidates):
+        found = [r.comparisons.get(primary.metric) for r in rs]
+        at = [
+            c for r, c in zip(rs, found, strict=True) if c is not None and r.result.concurrency == primary.concurrency
+        ]
+        c = at[0] if at else next((c for c in found if c is not None), None)
+        ps.append(1.0 if c is None or c.p_value is None else c.p_value)
+        if v.outcome == "retained":
+            kept = k
+    adjusted = stats.holm(ps)[kept]
+    c = primary.comparison
+    if c.decision in ("better", "worse") and c.p_value is not None and adjusted >= decision.alpha:
+        c = replace(c, decision="inconclusive")
+    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted)
+
+
+def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
+    """Tier; open and adopted before rejected and superseded; the ranking group and its number; then number.
 
     The number a group is ordered by is rounded to one decimal, as shown, so two records that
     read the same tie on number.
     """
+    closed = 1 if a.file.record.status in ("rejected", "superseded") else 0
     if a.primary is not None:
-        group, value = stats.rank_key(a.primary.comparison)
+        group, value = stats.rank_key(a.primary.comparison, guardrail_broken=a.primary.guardrail_broken)
         value = round(value, 1) if math.isfinite(value) else value
     else:
-        group, value = (4 if a.reported else 5), 0.0
-    return (a.file.record.tier, group, value, a.file.number)
+        group, value = stats.GROUPS.index(a.group), 0.0
+    return (a.file.record.tier, closed, group, value, a.file.number)
+
+
+def _launch_steps(project: Project) -> list[Step]:
+    first: dict[str, Step] = {}
+    for r in project.records:
+        first.setdefault(
+            r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, variants.effective_change(r.record))
+        )
+    return list(first.values())
+
+
+def _launch(project: Project, rec: RecordFile, steps: Sequence[Step]) -> Launch:
+    """The record's launch command as measured: what it builds on applied first, then its change."""
+    campaign = project.campaign
+    change = variants.effective_change(rec.record)
+    # Its setup: the retained variant's own, else the record's.
+    setup = variants.effective_setup(rec.record)
+    base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
+    tokens, env = apply_change(base, change), {**campaign.baseline.env, **(change.env if change else {})}
+    # The host commands its launch needs first: those of what it builds on, then its own.
+    own = record_stack("", {}, steps, rec.slug)
+    before = () if isinstance(own, Cycle) else tuple(line for _label, line in own.before)
+    chain: tuple[RecordFile, ...] = ()
+    if rec.record.builds_on:
+        by_slug = project.by_slug()
+        found = record_stack(campaign.baseline.command, campaign.baseline.env, steps, rec.slug)
+        if not isinstance(found, Cycle):
+            tokens, env = list(found.tokens), dict(found.env)
+        picked = launch_chain(rec.slug, steps)
+        if not isinstance(picked, Cycle):
+            chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
+    return Launch(tuple(tokens), env, chain, before)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

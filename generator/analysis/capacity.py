@@ -19,10 +19,13 @@ Rules (the format guide repeats them):
   bound, in `lower_bound`); `breaks-all`; `breaks-lowest` (the lowest load breaks but a higher one
   meets: nothing below the lowest load was measured, so no number); `insufficient` (fewer than
   two loads, two points at one load, no SLO, or a limited metric missing at some load).
-- Repetitions: when every point has the same number n >= 2 of repetitions, the capacity is also
-  computed for each repetition index i from the i-th repetition at every load, giving n samples
-  for a statistical comparison. Repetition i at different loads comes from different runs, so
-  the pairing is by index only; that is what the samples assume.
+- Repetitions: a load's point holds the mean throughput of its repetitions and, for each limited
+  latency, the worst repetition's value: a load meets the SLO when every one of its repetitions
+  does. The capacity's uncertainty comes from a seeded bootstrap (`bootstrap`): each load's
+  repetitions are resampled on their own, so repetition i at one load is never tied to
+  repetition i at another (they are different runs).
+- Grid: linear interpolation on a coarse grid is biased (the latency curve bends); when the limit
+  falls in a segment whose upper load is more than twice its lower one, `grid_warning` says so.
 - Frontier: interactivity is 1000 / TPOT (tokens per second per user), from `tpot_median`, else
   `tpot_mean`. Not ITL: with speculative decoding a chunk carries several tokens and ITL measures
   the gap between chunks, so 1000 / ITL understates a user's token rate.
@@ -30,6 +33,7 @@ Rules (the format guide repeats them):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -69,36 +73,70 @@ class Capacity:
     lower_bound: float | None = None  # meets-all only: a lower bound, never a capacity
     missing: tuple[tuple[float, str], ...] = ()  # insufficient: (load, metric) without a value
     meets_again: tuple[float, ...] = ()  # loads after the first break that meet again
-    per_repetition: tuple[Capacity, ...] = ()
-    repetitions_note: str | None = None  # why there are no per-repetition capacities
+    repetitions_note: str | None = None  # why the capacity has no interval (fewer than 2 repetitions at a load)
+    # The limit falls in a segment spanning more than GRID_RATIO in load: the interpolation's bias is unknown.
+    grid_warning: str | None = None
+    # The fewest repetitions at any load (0 without repetitions).
+    repetitions: int = 0
 
-    def samples(self) -> tuple[float, ...] | None:
-        """Per-repetition capacities when every one is a number, for a statistical comparison."""
-        values = tuple(c.throughput for c in self.per_repetition if c.throughput is not None)
-        if not self.per_repetition or len(values) != len(self.per_repetition):
-            return None
-        return values
+
+# A segment wider than this (upper load / lower load) makes the interpolated capacity a guess.
+GRID_RATIO = 2.0
+BOOTSTRAP = 2_000
+SEED = 20230524
 
 
 def capacity(points: Sequence[Point], slo: Mapping[str, float]) -> Capacity:
-    """The highest throughput at which every SLO limit holds, with per-repetition capacities."""
+    """The highest throughput at which every SLO limit holds (each load's point as given)."""
     main = _capacity(points, slo)
-    counts = {len(p.repetitions) for p in points}
-    if counts <= {0}:
-        return main
-    if len(counts) > 1:
-        note = "loads have different numbers of repetitions: " + ", ".join(
-            f"{len(p.repetitions)} at {p.load:g}" for p in sorted(points, key=lambda p: p.load)
-        )
-        return replace(main, repetitions_note=note)
-    n = counts.pop()
-    if n < 2:
-        return replace(main, repetitions_note="one repetition per load")
-    per = tuple(
-        _capacity([Point(p.load, p.repetitions[i].throughput, p.repetitions[i].latencies) for p in points], slo)
-        for i in range(n)
-    )
-    return replace(main, per_repetition=per)
+    counts = [len(p.repetitions) for p in points]
+    fewest = min(counts) if counts else 0
+    if main.kind == "interpolated" and main.segment is not None:
+        a, b = main.segment
+        if a > 0 and b / a > GRID_RATIO:
+            main = replace(
+                main,
+                grid_warning=(
+                    f"the limit falls between loads {a:g} and {b:g}, more than {GRID_RATIO:g}x apart: linear "
+                    "interpolation there can be off by much more than the interval; measure a load in between"
+                ),
+            )
+    if fewest < 2 and any(counts):
+        main = replace(main, repetitions_note="fewer than 2 repetitions at some load: no interval")
+    return replace(main, repetitions=fewest)
+
+
+def aggregate(load: float, repetitions: Sequence[Repetition], tpot: Mapping[str, float] | None = None) -> Point:
+    """A load's point from its repetitions: the mean throughput; each limited latency's worst value."""
+    names = set(repetitions[0].latencies) if repetitions else set()
+    for r in repetitions:
+        names &= set(r.latencies)
+    latencies = {m: max(r.latencies[m] for r in repetitions) for m in sorted(names)}
+    latencies.update(tpot or {})
+    throughput = sum(r.throughput for r in repetitions) / len(repetitions)
+    return Point(load, throughput, latencies, tuple(repetitions))
+
+
+def bootstrap(points: Sequence[Point], slo: Mapping[str, float], seed: int = SEED) -> tuple[float, ...] | None:
+    """The capacity of `BOOTSTRAP` resamples: each load's repetitions drawn with replacement, on their own.
+
+    None unless every load has at least 2 repetitions. A resample whose capacity is not a number
+    (it meets the SLO everywhere, or nowhere) gives NaN; the caller decides what that means.
+    """
+    import numpy as np
+
+    if not points or any(len(p.repetitions) < 2 for p in points):
+        return None
+    rng = np.random.default_rng(seed)
+    draws = [rng.integers(0, len(p.repetitions), (BOOTSTRAP, len(p.repetitions))) for p in points]
+    out = []
+    for k in range(BOOTSTRAP):
+        resampled = [
+            aggregate(p.load, [p.repetitions[int(i)] for i in idx[k]]) for p, idx in zip(points, draws, strict=True)
+        ]
+        c = _capacity(resampled, slo)
+        out.append(c.throughput if c.throughput is not None else math.nan)
+    return tuple(out)
 
 
 def _capacity(points: Sequence[Point], slo: Mapping[str, float]) -> Capacity:

@@ -1,36 +1,44 @@
 """One comparison of a metric's repetitions against the baseline's, and the decision it supports.
 
 `compare` is the only place the tool turns samples into a verdict; pages, the summary, `check`
-and export read its `Comparison` and never compute their own. The rules (issue #12,
+and export read its `Comparison` and never compute their own. The rules (issue #23,
 docs/guide/decisions.md):
 
-- Independent repetitions use Welch's t (no equal-variance assumption); repetitions matched by
-  position (same prompts, same seed: ``paired=True``) use the paired t on the differences.
-- The (1 - alpha) confidence interval is that of the difference of means, in the metric's unit,
-  and as a percent of the baseline mean (raw sign: + means the number went up).
-- Decision, with the change oriented so that + is better (latency: lower is better):
-  ``better`` / ``worse``: the interval excludes 0 on that side and the point change is at least
-  ``min_effect`` percent; ``no-change``: the interval lies inside +-min_effect (bounds included);
-  ``inconclusive``: anything else with n >= 2 on both sides; ``unreplicated``: n = 1 on either
-  side (only the point change is reported, never called better or worse).
-- For ``inconclusive``, `reps_needed` is the smallest n per side at which a two-sided test at
-  alpha has power >= 0.8 to detect a true change of ``min_effect`` percent at the observed
-  spread (noncentral t), searched up to `REPS_CAP`.
+- **The ratio scale.** When every value on both sides is positive, the interval of a change is
+  that of the ratio of the two sides: Welch's t on the logarithms of the values, with
+  Welch-Satterthwaite degrees of freedom, exponentiated (paired: a t interval on
+  log(x_i / b_i)). Its bounds never pass -100%, and swapping the two sides gives the reciprocal
+  interval, so "106x lower" and its interval agree. The point change is the ratio of the
+  arithmetic means, the means the pages print; the interval is that of the geometric means'
+  ratio, which differs from it by a few hundredths of a point on serving data (the guide gives
+  the cases). A value <= 0 on either side has no logarithm: the interval is then that of the
+  difference of the means (Welch or paired t), as a percent of the baseline mean.
+- **Decision** (the change oriented so that + is better; m = ``min_effect`` percent):
+  ``no-change`` when the 1 - 2 alpha interval lies inside +-m (the two one-sided tests, TOST, at
+  alpha); else ``better`` / ``worse`` when the 1 - alpha interval excludes 0 on that side (a
+  two-sided test at alpha); else ``inconclusive``. ``unreplicated``: n = 1 on either side, or a
+  side given as a mean without a spread (only the point change is reported, never a direction).
+  The point change is not a condition: requiring it to reach m would cap the chance of
+  ``better`` at one half when the true change is m (see the guide), and a change shown to be
+  smaller than m is already ``no-change``.
+- **Repetitions needed** (``inconclusive`` only): the smallest n per side at which this same rule
+  says ``better`` (``worse`` for a loss; ``no-change`` when the change seen lies inside +-m) with a
+  probability of at least 0.8 if the true change were the one observed, and the n for ``better``
+  if it were +m, at the spread seen. Computed by a seeded simulation of the rule itself
+  (`rule_power`), so the count is deterministic; with 2 repetitions on a side the spread, and
+  so the count, is rough (`reps_rough`).
 
 Edge cases, each deliberate:
 
-- Empty or non-finite samples, ``alpha`` outside (0, 1), negative ``min_effect``: ValueError.
+- Empty or non-finite samples, ``alpha`` outside (0, 0.5), negative ``min_effect``: ValueError.
   So are samples whose mean or spread overflows a float. Paired with unequal n: ValueError
   naming both counts (validation reports it with positions before anything gets here).
-- No spread at all (every repetition identical on both sides; paired: every difference
-  identical): t is undefined, so `p_value` is None, the interval is the point itself and the
-  decision compares the point change with ``min_effect`` (better/worse at or beyond it,
-  no-change inside). Deterministic metrics (accept length under greedy decoding) behave so.
+- No spread at all (every repetition identical on both sides; paired: every ratio identical):
+  t is undefined, so `p_value` is None and both intervals are the point itself; the rule then
+  reads the point. Deterministic metrics (accept length under greedy decoding) behave so.
 - Baseline mean 0: no percent exists, so the percent fields are None and the decision is made
-  in the metric's unit, where ``min_effect`` percent of 0 is 0: better/worse when the interval
-  excludes 0, no-change only when the interval is exactly [0, 0]. `reps_needed` is None.
-- Very large n: the statistics are O(n) with numpy and scipy's t quantiles hold at any degrees
-  of freedom; nothing is special-cased.
+  on the difference in the metric's unit, where m percent of 0 is 0: better/worse when the
+  interval excludes 0, no-change only when the interval is exactly [0, 0].
 
 scipy and numpy are imported inside the functions so that importing this module stays cheap
 for commands that never compare anything.
@@ -49,11 +57,27 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
-Test = Literal["welch", "paired"]
+Test = Literal["welch", "paired", "bootstrap"]
+Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
 POWER = 0.8
 REPS_CAP = 10_000
+# The simulation behind `reps_needed` (`rule_power`): variance draws per candidate n, and their seed.
+SIMULATIONS = 2_000
+SEED = 20230523
+# Repetitions whose largest value is more than this many times the smallest: more spread than
+# one configuration plausibly gives (a mixed-up run, another setting); flagged, not dropped.
+SPREAD_FLAG = 2.0
+
+
+@dataclass(frozen=True)
+class Moments:
+    """A side given as summary statistics (`{mean, sd, n}`): compared as its repetitions would be."""
+
+    mean: float
+    sd: float | None  # None: no spread given, so no interval and no direction
+    n: int
 
 
 @dataclass(frozen=True)
@@ -69,7 +93,8 @@ class Comparison:
     mean: float
     baseline_mean: float
     difference: float  # mean - baseline_mean, in the metric's unit
-    ci_low: float | None  # interval of the difference, metric's unit; None when unreplicated
+    # The 1 - alpha interval in the metric's unit (ratio scale: baseline_mean * (ratio - 1)); None when unreplicated.
+    ci_low: float | None
     ci_high: float | None
     change_percent: float | None  # difference / |baseline_mean| * 100; None when baseline mean is 0
     ci_low_percent: float | None
@@ -77,11 +102,33 @@ class Comparison:
     p_value: float | None  # None when unreplicated or when nothing varies (t undefined)
     test: Test | None  # None when unreplicated
     decision: Decision
-    reps_needed: int | None  # only for inconclusive; None there means "more than REPS_CAP" or undefined
-    reps_over_cap: bool  # True: even REPS_CAP repetitions per side would not reach the power
+    # Inconclusive only: n per side for an 80% chance of `reps_target` at the change seen. None
+    # there means more than REPS_CAP (`reps_over_cap`) or undefined.
+    reps_needed: int | None
+    reps_over_cap: bool
     higher_is_better: bool
     alpha: float
     min_effect: float
+    scale: Scale = "ratio"
+    # The 1 - 2 alpha interval in percent: what `no-change` (TOST at alpha) reads.
+    eq_low_percent: float | None = None
+    eq_high_percent: float | None = None
+    # Ratio scale: the log of the geometric means' ratio, its standard error and degrees of
+    # freedom, for composing steps (the road). None on the difference scale or unreplicated.
+    log_ratio: float | None = None
+    log_se: float | None = None
+    df: float | None = None
+    reps_target: Decision | None = None
+    # n per side for an 80% chance of `better` if the true change were +min_effect.
+    reps_needed_min_effect: int | None = None
+    # The spread behind the counts comes from 2 repetitions on a side: the counts are rough.
+    reps_rough: bool = False
+    # "statistics" when a side was given as {mean, sd, n}, else "repetitions".
+    basis: Literal["repetitions", "statistics"] = "repetitions"
+    # A side given as a mean without a spread: shown, never called better or worse.
+    spread_unknown: bool = False
+    # Why the repetitions look like more than one configuration ("baseline: max/min 5.4"), or None.
+    spread_flag: str | None = None
 
     @property
     def gain_percent(self) -> float | None:
@@ -91,14 +138,27 @@ class Comparison:
     @property
     def gain_low_percent(self) -> float | None:
         """The interval's worse end, oriented (+ = better): what the summary ranks `better` by."""
-        bounds = self._oriented_bounds()
+        bounds = self._oriented_bounds(self.ci_low_percent, self.ci_high_percent)
         return None if bounds is None else bounds[0]
 
     @property
     def gain_high_percent(self) -> float | None:
         """The interval's better end, oriented (+ = better)."""
-        bounds = self._oriented_bounds()
+        bounds = self._oriented_bounds(self.ci_low_percent, self.ci_high_percent)
         return None if bounds is None else bounds[1]
+
+    @property
+    def gain_eq_low_percent(self) -> float | None:
+        """The 1 - 2 alpha interval's worse end, oriented: what a non-inferiority margin reads."""
+        bounds = self._oriented_bounds(self.eq_low_percent, self.eq_high_percent)
+        return None if bounds is None else bounds[0]
+
+    @property
+    def ratio(self) -> float | None:
+        """mean / baseline mean, when both are positive (the "x" the pages print)."""
+        if self.mean <= 0 or self.baseline_mean <= 0:
+            return None
+        return self.mean / self.baseline_mean
 
     @property
     def single_shot(self) -> bool:
@@ -107,16 +167,27 @@ class Comparison:
     def _orient(self, value: float) -> float:
         return value if self.higher_is_better else -value
 
-    def _oriented_bounds(self) -> tuple[float, float] | None:
-        if self.ci_low_percent is None or self.ci_high_percent is None:
+    def _oriented_bounds(self, low: float | None, high: float | None) -> tuple[float, float] | None:
+        if low is None or high is None:
             return None
-        a, b = self._orient(self.ci_low_percent), self._orient(self.ci_high_percent)
+        a, b = self._orient(low), self._orient(high)
         return (min(a, b), max(a, b))
 
 
+@dataclass(frozen=True)
+class _Side:
+    n: int
+    mean: float
+    sd: float | None
+    # On the log scale, when every value is positive (for moments: a positive mean).
+    log_mean: float | None
+    log_sd: float | None
+    values: tuple[float, ...] | None  # None for moments
+
+
 def compare(
-    samples: Sequence[float],
-    baseline: Sequence[float],
+    samples: Sequence[float] | Moments,
+    baseline: Sequence[float] | Moments,
     *,
     higher_is_better: bool,
     paired: bool = False,
@@ -124,18 +195,30 @@ def compare(
     min_effect: float = 1.0,
 ) -> Comparison:
     """Compare `samples` (the record's repetitions) with `baseline` and decide; see the module doc."""
-    x, b = _validated(samples, baseline, paired=paired, alpha=alpha, min_effect=min_effect)
-    mean, base_mean = _means(x, b)
-    difference = mean - base_mean
+    if not 0 < alpha < 0.5:
+        raise ValueError(f"alpha must lie strictly between 0 and 0.5, got {alpha!r}")
+    if not (math.isfinite(min_effect) and min_effect >= 0):
+        raise ValueError(f"min_effect must be a finite percent >= 0, got {min_effect!r}")
+    x, b = _side(samples, "samples"), _side(baseline, "baseline")
+    if paired and (x.values is None or b.values is None):
+        raise ValueError("a paired comparison needs the repetitions themselves, not summary statistics")
+    if paired and x.n != b.n:
+        raise ValueError(
+            f"a paired comparison needs as many repetitions as the baseline has "
+            f"(matched by position), got {x.n} and {b.n}"
+        )
+    difference = x.mean - b.mean
+    _require_finite(difference)
+    statistics = isinstance(samples, Moments) or isinstance(baseline, Moments)
     single = Comparison(
-        n=len(x),
-        baseline_n=len(b),
-        mean=mean,
-        baseline_mean=base_mean,
+        n=x.n,
+        baseline_n=b.n,
+        mean=x.mean,
+        baseline_mean=b.mean,
         difference=difference,
         ci_low=None,
         ci_high=None,
-        change_percent=_percent(difference, base_mean),
+        change_percent=_percent(difference, b.mean),
         ci_low_percent=None,
         ci_high_percent=None,
         p_value=None,
@@ -146,54 +229,106 @@ def compare(
         higher_is_better=higher_is_better,
         alpha=alpha,
         min_effect=min_effect,
+        basis="statistics" if statistics else "repetitions",
+        spread_unknown=x.sd is None or b.sd is None,
+        spread_flag=_spread_flag(x, b),
     )
-    if len(x) < 2 or len(b) < 2:
+    if x.n < 2 or b.n < 2 or x.sd is None or b.sd is None:
         return single
-    low, high, p_value, sds = _interval(x, b, paired=paired, alpha=alpha)
-    low_pct, high_pct = _percent(low, base_mean), _percent(high, base_mean)
-    if single.change_percent is not None and low_pct is not None and high_pct is not None:
-        decision = _decide(single.change_percent, low_pct, high_pct, min_effect, higher_is_better)
+    ratio = x.log_mean is not None and b.log_mean is not None
+    est = _estimate(x, b, paired=paired, ratio=ratio)
+    p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
+    scale: Scale = "ratio" if ratio else "difference"
+    if ratio:
+        unit_low, unit_high = b.mean * math.expm1(low), b.mean * math.expm1(high)
+        pct: list[float | None] = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
+    else:
+        unit_low, unit_high = low, high
+        pct = [_percent(v, b.mean) for v in (low, high, eq_low, eq_high)]
+    if all(v is not None for v in pct) and single.change_percent is not None:
+        threshold, bounds = min_effect, [v for v in pct if v is not None]
     else:
         # A zero baseline mean: min_effect percent of it is zero in the metric's unit.
-        decision = _decide(difference, low, high, 0.0, higher_is_better)
-    reps: int | None = None
-    effect = min_effect / 100 * abs(base_mean)
-    if decision == "inconclusive" and effect > 0:
-        reps = reps_for_power(effect, sds[0], baseline_sd=None if paired else sds[1], alpha=alpha)
-    return replace(
+        threshold, bounds = 0.0, [low, high, eq_low, eq_high]
+    decision = decide(*bounds, threshold=threshold, higher_is_better=higher_is_better)
+    out = replace(
         single,
-        ci_low=low,
-        ci_high=high,
-        ci_low_percent=low_pct,
-        ci_high_percent=high_pct,
+        ci_low=unit_low,
+        ci_high=unit_high,
+        ci_low_percent=pct[0],
+        ci_high_percent=pct[1],
+        eq_low_percent=pct[2],
+        eq_high_percent=pct[3],
         p_value=p_value,
         test="paired" if paired else "welch",
         decision=decision,
-        reps_needed=reps,
-        reps_over_cap=decision == "inconclusive" and effect > 0 and reps is None,
+        scale=scale,
+        log_ratio=est.point if ratio else None,
+        log_se=est.se if ratio else None,
+        df=est.df if ratio else None,
+    )
+    if decision == "inconclusive" and single.change_percent is not None:
+        out = _with_reps(out, est, ratio=ratio)
+    return out
+
+
+def from_bounds(
+    mean: float,
+    baseline_mean: float,
+    interval: tuple[float, float],
+    equivalence: tuple[float, float],
+    *,
+    n: int,
+    baseline_n: int,
+    higher_is_better: bool,
+    alpha: float,
+    min_effect: float,
+) -> Comparison:
+    """A comparison whose intervals (percent, raw sign) come from elsewhere (capacity's bootstrap),
+    decided by the same rule as `compare`."""
+    low, high = interval
+    eq_low, eq_high = equivalence
+    decision = decide(low, high, eq_low, eq_high, threshold=min_effect, higher_is_better=higher_is_better)
+    return Comparison(
+        n=n,
+        baseline_n=baseline_n,
+        mean=mean,
+        baseline_mean=baseline_mean,
+        difference=mean - baseline_mean,
+        ci_low=baseline_mean * low / 100,
+        ci_high=baseline_mean * high / 100,
+        change_percent=_percent(mean - baseline_mean, baseline_mean),
+        ci_low_percent=low,
+        ci_high_percent=high,
+        p_value=None,
+        test="bootstrap",
+        decision=decision,
+        reps_needed=None,
+        reps_over_cap=False,
+        higher_is_better=higher_is_better,
+        alpha=alpha,
+        min_effect=min_effect,
+        eq_low_percent=eq_low,
+        eq_high_percent=eq_high,
     )
 
 
-def _validated(
-    samples: Sequence[float], baseline: Sequence[float], *, paired: bool, alpha: float, min_effect: float
-) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    x = _as_samples(samples, "samples")
-    b = _as_samples(baseline, "baseline")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie strictly between 0 and 1, got {alpha!r}")
-    if not (math.isfinite(min_effect) and min_effect >= 0):
-        raise ValueError(f"min_effect must be a finite percent >= 0, got {min_effect!r}")
-    if paired and len(x) != len(b):
-        raise ValueError(
-            f"a paired comparison needs as many repetitions as the baseline has "
-            f"(matched by position), got {len(x)} and {len(b)}"
-        )
-    return x, b
-
-
-def _as_samples(values: Sequence[float], what: str) -> NDArray[np.float64]:
+def _side(values: Sequence[float] | Moments, what: str) -> _Side:
     import numpy as np
 
+    if isinstance(values, Moments):
+        for name, v in (("mean", values.mean), ("sd", values.sd)):
+            if v is not None and not math.isfinite(v):
+                raise ValueError(f"{what}: the {name} must be a finite number")
+        if values.n < 1 or (values.sd is not None and values.sd < 0):
+            raise ValueError(f"{what}: n must be at least 1 and sd at least 0")
+        if values.sd is None or values.mean <= 0:
+            return _Side(values.n, values.mean, values.sd, None, None, None)
+        sd = values.sd
+        # The log-normal with this mean and SD: its log SD is sqrt(log(1 + cv^2)), its log mean
+        # log(mean) - log_sd^2 / 2; what the log values of such repetitions would give.
+        spread = math.sqrt(math.log1p((sd / values.mean) ** 2))
+        return _Side(values.n, values.mean, sd, math.log(values.mean) - spread**2 / 2, spread, None)
     try:
         arr = np.asarray(values, dtype=float)
     except (TypeError, ValueError) as exc:
@@ -202,21 +337,34 @@ def _as_samples(values: Sequence[float], what: str) -> NDArray[np.float64]:
         raise ValueError(f"{what} must be a non-empty flat list of numbers")
     if not np.all(np.isfinite(arr)):
         raise ValueError(f"{what} must be finite numbers (no NaN or infinity)")
-    return arr
-
-
-def _means(x: NDArray[np.float64], b: NDArray[np.float64]) -> tuple[float, float]:
-    # The same mean the pages print (generator.model.quantity.stat, statistics.fmean: exactly rounded),
-    # so a comparison's means and the Stat beside them in the export are one number, not two
-    # that differ in the last digit.
     import statistics
 
+    # The same mean the pages print (statistics.fmean, exactly rounded), so a comparison's means
+    # and the Stat beside them in the export are one number.
     try:
-        mean, base_mean = statistics.fmean(x.tolist()), statistics.fmean(b.tolist())
+        mean = statistics.fmean(arr.tolist())
     except OverflowError:
-        mean, base_mean = math.inf, math.inf  # reported as a ValueError just below
-    _require_finite(mean, base_mean, mean - base_mean)
-    return mean, base_mean
+        mean = math.inf
+    sd = float(np.std(arr, ddof=1)) if arr.size > 1 else 0.0
+    _require_finite(mean, sd)
+    log_mean: float | None = None
+    log_sd: float | None = None
+    if bool(np.all(arr > 0)):
+        logs = np.log(arr)
+        log_mean = float(np.mean(logs))
+        log_sd = float(np.std(logs, ddof=1)) if arr.size > 1 else 0.0
+    return _Side(int(arr.size), mean, sd, log_mean, log_sd, tuple(arr.tolist()))
+
+
+def _spread_flag(x: _Side, b: _Side) -> str | None:
+    found = []
+    for name, side in (("record", x), ("baseline", b)):
+        if side.values is None or len(side.values) < 2:
+            continue
+        low, high = min(side.values), max(side.values)
+        if low > 0 and high / low > SPREAD_FLAG:
+            found.append(f"{name} repetitions span {high / low:.1f}x (max/min)")
+    return "; ".join(found) or None
 
 
 def _require_finite(*values: float) -> None:
@@ -228,54 +376,249 @@ def _percent(value: float, base_mean: float) -> float | None:
     return None if base_mean == 0 else value / abs(base_mean) * 100
 
 
-def _interval(
-    x: NDArray[np.float64], b: NDArray[np.float64], *, paired: bool, alpha: float
-) -> tuple[float, float, float | None, tuple[float, float]]:
-    """(low, high, p, (sd, baseline sd)) of mean(x) - mean(b); for paired, sd is that of the differences."""
+def _log_percent(value: float) -> float:
+    return math.expm1(value) * 100
+
+
+@dataclass(frozen=True)
+class _Estimate:
+    """A t estimate on one scale (log or unit): point, standard error, degrees of freedom, spreads."""
+
+    point: float
+    se: float
+    df: float
+    sds: tuple[float, float | None]  # (sd, baseline sd); paired: (sd of the differences, None)
+
+
+def _estimate(x: _Side, b: _Side, *, paired: bool, ratio: bool) -> _Estimate:
     import numpy as np
-    from scipy import stats
 
     if paired:
-        d = x - b
-        flat = bool(np.ptp(d) == 0)
-        sds = (float(np.std(d, ddof=1)), 0.0)
+        assert x.values is not None and b.values is not None
+        xs, bs = np.asarray(x.values), np.asarray(b.values)
+        d = np.log(xs) - np.log(bs) if ratio else xs - bs
+        # Equal ratios make log differences that differ by a few ulps: rounding, not noise.
+        flat = float(np.ptp(d)) <= 1e-12 * max(1.0, float(np.max(np.abs(d))))
+        sd = 0.0 if flat else float(np.std(d, ddof=1))
+        _require_finite(sd)
+        return _Estimate(float(np.mean(d)), sd / math.sqrt(x.n), x.n - 1.0, (sd, None))
+    if ratio:
+        assert x.log_mean is not None and b.log_mean is not None
+        mx, mb, sx, sb = x.log_mean, b.log_mean, x.log_sd or 0.0, b.log_sd or 0.0
     else:
-        flat = bool(np.ptp(x) == 0 and np.ptp(b) == 0)
-        sds = (float(np.std(x, ddof=1)), float(np.std(b, ddof=1)))
-    _require_finite(*sds)
-    point = float(np.mean(x) - np.mean(b))
-    if flat:
-        # Nothing varies, so t is 0/0: the interval collapses to the point, and there is no p.
-        return point, point, None, (0.0, 0.0)
-    # Nearly identical repetitions make scipy warn about precision loss; the result is still
-    # the right (very narrow) interval, and a warning on a user's terminal would help nobody.
+        mx, mb, sx, sb = x.mean, b.mean, x.sd or 0.0, b.sd or 0.0
+    vx, vb = sx * sx / x.n, sb * sb / b.n
+    se = math.sqrt(vx + vb)
+    _require_finite(se)
+    df = _welch_df(vx, vb, x.n, b.n)
+    return _Estimate(mx - mb, se, df, (sx, sb))
+
+
+def _welch_df(vx: float, vb: float, nx: int, nb: int) -> float:
+    """Welch-Satterthwaite degrees of freedom of vx + vb (squared standard errors)."""
+    denominator = (vx * vx / (nx - 1) if vx else 0.0) + (vb * vb / (nb - 1) if vb else 0.0)
+    return (vx + vb) ** 2 / denominator if denominator > 0 else float(nx + nb - 2)
+
+
+def _intervals(est: _Estimate, alpha: float) -> tuple[float | None, tuple[float, float], tuple[float, float]]:
+    """(p, the 1 - alpha interval, the 1 - 2 alpha interval) on the estimate's scale."""
+    from scipy import stats
+
+    if est.se == 0:
+        # Nothing varies, so t is 0/0: the intervals collapse to the point, and there is no p.
+        return None, (est.point, est.point), (est.point, est.point)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        result = stats.ttest_rel(x, b) if paired else stats.ttest_ind(x, b, equal_var=False)
-        ci = result.confidence_interval(confidence_level=1 - alpha)
-    return float(ci.low), float(ci.high), float(result.pvalue), sds
+        q1 = float(stats.t.ppf(1 - alpha / 2, est.df))
+        q2 = float(stats.t.ppf(1 - alpha, est.df))
+        p = float(2 * stats.t.sf(abs(est.point / est.se), est.df))
+    return (
+        p,
+        (est.point - q1 * est.se, est.point + q1 * est.se),
+        (est.point - q2 * est.se, est.point + q2 * est.se),
+    )
 
 
-def _decide(point: float, low: float, high: float, threshold: float, higher_is_better: bool) -> Decision:
-    """The decision for n >= 2 on both sides, all four numbers in one unit (percent or the metric's)."""
+def decide(
+    low: float, high: float, eq_low: float, eq_high: float, *, threshold: float, higher_is_better: bool
+) -> Decision:
+    """The rule for n >= 2 on both sides; the four bounds and `threshold` in one unit (percent or the metric's).
+
+    `low`/`high`: the 1 - alpha interval; `eq_low`/`eq_high`: the 1 - 2 alpha interval.
+    """
     sign = 1.0 if higher_is_better else -1.0
-    gain = sign * point
     g_low, g_high = sorted((sign * low, sign * high))
-    if g_low > 0 and gain >= threshold:
-        return "better"
-    if g_high < 0 and gain <= -threshold:
-        return "worse"
-    if -threshold <= g_low and g_high <= threshold:
+    e_low, e_high = sorted((sign * eq_low, sign * eq_high))
+    if -threshold <= e_low and e_high <= threshold:
         return "no-change"
+    if g_low > 0:
+        return "better"
+    if g_high < 0:
+        return "worse"
     return "inconclusive"
+
+
+# --- repetitions needed: the power of the rule itself ----------------------------------------------
+
+
+def rule_power(
+    n: int,
+    true_change: float,
+    sd: float,
+    *,
+    baseline_sd: float | None,
+    target: Decision,
+    alpha: float,
+    min_effect: float,
+    higher_is_better: bool = True,
+    ratio: bool = True,
+    baseline_mean: float = 1.0,
+    runs: int = SIMULATIONS,
+) -> float:
+    """P(the rule says `target`) with n repetitions per side at a true change of `true_change` percent
+    (raw sign: + = the number goes up).
+
+    `sd` and `baseline_sd` are the spreads on the comparison's scale (log values for the ratio
+    scale, the metric's unit otherwise, where the change is taken of `baseline_mean`);
+    ``baseline_sd=None`` is the paired t with `sd` that of the differences.
+
+    The sample variances are simulated (seeded chi-square draws); given them, the point estimate
+    is normal and independent of them, so the chance that `decide` lands on `target` is a
+    difference of normal CDFs, averaged over the draws: far less noise than simulating whole
+    samples, and deterministic.
+    """
+    import numpy as np
+    from scipy import special
+
+    if n < 2:
+        raise ValueError(f"the rule needs n >= 2, got {n}")
+    if ratio:
+        delta = math.log1p(true_change / 100)
+        lim_low, lim_high = math.log1p(-min(min_effect, 99.999999) / 100), math.log1p(min_effect / 100)
+    else:
+        scale = abs(baseline_mean)
+        delta, lim_low, lim_high = true_change / 100 * scale, -min_effect / 100 * scale, min_effect / 100 * scale
+    rng = np.random.default_rng(SEED)
+    chi = rng.chisquare(n - 1, (2, runs)) / (n - 1)
+    if baseline_sd is None:
+        spread = sd / math.sqrt(n)
+        v = sd * sd * chi[0] / n
+        df: NDArray[np.float64] | float = n - 1.0
+    else:
+        spread = math.sqrt((sd * sd + baseline_sd * baseline_sd) / n)
+        vx, vb = sd * sd * chi[0] / n, baseline_sd * baseline_sd * chi[1] / n
+        v = vx + vb
+        with np.errstate(invalid="ignore", divide="ignore"):
+            df = np.where(v > 0, v * v / ((vx * vx + vb * vb) / (n - 1)), 2.0 * n - 2)
+    se = np.sqrt(v)
+    # scipy.special's ufuncs behind stats.t.ppf and stats.norm.cdf, without their per-call overhead.
+    q1, q2 = special.stdtrit(df, 1 - alpha / 2), special.stdtrit(df, 1 - alpha)
+
+    def within(a: NDArray[np.float64] | float, b: NDArray[np.float64] | float) -> NDArray[np.float64]:
+        """P(a < point < b), 0 where the interval is empty."""
+        p = special.ndtr((np.asarray(b) - delta) / spread) - special.ndtr((np.asarray(a) - delta) / spread)
+        return np.asarray(np.where(np.asarray(b) > np.asarray(a), p, 0.0), dtype=float)
+
+    # no-change: both ends of the 1 - 2 alpha interval inside the limits.
+    nc_low, nc_high = lim_low + q2 * se, lim_high - q2 * se
+    no_change = within(nc_low, nc_high)
+    up = within(q1 * se, math.inf) - within(np.maximum(nc_low, q1 * se), nc_high)
+    down = within(-math.inf, -q1 * se) - within(nc_low, np.minimum(nc_high, -q1 * se))
+    better, worse = (up, down) if higher_is_better else (down, up)
+    chosen = {"no-change": no_change, "better": better, "worse": worse}.get(target)
+    if chosen is None:
+        chosen = 1 - no_change - better - worse
+    return float(np.mean(chosen))
+
+
+def reps_for_rule(
+    true_change: float,
+    sd: float,
+    *,
+    baseline_sd: float | None,
+    target: Decision,
+    alpha: float,
+    min_effect: float,
+    higher_is_better: bool = True,
+    ratio: bool = True,
+    baseline_mean: float = 1.0,
+    power: float = POWER,
+    cap: int = REPS_CAP,
+) -> int | None:
+    """The smallest n per side (>= 2) at which `rule_power` reaches `power`; None if `cap` does not.
+
+    The rule's power rises with n for these targets, so a bisection over [2, cap] finds it in
+    about log2(cap) simulations (each seeded alike, so neighbouring n share their noise).
+    """
+
+    def enough(k: int) -> bool:
+        p = rule_power(
+            k,
+            true_change,
+            sd,
+            baseline_sd=baseline_sd,
+            target=target,
+            alpha=alpha,
+            min_effect=min_effect,
+            higher_is_better=higher_is_better,
+            ratio=ratio,
+            baseline_mean=baseline_mean,
+        )
+        return p >= power
+
+    if not enough(cap):
+        return None
+    if enough(2):
+        return 2
+    low, high = 2, cap  # invariant: not enough at low, enough at high
+    while high - low > 1:
+        mid = (low + high) // 2
+        if enough(mid):
+            high = mid
+        else:
+            low = mid
+    return high
+
+
+def _with_reps(c: Comparison, est: _Estimate, *, ratio: bool) -> Comparison:
+    gain, seen = c.gain_percent, c.change_percent
+    assert gain is not None and seen is not None
+    sd, baseline_sd = est.sds
+    if sd == 0 and not baseline_sd:
+        return c
+    if abs(gain) < c.min_effect:
+        target: Decision = "no-change"
+    else:
+        target = "better" if gain > 0 else "worse"
+    common = {
+        "alpha": c.alpha,
+        "min_effect": c.min_effect,
+        "higher_is_better": c.higher_is_better,
+        "ratio": ratio,
+        "baseline_mean": c.baseline_mean,
+    }
+    found = reps_for_rule(seen, sd, baseline_sd=baseline_sd, target=target, **common)  # type: ignore[arg-type]
+    at_min = None
+    if c.min_effect > 0:
+        # +min_effect in the better direction, raw sign.
+        better = c.min_effect if c.higher_is_better else -c.min_effect
+        at_min = reps_for_rule(better, sd, baseline_sd=baseline_sd, target="better", **common)  # type: ignore[arg-type]
+    return replace(
+        c,
+        reps_needed=found,
+        reps_over_cap=found is None,
+        reps_target=target,
+        reps_needed_min_effect=at_min,
+        reps_rough=min(c.n, c.baseline_n) <= 2,
+    )
+
+
+# --- the exact power of the t-test, kept as an independent check of the simulation --------------------
 
 
 def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = None, alpha: float = 0.05) -> float:
     """Power of the two-sided t-test at `alpha` with `n` repetitions per side to detect a true
-    difference `effect` (metric's unit).
-
-    ``baseline_sd=None``: the paired t, `sd` being the SD of the differences. Otherwise Welch's t
-    with SDs `sd` and `baseline_sd` and n on each side (Welch-Satterthwaite degrees of freedom).
+    difference `effect` (noncentral t; Welch-Satterthwaite degrees of freedom when unpaired).
     """
     from scipy import stats
 
@@ -283,15 +626,13 @@ def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = Non
         raise ValueError(f"a t-test needs n >= 2, got {n}")
     var_sum = sd * sd if baseline_sd is None else sd * sd + baseline_sd * baseline_sd
     if var_sum == 0:
-        # No noise: any true difference is seen every time; no difference is "seen" at rate alpha.
         return 1.0 if effect != 0 else alpha
     df = n - 1.0 if baseline_sd is None else (n - 1.0) * var_sum**2 / (sd**4 + baseline_sd**4)
     ncp = abs(effect) / math.sqrt(var_sum / n)
     crit = stats.t.ppf(1 - alpha / 2, df)
     upper = float(stats.nct.sf(crit, df, ncp))
     lower = float(stats.nct.cdf(-crit, df, ncp))
-    # scipy returns NaN for this far tail once ncp is large (from about 7.6); it is below
-    # P(T' < 0) = Phi(-ncp) < 1e-13 there, so it counts as 0.
+    # scipy returns NaN for this far tail once ncp is large; it is below Phi(-ncp) there.
     return upper + (lower if math.isfinite(lower) else 0.0)
 
 
@@ -304,16 +645,12 @@ def reps_for_power(
     power: float = POWER,
     cap: int = REPS_CAP,
 ) -> int | None:
-    """The smallest n per side (>= 2) at which `t_power` reaches `power`; None if `cap` does not.
-
-    Power rises with n (the noncentrality grows and the critical value falls), so a bisection
-    over [2, cap] finds the smallest n in about log2(cap) evaluations.
-    """
+    """The smallest n per side (>= 2) at which `t_power` reaches `power`; None if `cap` does not."""
     if effect == 0:
         return None
     if t_power(cap, effect, sd, baseline_sd=baseline_sd, alpha=alpha) < power:
         return None
-    low, high = 1, cap  # invariant: power(low) < target (n = 1 has no test), power(high) >= target
+    low, high = 1, cap
     while high - low > 1:
         mid = (low + high) // 2
         if t_power(mid, effect, sd, baseline_sd=baseline_sd, alpha=alpha) >= power:
@@ -323,24 +660,61 @@ def reps_for_power(
     return high
 
 
-_GROUP: dict[Decision, int] = {"better": 0, "unreplicated": 1, "no-change": 2, "inconclusive": 2, "worse": 3}
+def holm(p_values: Sequence[float]) -> list[float]:
+    """Holm's step-down adjusted p-values, in the order given (each at most 1)."""
+    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
+    k = len(p_values)
+    out = [1.0] * k
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (k - rank) * p_values[i]))
+        out[i] = running
+    return out
 
 
-def rank_key(c: Comparison | None) -> tuple[int, float]:
-    """Sort key for the summary's decision order (ascending = shown first), used after tier.
+# --- ranking ---------------------------------------------------------------------------------------
 
-    better, by the interval's oriented lower bound (highest first); then unreplicated, by the
-    point change (highest first); then no-change and inconclusive together; then worse; then
-    not measured (None). Within a group that has no number, and for a baseline mean of 0 (no
-    percent, placed last in its group), the caller's next key (the record number) decides.
-    """
+# Within a tier, most promising first (docs/guide/decisions.md, "Ranking").
+GROUPS = (
+    "better",
+    "single-shot gain",
+    "inconclusive",
+    "no-change",
+    "single-shot loss",
+    "worse",
+    "reported",
+    "not measured",
+)
+
+
+def rank_group(c: Comparison | None, *, guardrail_broken: bool = False) -> str:
+    """The ranking group of a comparison (one of `GROUPS`)."""
     if c is None:
-        return (4, 0.0)
-    group = _GROUP[c.decision]
-    if c.decision == "better":
+        return "not measured"
+    if guardrail_broken:
+        return "worse"
+    if c.decision == "unreplicated":
+        gain = c.gain_percent
+        return "single-shot gain" if gain is not None and gain > 0 else "single-shot loss"
+    return c.decision
+
+
+def rank_key(c: Comparison | None, *, guardrail_broken: bool = False) -> tuple[int, float]:
+    """Sort key within a tier (ascending = shown first).
+
+    `better` by the interval's oriented low end, highest first; single-shot gains, inconclusive
+    and single-shot losses by the point change, highest first; no-change together; worse by the
+    interval's better end, least bad first; a broken guardrail goes with worse. Without a
+    number (a zero baseline mean), last in its group; the caller's next key decides ties.
+    """
+    group = rank_group(c, guardrail_broken=guardrail_broken)
+    index = GROUPS.index(group)
+    if c is None or group == "no-change":
+        return (index, 0.0)
+    if group == "better":
         value = c.gain_low_percent
-    elif c.decision == "unreplicated":
-        value = c.gain_percent
+    elif group == "worse":
+        value = c.gain_high_percent if c.gain_high_percent is not None else c.gain_percent
     else:
-        return (group, 0.0)
-    return (group, math.inf if value is None else -value)
+        value = c.gain_percent
+    return (index, math.inf if value is None else -value)

@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from generator.analysis import capacity as cap
 from generator.analysis import stats
-from generator.model.quantity import Value, fmt_number, fmt_percent
+from generator.model.quantity import Value, fmt_number, fmt_percent, stat
 from generator.model.result import Range, Result
 
 THROUGHPUT = "output_throughput"
@@ -59,7 +59,17 @@ class Sweep:
         return f"c={fmt_number(load)}" if self.load_kind == "concurrency" else f"{fmt_number(load)} req/s"
 
 
-def sweeps(results: Sequence[Resolved], slo: Mapping[str, float], gpus: int | None) -> tuple[Sweep, ...]:
+@dataclass(frozen=True)
+class Rule:
+    """The campaign's decision rule, as capacity reads it."""
+
+    alpha: float = 0.05
+    min_effect: float = 1.0
+
+
+def sweeps(
+    results: Sequence[Resolved], slo: Mapping[str, float], gpus: int | None, rule: Rule | None = None
+) -> tuple[Sweep, ...]:
     """The sweeps among a record's resolved results, in the order of their first result."""
     groups: dict[tuple[LoadKind, tuple[object, ...], object], list[tuple[float, Resolved]]] = {}
     for item in results:
@@ -73,7 +83,7 @@ def sweeps(results: Sequence[Resolved], slo: Mapping[str, float], gpus: int | No
         if len({load for load, _ in members}) < 2:
             continue
         members.sort(key=lambda m: m[0])
-        out.append(_sweep(kind, _workload_text(members[0][1][0], kind, other), members, slo, gpus))
+        out.append(_sweep(kind, _workload_text(members[0][1][0], kind, other), members, slo, gpus, rule or Rule()))
     return tuple(out)
 
 
@@ -112,6 +122,7 @@ def _sweep(
     members: list[tuple[float, Resolved]],
     slo: Mapping[str, float],
     gpus: int | None,
+    rule: Rule,
 ) -> Sweep:
     loads = tuple(load for load, _ in members)
     record = _side([(load, item[1]) for load, item in members], slo, gpus, "")
@@ -119,20 +130,46 @@ def _sweep(
     change = comparison = None
     if record.capacity is not None and baseline.capacity is not None:
         change = cap.capacity_change(record.capacity, baseline.capacity)
-        comparison = _compare(record.capacity, baseline.capacity)
+        comparison = _compare(record, baseline, slo, rule)
     labels = tuple(item[0].label for _, item in members)
     return Sweep(kind, workload, loads, labels, record, baseline, change, comparison)
 
 
-def _compare(record: cap.Capacity, baseline: cap.Capacity) -> stats.Comparison | None:
-    samples, base = record.samples(), baseline.samples()
-    if samples is None or base is None:
+def _compare(record: Side, baseline: Side, slo: Mapping[str, float], rule: Rule) -> stats.Comparison | None:
+    """The capacity change decided by the campaign's rule, its interval from a seeded bootstrap.
+
+    Each side's loads are resampled on their own (`capacity.bootstrap`), the ratio of the two
+    capacities taken resample by resample (the sides are independent runs), and the interval is
+    the percentile interval of that ratio: 1 - alpha for better/worse, 1 - 2 alpha for no-change.
+    None when a side has fewer than 2 repetitions at some load, or when more than 5% of the
+    resamples have no capacity as a number (the SLO is met everywhere or nowhere too often).
+    """
+    import numpy as np
+
+    mine, theirs = record.capacity, baseline.capacity
+    if mine is None or theirs is None or mine.throughput is None or theirs.throughput is None:
         return None
-    try:
-        return stats.compare(samples, base, higher_is_better=True)
-    except ValueError:
-        # Samples that overflow a float: no interval, the change in words still stands.
+    x, b = cap.bootstrap(record.points, slo), cap.bootstrap(baseline.points, slo, seed=cap.SEED + 1)
+    if x is None or b is None:
         return None
+    with np.errstate(invalid="ignore", divide="ignore"):
+        ratios = np.log(np.asarray(x) / np.asarray(b))
+    ok = ratios[np.isfinite(ratios)]
+    if ok.size < 0.95 * ratios.size:
+        return None
+    a = rule.alpha
+    q = np.expm1(np.quantile(ok, [a / 2, 1 - a / 2, a, 1 - a])) * 100
+    return stats.from_bounds(
+        mine.throughput,
+        theirs.throughput,
+        (float(q[0]), float(q[1])),
+        (float(q[2]), float(q[3])),
+        n=mine.repetitions,
+        baseline_n=theirs.repetitions,
+        higher_is_better=True,
+        alpha=a,
+        min_effect=rule.min_effect,
+    )
 
 
 def _side(
@@ -158,26 +195,33 @@ def _side(
 
 
 def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) -> cap.Point | None:
-    """A load's point, or None without a throughput measured as a number (a range is not one)."""
+    """A load's point, or None without a throughput measured as a number (a range is not one).
+
+    With repetitions (lists of one length n >= 2 for the throughput and every limited latency,
+    the i-th values from the i-th run at this load), the point is `capacity.aggregate` of them:
+    the mean throughput and each limit's worst repetition. Otherwise each value's mean.
+    """
     throughput = found.get(THROUGHPUT)
     if throughput is None or isinstance(throughput, Range):
         return None
-    wanted = [m for m in (*slo, *cap.TPOT_STATS) if isinstance(found.get(m), int | float | list)]
+    wanted = [m for m in (*slo, *cap.TPOT_STATS) if found.get(m) is not None and not isinstance(found.get(m), Range)]
+    tpot = {m: _mean(found[m]) for m in cap.TPOT_STATS if m in wanted}
+    reps = _repetitions(throughput, {m: found[m] for m in slo if m in wanted})
+    if reps:
+        return cap.aggregate(load, reps, tpot)
     latencies = {m: _mean(found[m]) for m in wanted}
-    return cap.Point(
-        load, _mean(throughput), latencies, _repetitions(throughput, {m: found[m] for m in slo if m in wanted})
-    )
+    return cap.Point(load, _mean(throughput), latencies)
 
 
 def _mean(value: Value) -> float:
     assert not isinstance(value, Range)
     if isinstance(value, list):
         return sum(float(v) for v in value) / len(value)
-    return float(value)
+    return stat(value).mean
 
 
 def _repetitions(throughput: Value, latencies: Mapping[str, Value]) -> tuple[cap.Repetition, ...]:
-    """Repetition i from the i-th value of every list, when every value is a list of one length n >= 2."""
+    """This load's runs: the i-th value of every list, when every value is a list of one length n >= 2."""
     values = [throughput, *latencies.values()]
     if not all(isinstance(v, list) for v in values):
         return ()
@@ -208,8 +252,9 @@ def _capacity_data(c: cap.Capacity | None) -> dict[str, Any] | None:
         "segment": None if c.segment is None else list(c.segment),
         "lower_bound": c.lower_bound,
         "meets_again": list(c.meets_again),
-        "samples": None if c.samples() is None else list(c.samples() or ()),
+        "repetitions": c.repetitions,
         "repetitions_note": c.repetitions_note,
+        "grid_warning": c.grid_warning,
     }
 
 
@@ -252,6 +297,8 @@ def capacity_text(c: cap.Capacity, sweep: Sweep) -> str:
             text += f", measured at {sweep.load_text(c.load)}; {reach} reaches its limit between {a} and {b}"
         if c.meets_again:
             text += f" (meets the SLO again at {', '.join(sweep.load_text(x) for x in c.meets_again)}: not monotone)"
+        if c.grid_warning:
+            text += f". Warning: {c.grid_warning}"
         return text
     if c.kind == "meets-all":
         assert c.lower_bound is not None

@@ -65,21 +65,47 @@ def parse_goal(text: str) -> dict[str, Any]:
     return goal
 
 
-def default_command(engine: str, model: str) -> str | None:
-    """The engine's plain serve command for the model, when both are known; never a guessed flag."""
+def default_command(engine: str, model: str, gpu_count: int | None = None) -> str | None:
+    """The engine's plain serve command for the model, when both are known; never a guessed flag.
+
+    A GPU count that was given becomes the engine's tensor-parallel size: it is what the count
+    means to a single-node server, and without it the server would use one GPU.
+    """
     if model == NOT_RECORDED:
         return None
     from generator.model.launch import quote
 
     quoted = quote(model)
-    known = {"sglang": f"python -m sglang.launch_server --model-path {quoted}", "vllm": f"vllm serve {quoted}"}
-    return known.get(engine.strip().lower())
+    known = {
+        "sglang": (f"python -m sglang.launch_server --model-path {quoted}", "--tp-size"),
+        "vllm": (f"vllm serve {quoted}", "--tensor-parallel-size"),
+    }
+    found = known.get(engine.strip().lower())
+    if found is None:
+        return None
+    command, flag = found
+    return f"{command} {flag} {gpu_count}" if gpu_count is not None else command
+
+
+# Page prefixes stay short, but whole words: a prefix cut mid-phrase ("llama-3-3-70b-on") reads as a typo.
+SERIES_MAX = 32
+_TRAILING = {"a", "and", "at", "by", "for", "in", "of", "on", "the", "to", "with", "x"}
 
 
 def series_of(name: str) -> str:
-    from generator.authoring.starter import slugify
+    """The page prefix from the campaign's name: its words, whole, up to SERIES_MAX characters."""
+    import re
+    import unicodedata
 
-    return slugify(name) or "improvement"
+    text = unicodedata.normalize("NFKD", name.replace("+", "p")).encode("ascii", "ignore").decode("ascii")
+    words: list[str] = []
+    for word in re.findall(r"[a-z0-9]+", text.lower()):
+        if words and len("-".join([*words, word])) > SERIES_MAX:
+            break
+        words.append(word[:SERIES_MAX])
+    while len(words) > 1 and words[-1] in _TRAILING:
+        words.pop()
+    return "-".join(words) or "improvement"
 
 
 @dataclass(frozen=True)

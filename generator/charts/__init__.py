@@ -4,11 +4,12 @@ No plotting library: each chart is a template under templates/charts/ filled wit
 computed here, so the same data gives the same bytes, a record chart renders in about half a
 millisecond, and every label is escaped text that a reader can select, search and print.
 
-Colours: the site shows charts as <img>, where neither mkdocs-material's palette toggle nor
-its CSS variables reach (a `prefers-color-scheme` query inside the SVG would follow the
-system, not the toggle), so the background is transparent and every colour is a mid-tone
-that reads on white and on the slate palette; fills also differ by hatching and dashes, and
-decisions are written beside their values, so print and greyscale keep every distinction.
+Colours: two palettes in each SVG's style (templates/charts/_style.css.j2), every colour at
+least 4.5:1 on its background: light by default, dark when the system prefers it (a chart
+opened on its own) or when mkdocs-material's toggle says slate (the site inlines each chart in
+its page, so the toggle reaches it). The background is transparent; fills also differ by
+hatching and dashes, and decisions are written beside their values, so print and greyscale
+keep every distinction.
 """
 
 import xml.etree.ElementTree as ET
@@ -16,7 +17,7 @@ import xml.etree.ElementTree as ET
 from generator.charts.bars import bar_chart, strip_chart
 from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Point, Series, Step, SweepPoint
 from generator.charts.waterfall import waterfall
-from generator.charts.xy import frontier, sweep_chart
+from generator.charts.xy import frontier, latency_chart, sweep_chart
 
 
 def description(svg: str) -> str:
@@ -39,6 +40,7 @@ __all__ = [
     "bar_chart",
     "description",
     "frontier",
+    "latency_chart",
     "strip_chart",
     "sweep_chart",
     "waterfall",

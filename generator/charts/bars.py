@@ -40,9 +40,9 @@ def _describe(bar: Bar) -> str:
     return text + (f", {_WORDS[bar.decision]}" if bar.decision else "")
 
 
-def _select(bars: Sequence[Bar], keep: int) -> tuple[list[Bar], list[Bar], list[Bar]]:
-    """(top, hidden, bottom): highest first; ties keep the caller's order."""
-    ranked = sorted(bars, key=lambda b: -b.value)
+def _select(bars: Sequence[Bar], keep: int, given: bool = False) -> tuple[list[Bar], list[Bar], list[Bar]]:
+    """(top, hidden, bottom): highest first (ties keep the caller's order), or the caller's order."""
+    ranked = list(bars) if given else sorted(bars, key=lambda b: -b.value)
     if len(ranked) <= 2 * keep:
         return ranked, [], []
     return ranked[:keep], ranked[keep:-keep], ranked[-keep:]
@@ -56,15 +56,17 @@ def bar_chart(
     axis_label: str = "change (%)",
     keep: int = 10,
     width: int = 720,
+    given_order: bool = False,
 ) -> str:
-    """Horizontal bars of changes in percent, highest first, as SVG text.
+    """Horizontal bars of changes in percent, highest first (or in the caller's order), as SVG text.
 
-    With more than 2 x `keep` bars only the `keep` highest and lowest are drawn, with a row
-    that says how many are left out and their range: a reader cannot take in more.
+    With more than 2 x `keep` bars only the `keep` first and last are drawn, with a row that
+    says how many are left out and their range: a reader cannot take in more. `given_order`
+    keeps the bars in the order passed, so a chart can follow the table beside it.
     """
     if not bars:
         raise ValueError("a bar chart needs at least one bar")
-    top, hidden, bottom = _select(bars, keep)
+    top, hidden, bottom = _select(bars, keep, given_order)
     shown = top + bottom
     entries = [(f"d-{d}", _WORDS[d]) for d in DECISIONS if any(b.decision == d for b in shown)]
     if any(b.decision is None for b in shown) and entries:
@@ -90,7 +92,9 @@ def bar_chart(
         y += ROW
     more = None
     if hidden:
-        note = f"… and {len(hidden)} more, from {percent(hidden[0].value)} to {percent(hidden[-1].value)}, not shown"
+        values = sorted(b.value for b in hidden)
+        span = f"from {percent(values[-1])} to {percent(values[0])}"
+        note = f"… and {len(hidden)} more, {span}, not shown"
         more = fitted(note, MARGIN, y + ROW / 2 + 4, width - 2 * MARGIN, SMALL, cls="ink note")
         y += ROW
     for bar in bottom:
@@ -98,10 +102,11 @@ def bar_chart(
         y += ROW
     axis = x_axis(scale, ticks, (plot_left, first - 4, plot_right, y + 2), signed_percent_tick, axis_label, width)
 
-    desc = f"{title}. {axis_label}, highest first: " + "; ".join(_describe(b) for b in top)
+    order = "in the table's order" if given_order else "highest first"
+    desc = f"{title}. {axis_label}, {order}: " + "; ".join(_describe(b) for b in top)
     if hidden:
-        desc += f"; {len(hidden)} more not shown, from {percent(hidden[0].value)} to {percent(hidden[-1].value)}"
-        desc += "; lowest: " + "; ".join(_describe(b) for b in bottom)
+        desc += f"; {len(hidden)} more not shown, {span}"
+        desc += ("; last: " if given_order else "; lowest: ") + "; ".join(_describe(b) for b in bottom)
     desc += "."
     context = frame(chart_id, title, desc, width)
     return render("bar.svg.j2", **context, height=y + 46, legend=legend_items, rows=rows, more=more, axis=axis)

@@ -176,3 +176,81 @@ def _x_positions(
     xs = [scale(float(p.x)) for p in ordered]
     gaps = [b - a for a, b in pairwise(xs)]
     return ordered, xs, max(min(gaps, default=right - left) - 4, 24)
+
+
+def latency_chart(
+    chart_id: str,
+    title: str,
+    series: Sequence[Series],
+    *,
+    limits: Sequence[Limit] = (),
+    x_label: str = "concurrency",
+    y_label: str = "latency (ms)",
+    width: int = 720,
+    height: int = 400,
+) -> str:
+    """A latency against the load of a sweep, one line per side; the SLO and capacity as lines.
+
+    The x axis is log-2 when the loads span 16x or more (concurrency 1 ... 256 doubles), its
+    ticks at the loads measured. Limits on "y" are latency limits (the SLO), on "x" loads
+    (where capacity under the SLO sits); their labels are fitted inside the plot, never cut
+    by its edge.
+    """
+    points = [p for s in series for p in s.points]
+    if not points:
+        raise ValueError("a latency chart needs at least one point")
+    entries = [(f"series {i % 5} {SHAPES[i % 5]}", s.label) for i, s in enumerate(series)]
+    entries += [("limit", lim.label) for lim in limits if lim.axis == "y"]
+    entries += [("goal", lim.label) for lim in limits if lim.axis == "x"]
+    legend_items, legend_h = legend(entries, TOP, width)
+    top, bottom = TOP + legend_h + 24, height - 48
+    ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"]
+    ticks_y, sy = _y(ys, top, bottom)
+    left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20
+    loads = sorted({p.x for p in points} | {lim.value for lim in limits if lim.axis == "x"})
+    measured = sorted({p.x for p in points})
+    lo, hi = loads[0], loads[-1]
+    inner_left, inner_right = left + 20, right - 20
+    sx: Linear | Log2
+    if lo > 0 and hi / lo >= 16:
+        sx = Log2(lo, hi, inner_left, inner_right)
+        ticks_x = measured
+    else:
+        ticks_x, d0, d1 = fitting_ticks(min(0.0, lo), hi, right - left, number)
+        sx = Linear(d0, d1, left, right)
+    drawn = []
+    for i, s in enumerate(series):
+        pts = [(sx(p.x), sy(p.y)) for p in sorted(s.points, key=lambda p: p.x)]
+        drawn.append({"k": i % 5, "shape": SHAPES[i % 5], "points": pts, "labels": []})
+    lines = []
+    for lim in limits:
+        if lim.axis == "y":
+            y = sy(lim.value)
+            label = fitted(lim.label, right, y - 5, right - left, SMALL, "end", "ink small")
+            lines.append((f"M{px(left)} {px(y)}H{px(right)}", label, "limit"))
+        else:
+            x = sx(lim.value)
+            # Beside the line, on whichever side has the room.
+            room_right, room_left = right - x - 4, x - left - 4
+            if room_right >= room_left:
+                label = fitted(lim.label, x + 4, top + 12, room_right, SMALL, cls="ink small")
+            else:
+                label = fitted(lim.label, x - 4, top + 12, room_left, SMALL, "end", "ink small")
+            lines.append((f"M{px(x)} {px(top)}V{px(bottom)}", label, "goal"))
+    axis_x = x_axis(sx, ticks_x, (left, top, right, bottom), number, x_label, width)
+    axis_y = y_axis(sy, ticks_y, (left, top, right, bottom), number, y_label)
+    desc = f"{title}. {y_label} against {x_label}: " + "; ".join(
+        f"{one_line(s.label)}: " + ", ".join(f"{number(p.y)} at {number(p.x)}" for p in s.points) for s in series
+    )
+    desc += "".join(f"; {one_line(lim.label)}" for lim in limits) + "."
+    context = frame(chart_id, title, desc, width)
+    return render(
+        "latency.svg.j2",
+        **context,
+        height=height,
+        legend=legend_items,
+        axis_x=axis_x,
+        axis_y=axis_y,
+        series=drawn,
+        limits=lines,
+    )

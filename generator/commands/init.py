@@ -44,7 +44,9 @@ def ask(options: dict[str, Any], interactive: bool) -> Answers:
     gpu_count = _count(count_text)
     engine = get("engine", "Serving engine (SGLang, vLLM, ...)", NOT_RECORDED)
     version = optional("engine_version", "Engine version")
-    command = get("command", "Baseline launch command", default_command(engine, model) or "$BASELINE_COMMAND")
+    command = get(
+        "command", "Baseline launch command", default_command(engine, model, gpu_count) or "$BASELINE_COMMAND"
+    )
     goals = list(options["goals"])
     if interactive and not goals:
         while text := click.prompt(
@@ -113,12 +115,13 @@ Examples:
 def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
 
-    Writes improvements/campaign.yaml, a two-line mkdocs.yml (the improvements plugin supplies
-    the rest of the site), a .gitignore, a pre-commit config that runs `improvements check`, a
-    GitHub Actions workflow that checks, builds and publishes the site, and
-    schema/campaign.schema.json for editors. On a terminal it asks for what the options do not
-    give; without one it takes the defaults, and leaves out what it was not told: nothing
-    is guessed. It never overwrites a file: if any of them exists, nothing is written.
+    Writes improvements/campaign.yaml, a short mkdocs.yml (the improvements plugin supplies
+    the rest of the site, the tool's guide included), a .gitignore, a pre-commit config that
+    runs `improvements check`, a GitHub Actions workflow that checks, builds and publishes the
+    site, and schema/campaign.schema.json for editors. On a terminal it asks for what the
+    options do not give; without one it takes the defaults, and leaves out what it was not
+    told: nothing is guessed. It never overwrites a file: if any of them exists, nothing is
+    written.
     """
     from generator.authoring.scaffold import ci_install, render_files, write_all
     from generator.base.problems import rel

@@ -12,26 +12,34 @@ import statistics
 from dataclasses import dataclass
 from typing import Literal
 
-from generator.model.result import Range
+from generator.model.result import About, Range, Statistics
 
-Kind = Literal["single", "repeated", "range"]
-Value = float | list[float] | Range
+Kind = Literal["single", "repeated", "range", "statistics"]
+Value = float | list[float] | Range | Statistics | About
 
 
 @dataclass(frozen=True)
 class Stat:
-    """One quantity: a single number, repeated measurements, or a range."""
+    """One quantity: a single number, repeated measurements, a range, or summary statistics."""
 
     mean: float
-    # Sample standard deviation for repeated measurements, half-width for a range, 0 otherwise.
+    # Sample standard deviation for repeated measurements and statistics (0 when a statistics
+    # value gives none: see `spread_known`), half-width for a range, 0 otherwise.
     spread: float
     n: int
     low: float
     high: float
     kind: Kind
+    spread_known: bool = True
+    about: bool = False
 
 
 def stat(value: Value) -> Stat:
+    if isinstance(value, Statistics):
+        sd = value.sd if value.sd is not None else 0.0
+        return Stat(value.mean, sd, value.n, value.mean, value.mean, "statistics", value.sd is not None)
+    if isinstance(value, About):
+        return Stat(value.value, 0.0, 1, value.value, value.value, "single", about=value.about)
     if isinstance(value, Range):
         return Stat((value.min + value.max) / 2, (value.max - value.min) / 2, 1, value.min, value.max, "range")
     if isinstance(value, list):
@@ -69,6 +77,12 @@ def fmt_whole(x: float) -> str:
 
 
 def fmt_stat(s: Stat) -> str:
+    if s.kind == "statistics":
+        if not s.spread_known:
+            return f"{fmt_number(s.mean)} (mean of n={s.n}, no spread given)"
+        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}, as statistics)"
+    if s.about:
+        return f"~{fmt_number(s.mean)}"
     if s.kind == "range":
         return f"{fmt_number(s.low)}–{fmt_number(s.high)}"
     if s.kind == "repeated":
@@ -80,6 +94,14 @@ def fmt_value(value: Value) -> str:
     text = fmt_stat(stat(value))
     # A range the source gives as approximate ("~8-11 tok/s") keeps its "~" wherever it is shown.
     return f"~{text}" if isinstance(value, Range) and value.about else text
+
+
+def samples(value: Value) -> list[float]:
+    """A value's repetitions as numbers: a list as given; anything else as one sample (its
+    midpoint for a range, its mean for statistics, which `analysis` compares as such)."""
+    if isinstance(value, list):
+        return [float(v) for v in value]
+    return [stat(value).mean]
 
 
 def fmt_percent(p: float) -> str:

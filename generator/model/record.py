@@ -44,6 +44,8 @@ class Expected(Strict):
     # Percent; positive means better in the metric's own direction.
     gain: Finite | Range | None = None
     concurrency: Count | None = None
+    # This record's guardrails (metric -> margin percent), replacing the campaign's.
+    guardrails: dict[MetricName, Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] | None = None
     note: str | None = None
 
 
@@ -386,10 +388,16 @@ class DecisionRule(Strict):
 
     # The metric that ranks records and says "better"; a record may name its own in `expected.metric`.
     primary_metric: MetricName
-    # The false-alarm rate accepted: the interval is the (1 - alpha) confidence interval.
-    alpha: Annotated[float, Field(gt=0, lt=1)] = 0.05
+    # The false-alarm rate accepted: `better`/`worse` read the (1 - alpha) interval, `no-change`
+    # the (1 - 2 alpha) one (TOST at alpha), so alpha stays below one half.
+    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
     # Percent: the smallest change that matters.
     min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
+    # Metric -> margin in percent: a win must not make this metric worse by more than the margin
+    # (non-inferiority, read from the 1 - 2 alpha interval).
+    guardrails: dict[MetricName, Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] = Field(
+        default_factory=dict
+    )
 
 
 # --- import_formats: a harness's own file read without code ----------------------------

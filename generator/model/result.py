@@ -77,8 +77,27 @@ class Range(Strict):
         return self
 
 
-# A number, repeated measurements of one quantity, or a range.
-MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range
+class Statistics(Strict):
+    """Repetitions known only by their summary statistics, as a paper or a dashboard gives them.
+
+    Compared as the repetitions would be (Welch from the statistics); without `sd` there is no
+    spread, so the value is shown and never called better or worse.
+    """
+
+    mean: Finite
+    sd: Annotated[float, Field(ge=0, le=1e15, allow_inf_nan=False)] | None = None
+    n: Count
+
+
+class About(Strict):
+    """One approximate number ("~2.5"): a single sample, printed with its "~"."""
+
+    value: Finite
+    about: bool = True
+
+
+# A number, repeated measurements of one quantity, a range, summary statistics or an approximate number.
+MetricValue = Finite | Annotated[list[Finite], Field(min_length=1)] | Range | Statistics | About
 
 
 def _known_metric(name: str, info: ValidationInfo) -> str:
@@ -234,12 +253,11 @@ class Result(Strict):
             )
         if self.baseline and not self.metrics and self.run is None:
             raise ValueError("`baseline` is compared with `metrics`; without `metrics`, give the numbers as `reported`")
-        if self.baseline_from is not None and (self.baseline or self.baseline_run or self.run is not None):
+        if self.baseline_from is not None and (self.baseline or self.baseline_run):
             raise ValueError(
-                "`baseline_from` gives typed `metrics` their baseline; it replaces `baseline`, "
-                "and an imported `run` names its baseline with `baseline_run`"
+                "`baseline_from` names the baseline; it replaces `baseline` and an imported run's `baseline_run`"
             )
-        if self.baseline_from is not None and not self.metrics:
+        if self.baseline_from is not None and not self.metrics and self.run is None:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
         ids = self.run_ids
         if len(set(ids)) != len(ids):

@@ -62,8 +62,16 @@ def _comparison(c: Comparison, value: Any, baseline: Any) -> dict[str, Any]:
         "ci_high_percent": c.ci_high_percent,
         "p_value": c.p_value,
         "test": c.test,
+        "scale": c.scale,
         "decision": c.decision,
+        "eq_low_percent": c.eq_low_percent,
+        "eq_high_percent": c.eq_high_percent,
         "reps_needed": c.reps_needed,
+        "reps_target": c.reps_target,
+        "reps_needed_min_effect": c.reps_needed_min_effect,
+        "reps_rough": c.reps_rough,
+        "basis": c.basis,
+        "spread_flag": c.spread_flag,
     }
 
 
@@ -81,6 +89,7 @@ def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str
             {
                 "label": result.label,
                 "no_baseline": resolved.no_baseline,
+                "not_compared": resolved.not_compared,
                 "notes": list(resolved.notes),
                 "comparisons": {
                     name: (None if c is None else _comparison(c, resolved.metrics[name], resolved.baseline[name]))
@@ -104,6 +113,24 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
         "ci_low_percent": c.ci_low_percent if c else None,
         "ci_high_percent": c.ci_high_percent if c else None,
         "decision": c.decision if c else ("reported" if entry.reported else None),
+        # "metric" (a result's comparison) or "capacity" (a load sweep's capacity under the SLO).
+        "kind": p.kind if p else None,
+        "concurrency": p.concurrency if p else None,
+        "chosen": p.chosen if p else None,
+        "group": entry.group,
+        "best_of": p.best_of if p else None,
+        "holm_p": p.holm_p if p else None,
+        "guardrails": [
+            {
+                "metric": g.metric,
+                "margin": g.margin,
+                "change_percent": g.change_percent,
+                "ci_low_percent": g.ci_low_percent,
+                "ci_high_percent": g.ci_high_percent,
+                "held": g.held,
+            }
+            for g in (p.guardrails if p else ())
+        ],
     }
 
 
@@ -176,7 +203,6 @@ def samples_csv(analysis: Analysis) -> str:
     """
     import pandas as pd
 
-    from generator.analysis.campaign import samples
     from generator.base.csvsafe import formula_safe
 
     rows: list[tuple[Any, ...]] = []
@@ -190,11 +216,13 @@ def samples_csv(analysis: Analysis) -> str:
         for variant, resolved in held:
             res = resolved.result
             for name, value in resolved.metrics.items():
-                sides = [("record", value), ("baseline", resolved.baseline.get(name))]
-                for side, v in sides:
+                mine, theirs = resolved.samples[name]
+                sides = [("record", value, mine), ("baseline", resolved.baseline.get(name), theirs)]
+                for side, v, found in sides:
+                    # A range has no samples; summary statistics are not samples either.
                     if v is None or not isinstance(v, int | float | list):
                         continue
-                    for k, x in enumerate(samples(v), 1):
+                    for k, x in enumerate(found, 1):
                         row = (entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency)
                         rows.append((*row, formula_safe(variant)))
     frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))

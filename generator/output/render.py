@@ -26,7 +26,7 @@ from generator.checks.validate import require_project
 from generator.model import variants
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
 from generator.project.load import Project, RecordFile
-from generator.views import pages
+from generator.views import glance, pages
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
@@ -268,6 +268,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         ("index.md", "home.md.j2", lambda: pages.home_context(analysis, alts), campaign_source),
         ("summary.md", "summary.md.j2", lambda: pages.summary_context(analysis, alts), "the records in improvements/"),
         ("blockers.md", "blockers.md.j2", lambda: pages.blockers_context(analysis), "the records in improvements/"),
+        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_context(analysis), "the records in improvements/"),
     ]
     for filename, template, make_context, source in others:
         if not report.ok:
@@ -283,7 +284,24 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         out[road[0]] = road[2]
     out.update({p.path: p.svg for p in sweeps})
     out.update({s.path: s.svg for s in strip_charts})
+    out.update(downloads(analysis))
     return dict(sorted(out.items()))
+
+
+def downloads(analysis: Analysis) -> dict[str, str]:
+    """The summary's downloads beside it, which it links: records.json and the table as CSV.
+
+    Written with the pages rather than by the site build alone, so every builder (mkdocs with
+    or without the plugin, Zensical) publishes them and the links to them are checked.
+    """
+    from generator.output.export import SITE_NAME, dumps
+    from generator.views.summary import format_rows, summary_rows
+
+    root = docs_root(analysis.project)
+    return {
+        str(root / SITE_NAME): dumps(analysis),
+        str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
+    }
 
 
 @dataclass

@@ -54,16 +54,21 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
         for row in summary_rows(analysis)
     ]
     records = []
+    vocabulary = campaign.vocabulary()
     for entry in analysis.records:
         rec = entry.file
         records.append(
             {
                 "number": f"{rec.number:02d}",
                 "record": rec.record,
-                "results": [pages.result_view(res) for res in entry.results],
+                "results": [pages.result_view(res, vocabulary=vocabulary) for res in entry.results],
                 # Each variant's results, read like the record's own.
                 "variants": [
-                    {"label": v.label, "outcome": v.outcome, "results": [pages.result_view(res) for res in results]}
+                    {
+                        "label": v.label,
+                        "outcome": v.outcome,
+                        "results": [pages.result_view(res, vocabulary=vocabulary) for res in results],
+                    }
                     for v, results in zip(rec.record.variants, entry.variant_results, strict=True)
                 ],
                 "evidence": record_evidence(analysis, rec),

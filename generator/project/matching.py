@@ -18,6 +18,7 @@ adds `--enable-foo` may not differ in model, GPU count, engine version or worklo
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -310,7 +311,7 @@ def as_result(result: Result, run: Run) -> Result:
 
 
 def resolve(
-    project: Project, result: Result, record: RecordFile | None = None
+    project: Project, result: Result, record: RecordFile | None = None, *, with_baseline: bool = True
 ) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
     """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
 
@@ -337,6 +338,13 @@ def resolve(
     notes: list[str] = []
     if len(repeats) > 1:
         notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
+    if not with_baseline:
+        return as_result(result, run), values, {}, notes
+    if result.baseline_from is not None:
+        # A step measured on top of another record: that record's result is the baseline, its
+        # repetitions in their order (so a paired comparison pairs repetition i with i).
+        theirs, note = _baseline_from(project, result, keys=values)
+        return as_result(result, run), values, theirs, [*notes, note]
     found = match(project, result, run)
     notes += found.notes
     base: dict[str, Any] = {}
@@ -412,14 +420,24 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
         # baseline's setup: that baseline is no baseline for it.
         notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
     if not base and result.concurrency is not None and not own_setup:
+        skipped: list[str] = []
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:
+                continue
+            # Same load but another workload measures another thing: never the baseline.
+            if _workload_differs(candidate, result):
+                skipped.append(candidate.label)
                 continue
             shared = {k: v for k, v in candidate.metrics.items() if k in values}
             if shared:
                 base = shared
                 notes.append(f"Compared with the campaign baseline result `{candidate.label}` at the same concurrency.")
                 break
+        if not base and skipped:
+            names = ", ".join(f"`{label}`" for label in skipped)
+            notes.append(
+                f"Not compared: the campaign baseline result {names} at this concurrency ran another workload."
+            )
     if values and base:
         missing = [k for k in values if k not in base]
         if missing:
@@ -427,7 +445,18 @@ def numbers(project: Project, result: Result, record: RecordFile | None = None) 
     return Numbers(result, values, base, tuple(notes), no_baseline=not base)
 
 
-def _baseline_from(project: Project, result: Result) -> tuple[dict[str, Any], str]:
+def _workload_differs(a: Result, b: Result) -> bool:
+    """Both record a workload, and dataset, input or output length differ where both give one."""
+    if a.workload is None or b.workload is None:
+        return False
+    pairs = [(a.workload.dataset, b.workload.dataset), (a.workload.input_len, b.workload.input_len)]
+    pairs.append((a.workload.output_len, b.workload.output_len))
+    return any(x is not None and y is not None and x != y for x, y in pairs)
+
+
+def _baseline_from(
+    project: Project, result: Result, keys: Mapping[str, Any] | None = None
+) -> tuple[dict[str, Any], str]:
     """The numbers of the result `baseline_from` names, restricted to this result's metrics, and a note.
 
     Only the named result's own measurements are needed, never its baseline, so nothing is
@@ -442,7 +471,7 @@ def _baseline_from(project: Project, result: Result) -> tuple[dict[str, Any], st
     if target is None or found is None or found is result:
         return {}, f"The baseline, {whose} `{ref.result}` of record `{ref.record}`, does not exist."
     theirs = _measured(project, found, target)
-    base = {k: v for k, v in theirs.items() if k in result.metrics}
+    base = {k: v for k, v in theirs.items() if k in (result.metrics if keys is None else keys)}
     note = f"Measured on top of {target.number:02d}-{target.slug}: compared with its {whose} `{found.label}`."
     return base, note
 
@@ -450,7 +479,8 @@ def _baseline_from(project: Project, result: Result) -> tuple[dict[str, Any], st
 def _measured(project: Project, result: Result, record: RecordFile) -> dict[str, Any]:
     """A result's own numbers (what `numbers(...).metrics` holds), without looking at its baseline."""
     if result.run is not None:
-        resolved = resolve(project, result, record)
+        # Its own runs only: a baseline_from of its own is not followed (no chain, no circle).
+        resolved = resolve(project, result, record, with_baseline=False)
         assert resolved is not None
         return resolved[1]
     return dict(result.metrics)

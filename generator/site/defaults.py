@@ -15,6 +15,8 @@ from typing import Any
 from mkdocs.config.defaults import MkDocsConfig
 
 STYLESHEET = "stylesheets/improvements.css"
+# Sorting and filtering of the summary table: a plain script, shipped with the site.
+SCRIPT = "javascripts/improvements.js"
 TAGS_PAGE = "tags.md"
 
 THEME_DEFAULTS: dict[str, Any] = {
@@ -119,6 +121,8 @@ def apply_defaults(config: MkDocsConfig, user: dict[str, Any], startup: dict[str
         links.not_found = links.anchors = links.absolute_links = links.unrecognized_links = logging.WARNING
     if STYLESHEET not in config.extra_css:
         config.extra_css.append(STYLESHEET)
+    if SCRIPT not in [str(s) for s in config.extra_javascript]:
+        config.extra_javascript.append(SCRIPT)
 
 
 def _plugin_names(config: MkDocsConfig) -> set[str]:

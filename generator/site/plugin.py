@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import html
 import logging
+import posixpath
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,7 +41,7 @@ from generator.base.cache import BuildCache
 from generator.base.problems import ProblemsFound, format_report
 from generator.project.load import Project, RecordFile
 from generator.site.build import mark_site
-from generator.site.defaults import STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
+from generator.site.defaults import SCRIPT, STYLESHEET, TAGS_PAGE, apply_defaults, has_plugin, user_settings
 
 NavItem = str | dict[str, Any]
 
@@ -52,6 +53,9 @@ class ImprovementsConfig(Config):  # type: ignore[no-untyped-call]
     # A tier with more records than this is split into numbered sub-sections, so that no
     # open branch of the sidebar holds more than this many pages.
     section_size = opt.Type(int, default=50)
+    # Add the tool's own guide (the record format, the workflow, the commands, how decisions
+    # are made) to the site, from the installed package: a campaign made by `init` has no copy.
+    guide = opt.Type(bool, default=False)
 
 
 log = logging.getLogger("mkdocs.plugins.improvements")
@@ -109,6 +113,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         if self.default_nav:
             config.nav = base_nav(self.analysis.project, config)
         config.nav = tier_nav(self.analysis.project, config, self.config.nav_after, self.config.section_size)
+        if self.config.guide and config.nav is not None:
+            config.nav = guide_nav(config.nav)
 
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files:
         from importlib.resources import files as package_files
@@ -119,6 +125,10 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             files.append(File.generated(config, STYLESHEET, content=site.joinpath("improvements.css").read_bytes()))
         if has_plugin(config, "tags") and files.get_file_from_path(TAGS_PAGE) is None:
             files.append(File.generated(config, TAGS_PAGE, content=site.joinpath("tags.md").read_bytes()))
+        if SCRIPT in [str(s) for s in config.extra_javascript] and files.get_file_from_path(SCRIPT) is None:
+            files.append(File.generated(config, SCRIPT, content=site.joinpath("improvements.js").read_bytes()))
+        if self.config.guide:
+            add_guide(files, config)
         if self.analysis is not None:
             publish_raw_files(self.analysis.project, files, config)
         if self.default_nav and config.nav is not None:
@@ -165,8 +175,8 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
                 "A record is invalid: this is the last good site</p><pre>"
                 f"{_escape(self.problem)}</pre></div>"
             )
-            return note + embed_charts(html)
-        return embed_charts(html)
+            return note + embed_charts(html, page.file.dest_uri, files)
+        return embed_charts(html, page.file.dest_uri, files)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.output.export import write_site_export
@@ -174,7 +184,65 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         # records.json at the site root: every record with its computed summary, for scripts.
         if self.analysis is not None:
             write_site_export(self.analysis, Path(config.site_dir))
+        if not config.site_url:
+            relative_404(Path(config.site_dir) / "404.html")
         mark_site(Path(config.site_dir))
+
+
+# The guide pages a campaign's site carries, in reading order: the tool's own pages about its
+# code (architecture, performance) and this repository's campaign are left out.
+GUIDE_PAGES = (
+    ("Workflow", "workflow.md"),
+    ("Record format", "format.md"),
+    ("Results from benchmark files", "results.md"),
+    ("How decisions are made", "decisions.md"),
+    ("Capacity under an SLO", "capacity.md"),
+    ("Command reference", "cli.md"),
+    ("Error catalogue", "errors.md"),
+    ("Site", "site.md"),
+)
+GUIDE_FILES = ("examples/publish.yml",)
+GUIDE_DIR = "guide"
+
+
+def add_guide(files: Files, config: MkDocsConfig) -> None:
+    """The guide's pages under guide/, from the package; a campaign's own guide/ page of a name wins."""
+    from importlib.resources import files as package_files
+
+    guide = package_files("generator").joinpath("guide")
+    for name in [page for _title, page in GUIDE_PAGES] + list(GUIDE_FILES):
+        path = f"{GUIDE_DIR}/{name}"
+        source = guide.joinpath(*name.split("/"))
+        if files.get_file_from_path(path) is None and source.is_file():
+            files.append(File.generated(config, path, content=source.read_bytes()))
+
+
+def guide_nav(nav: list[NavItem]) -> list[NavItem]:
+    """The navigation with a Guide section at the end, unless it lists guide pages already."""
+    if any(p.startswith(GUIDE_DIR + "/") for p in _paths(nav)):
+        return nav
+    return [*nav, {"Guide": [{title: f"{GUIDE_DIR}/{page}"} for title, page in GUIDE_PAGES]}]
+
+
+_ROOT_ABSOLUTE = re.compile(r'(\s(?:href|src)=")/(?!/)')
+
+
+def relative_404(path: Path) -> None:
+    """The 404 page's links relative to the site root it sits in, as every other page's are.
+
+    Without `site_url`, mkdocs writes them from "/", so the page is unstyled and its links dead
+    when the site is opened from disk (file://) or served under a sub-path. With `site_url` set,
+    its path is right and the page is left as mkdocs wrote it.
+    """
+    from generator.base.fsio import atomic_write
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return
+    fixed = _ROOT_ABSOLUTE.sub(r"\1./", text).replace('"base": "/"', '"base": "."')
+    if fixed != text:
+        atomic_write(path, fixed)
 
 
 def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> None:
@@ -200,20 +268,39 @@ _CHART_IMG = re.compile(
 )
 
 
-def embed_charts(html: str) -> str:
-    """Each chart as an <object>, so the SVG's <title> tooltips (a cut label's full text) show on hover.
+def embed_charts(html: str, page_uri: str = "", files: Files | None = None) -> str:
+    """Each chart inlined in the page, inside a link that opens it full size.
 
-    An <img> shows an SVG as a picture only: no tooltip, no selectable text. The <img> stays
-    inside as the fallback. Done on the built HTML, after mkdocs has made the link relative,
-    so the markdown on disk keeps a plain image that every builder and forge shows.
+    Inlined rather than shown as an <img>: the page's palette (Material's toggle) then reaches
+    the chart's colours, its <title> tooltips (a cut label's full text) show on hover, and its
+    text can be selected and searched. The link opens the SVG file on its own, full size, where
+    it follows the reader's system scheme. Done on the built HTML, after mkdocs has made the
+    link relative, so the markdown on disk keeps a plain image that every builder and forge
+    shows. A chart whose file cannot be read stays an <img>, inside the same link.
     """
-    return _CHART_IMG.sub(
-        lambda m: (
-            f'<object class="improvements-chart" type="image/svg+xml" data="{m["src"]}" role="img" '
-            f'aria-label="{m["alt"]}">{m[0]}</object>'
-        ),
-        html,
-    )
+
+    def inline(m: re.Match[str]) -> str:
+        src = m["src"]
+        svg = _chart_svg(posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src)), files)
+        body = svg if svg is not None else m[0]
+        return f'<a class="improvements-chart" href="{src}" title="Open the chart full size">{body}</a>'
+
+    return _CHART_IMG.sub(inline, html)
+
+
+def _chart_svg(uri: str, files: Files | None) -> str | None:
+    """A generated chart's <svg> element, without its XML declaration and generated-file comment."""
+    if files is None:
+        return None
+    file = files.get_file_from_path(uri)
+    if file is None:
+        return None
+    try:
+        text = file.content_string
+    except (OSError, UnicodeDecodeError, TypeError, ValueError):
+        return None
+    start = text.find("<svg")
+    return text[start:].strip() if start >= 0 else None
 
 
 def repo_root(config: MkDocsConfig) -> Path:
@@ -253,7 +340,7 @@ def base_nav(project: Project, config: MkDocsConfig) -> list[NavItem]:
     except ValueError:
         folder = "."
     prefix = "" if folder == "." else folder + "/"
-    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md")]
+    pages = [("Home", "index.md"), ("Summary", "summary.md"), ("Blockers", "blockers.md"), ("Timeline", "timeline.md")]
     nav: list[NavItem] = [{title: prefix + page} for title, page in pages]
     if has_plugin(config, "tags"):
         nav.append({"Tags": TAGS_PAGE})

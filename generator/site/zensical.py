@@ -25,7 +25,7 @@ import click
 import yaml
 
 from generator.site.build import _config_file, mark_site, refuse_foreign_site_dir
-from generator.site.defaults import SEARCH_DEFAULTS, STYLESHEET, TAGS_PAGE, has_plugin, user_settings
+from generator.site.defaults import SCRIPT, SEARCH_DEFAULTS, STYLESHEET, TAGS_PAGE, has_plugin, user_settings
 from generator.site.plugin import ImprovementsPlugin, base_nav, render_for_site, tier_nav
 
 # Top-level mkdocs.yml settings Zensical reads, copied as mkdocs resolved them.
@@ -65,6 +65,7 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
             "use_directory_urls": config.use_directory_urls,
             "theme": {"name": config.theme.name, **theme},
             "extra_css": list(config.extra_css),
+            "extra_javascript": [str(s) for s in config.extra_javascript],
             "extra": dict(config.extra),
             "markdown_extensions": [
                 {name: config.mdx_configs[name]} if config.mdx_configs.get(name) else name
@@ -76,7 +77,10 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
     if nav is not None:
         out["nav"] = nav
     site = package_files("generator").joinpath("templates", "site")
-    extra: dict[str, bytes] = {STYLESHEET: site.joinpath("improvements.css").read_bytes()}
+    extra: dict[str, bytes] = {
+        STYLESHEET: site.joinpath("improvements.css").read_bytes(),
+        SCRIPT: site.joinpath("improvements.js").read_bytes(),
+    }
     if has_plugin(config, "tags"):
         extra[TAGS_PAGE] = site.joinpath("tags.md").read_bytes()
     docs = Path(config.docs_dir).resolve()

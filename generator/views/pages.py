@@ -18,22 +18,16 @@ from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.launch import assignment, env_prefix, quote
-from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value
-from generator.model.record import Attempt, Blocker, Goal, apply_change
+from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value
+from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
-from generator.project.load import Project, RecordFile
+from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
+from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import (
-    record_before,
-    record_chain,
-    record_command,
-    road_context,
-    stack_mark,
-    stack_marks,
-)
+from generator.views.road import level_text, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -66,8 +60,12 @@ class MetricRow:
     n: str | None
     test: str | None
     decision: str | None
+    # The decision's word alone (`better`, `no-change`, ...), for the column that leads the row.
+    word: str | None
     # For an inconclusive comparison: how many repetitions per side would settle it.
     would_take: str | None
+    # Ten repetitions or fewer: the values themselves (and a flagged spread).
+    listed: str | None = None
 
 
 @dataclass
@@ -85,7 +83,13 @@ class ResultView:
     strip: dict[str, str] | None = None
 
 
-_TESTS = {"welch": "Welch's t", "paired": "paired t"}
+_TESTS = {"welch": "Welch's t", "paired": "paired t", "bootstrap": "seeded bootstrap"}
+
+
+def _test_text(c: Comparison) -> str | None:
+    if not c.test:
+        return None
+    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" and c.test != "bootstrap" else "")
 
 
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
@@ -110,15 +114,37 @@ def _decision_text(c: Comparison) -> str:
 
 
 def _would_take(c: Comparison) -> str | None:
-    if c.decision != "inconclusive":
+    """The repetitions per side that would give the rule an 80% chance of settling it (from the analysis)."""
+    if c.decision != "inconclusive" or c.reps_target is None:
         return None
-    where = f"a true change of {fmt_number(c.min_effect)}% at the spread seen here"
-    odds = f"power {POWER:g} at alpha {c.alpha:g}"
+    chance = f"an {POWER:.0%} chance that the rule says `{c.reps_target}`"
+    seen = fmt_percent(c.change_percent) if c.change_percent is not None else "the change"
     if c.reps_over_cap:
-        return f"more than {REPS_CAP:,} repetitions per side would be needed to detect {where} ({odds})"
-    if c.reps_needed is None:
+        text = f"more than {REPS_CAP:,} repetitions per side for {chance} if the true change is the {seen} seen here"
+    elif c.reps_needed is None:
         return None
-    return f"{c.reps_needed} repetitions per side would detect {where} ({odds})"
+    else:
+        text = f"about {c.reps_needed} repetitions per side for {chance} if the true change is the {seen} seen here"
+    if c.reps_needed_min_effect is not None:
+        text += f"; {c.reps_needed_min_effect} for `better` if it is {fmt_number(c.min_effect)}% (min_effect)"
+    elif c.min_effect > 0:
+        text += f"; more than {REPS_CAP:,} for `better` if it is {fmt_number(c.min_effect)}% (min_effect)"
+    text += f", at the spread seen and alpha {fmt_number(c.alpha)}"
+    if c.reps_rough:
+        text += " (rough: the spread comes from 2 repetitions)"
+    return text
+
+
+def _listed(value: Value, base: Value | None, c: Comparison | None) -> str | None:
+    """The values of a comparison of ten repetitions or fewer, and a spread beyond one configuration."""
+    if c is None or c.n < 2 or max(c.n, c.baseline_n) > 10 or not isinstance(value, list):
+        return None
+    text = ", ".join(fmt_number(v) for v in value)
+    if isinstance(base, list) and len(base) >= 2:
+        text += " against " + ", ".join(fmt_number(v) for v in base)
+    if c.spread_flag:
+        text += f" (flagged: {c.spread_flag}, more than one configuration plausibly gives)"
+    return text
 
 
 def _metric_row(
@@ -141,9 +167,11 @@ def _metric_row(
         change=change,
         interval=interval,
         n=f"{c.n} / {c.baseline_n}" if c is not None else None,
-        test=_TESTS[c.test] if c is not None and c.test else None,
+        test=_test_text(c) if c is not None else None,
         decision=_decision_text(c) if c is not None else None,
+        word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
+        listed=_listed(value, base, c),
     )
 
 
@@ -253,11 +281,11 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
     blockers = _blocker_views(analysis, rec)
     change = variants.effective_change(r)
     env = {**campaign.baseline.env, **(change.env if change else {})}
-    tokens = _launch_tokens(project, rec)
-    # Measured on top of other records: their changes come first, as in the stack.
-    built = record_command(analysis, rec)
-    if built is not None:
-        tokens, env = built
+    # Measured on top of other records, their changes come first, as in the stack (the analysis' Launch).
+    launch = analysis.record(rec).launch
+    tokens = list(launch.tokens) if launch is not None else []
+    if launch is not None:
+        env = dict(launch.env)
     return {
         "campaign": campaign,
         "record": r,
@@ -268,7 +296,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
         # The `before:` steps first, as written: the block runs as shown.
-        "command": "\n".join([*record_before(analysis, rec), shell_command(tokens, env)]),
+        "command": "\n".join([*(launch.before if launch is not None else ()), shell_command(tokens, env)]),
         "image": campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
@@ -291,6 +319,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "superseding": [page_link(o.slug) for o in analysis.blockers.superseding.get(rec.slug, ())],
         "builds_on": [page_link(s) for s in r.builds_on if s in by_slug],
         "in_stack": stack_mark(analysis, rec),
+        "header": record_header(analysis, rec),
+        "primary_text": primary_text(analysis, rec),
         **_rule_context(analysis),
         "home_link": relative(root_dir / "index.md", here),
         "summary_link": relative(root_dir / "summary.md", here),
@@ -310,10 +340,11 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out = [by_slug[s] for s in slugs if s in by_slug]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
-    # What builds on it and its baselines; its place in the stack depends on every adopted record.
+    # What it builds on and its baselines (its place in the stack is `record_derived`'s).
     refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
-    out += record_chain(analysis, rec)
+    launch = analysis.record(rec).launch
+    out += launch.chain if launch is not None else ()
     return out
 
 
@@ -328,21 +359,33 @@ def record_derived(analysis: Analysis) -> Mapping[str, object]:
     return stack_marks(analysis)
 
 
-def _launch_tokens(project: Project, rec: RecordFile) -> list[str]:
-    setup = variants.effective_setup(rec.record)
-    base = setup.base_command if setup is not None and setup.base_command else project.campaign.baseline.command
-    return apply_change(base, variants.effective_change(rec.record))
+def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
+    """The comparison that ranks the record, in one sentence: which, why, and what limits it."""
+    primary = analysis.record(rec).primary
+    if primary is None:
+        return None
+    c = primary.comparison
+    change = fmt_percent(c.change_percent) if c.change_percent is not None else "no percent (baseline mean 0)"
+    interval = ""
+    if c.ci_low_percent is not None and c.ci_high_percent is not None:
+        interval = f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
+    word = "unreplicated (single shot: replicate it)" if c.decision == "unreplicated" else c.decision
+    text = f"{primary.metric} in `{primary.label}`, {primary.chosen}: {change}{interval}, {word}"
+    if primary.best_of is not None and primary.holm_p is not None:
+        text += f"; best of {primary.best_of} variants, Holm-adjusted p = {primary.holm_p:.2g}"
+    broken = primary.broken_guardrails
+    if broken:
+        text += "; guardrail broken: " + ", ".join(
+            f"{g.metric} (margin {fmt_number(g.margin)}%, change "
+            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'})"
+            for g in broken
+        )
+        text += ", so it does not count as a win"
+    return text
 
 
-def _goal_current(project: Project, goal: Goal) -> tuple[str | None, str | None]:
-    """The goal's current value and where it comes from: as stated, else the baseline's."""
-    if goal.current is not None:
-        return fmt_value(goal.current), None
-    if goal.concurrency is not None:
-        for result in project.campaign.baseline.results:
-            if result.concurrency == goal.concurrency and goal.metric in result.metrics:
-                return fmt_value(result.metrics[goal.metric]), f"baseline result `{result.label}`"
-    return None, None
+def _current_text(level: Stat | None, about: bool) -> str | None:
+    return None if level is None else ("~" if about else "") + level_text(level)
 
 
 def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:
@@ -351,20 +394,23 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
     root_dir = docs_root(project)
     goals = []
     vocabulary = campaign.vocabulary()
-    for g in campaign.goals:
+    # One current level per goal, the analysis' (the road's for a goal on the road).
+    for status in analysis.goals:
+        g = status.goal
         metric = vocabulary.lookup(g.metric)
-        direction = g.direction or ("above" if metric is None or metric.higher_is_better else "below")
-        current, current_from = _goal_current(project, g)
         goals.append(
             {
                 "goal": g,
                 "label": metric.label if metric else g.metric,
                 "unit": metric.unit if metric else "",
-                "direction": direction,
+                "direction": status.direction,
                 "target": fmt_number(g.target),
-                "current": current,
-                "current_from": current_from,
+                "current": None
+                if status.current is None
+                else ("~" if status.about else "") + level_text(status.current),
+                "current_from": status.current_from,
                 "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
+                "reached": status.reached,
             }
         )
     counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
@@ -379,13 +425,14 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "command": shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
         "baseline_results": [result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
         "baseline_evidence": baseline_evidence(analysis),
-        "goals": goals,
         "tier_counts": counts,
         "tier_own": own,
         "record_count": len(project.records),
         "summary_link": relative(root_dir / "summary.md", root_dir),
         "blockers_link": relative(root_dir / "blockers.md", root_dir),
         "road": road_context(analysis, dict(charts or {})),
+        "glance": home_glance(analysis),
+        "timeline_link": "timeline.md",
     }
 
 
@@ -399,6 +446,8 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         rows.append(
             {
                 **row,
+                "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
+                "date": rec.record.date.isoformat() if rec.record.date else None,
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "status_text": status_text(row),
@@ -407,7 +456,14 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             }
         )
     views = _plot_views(charts, summary_plot_paths(project), root_dir)
-    return {"campaign": project.campaign, "rows": rows, "plots": views, **_rule_context(analysis)}
+    return {
+        "campaign": project.campaign,
+        "rows": rows,
+        "plots": views,
+        "own_placement": any(row["tier_source"] == "own" for row in rows),
+        "ranked_metrics": list(analysis.ranked_metrics),
+        **_rule_context(analysis),
+    }
 
 
 def _rule_context(analysis: Analysis) -> dict[str, str]:
@@ -416,6 +472,7 @@ def _rule_context(analysis: Analysis) -> dict[str, str]:
     return {
         "alpha": fmt_number(r.alpha),
         "confidence": f"{fmt_number((1 - r.alpha) * 100)}%",
+        "equivalence": f"{fmt_number((1 - 2 * r.alpha) * 100)}%",
         "min_effect": fmt_number(r.min_effect),
         "primary_metric": r.primary_metric or "",
     }

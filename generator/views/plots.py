@@ -12,8 +12,8 @@ What each shows:
 - a record: its throughput against a latency, one point per load, the record against the
   baseline (the serving trade-off a change moves, with each point named by its load "c=8");
   without a latency, throughput against the load itself;
-- the summary: each record's change as a bar, highest and lowest first, the rest counted in
-  one row ("... and 980 more"), since no reader takes in a thousand bars;
+- the summary: each record's change as a bar, in the summary table's (ranked) order, the first
+  and last drawn and the rest counted in one row ("... and 980 more"), since no reader takes in a thousand bars;
 - every imported run as a point of throughput against latency.
 
 Every chart carries a title and a description that states its numbers; the description is
@@ -218,7 +218,9 @@ def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plo
 
     def draw() -> Plot:
         title = "Change on the primary metric per record"
-        svg = charts.bar_chart("summary-gains", title, bars, axis_label="change, + is better (%)", keep=KEEP)
+        svg = charts.bar_chart(
+            "summary-gains", title, bars, axis_label="change, + is better (%)", keep=KEEP, given_order=True
+        )
         return _plot(path, svg)
 
     return memo(build_cache, "chart", (path, bars), draw)

@@ -16,10 +16,8 @@ from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
-from generator.model import metrics
-from generator.model.launch import Cycle, Stack, Step, chain, record_stack
-from generator.model.quantity import fmt_number, fmt_percent, fmt_stat
-from generator.model.variants import effective_change
+from generator.model.launch import Stack
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative
 
@@ -114,37 +112,6 @@ def stack_marks(analysis: Analysis) -> dict[str, dict[str, Any]]:
     return marks
 
 
-def record_chain(analysis: Analysis, rec: RecordFile) -> tuple[RecordFile, ...]:
-    """The records a record builds on, transitively, in stack order (empty when it builds on none)."""
-    if not rec.record.builds_on:
-        return ()
-    found = chain(rec.slug, _steps(analysis))
-    by_slug = analysis.by_slug
-    return () if isinstance(found, Cycle) else tuple(by_slug[s.slug] for s in found if s.slug != rec.slug)
-
-
-def record_command(analysis: Analysis, rec: RecordFile) -> tuple[list[str], dict[str, str]] | None:
-    """A record's launch command with what it builds on applied first; None when it builds on nothing."""
-    if not rec.record.builds_on:
-        return None
-    base = analysis.project.campaign.baseline
-    found = record_stack(base.command, base.env, _steps(analysis), rec.slug)
-    return None if isinstance(found, Cycle) else (list(found.tokens), dict(found.env))
-
-
-def record_before(analysis: Analysis, rec: RecordFile) -> list[str]:
-    """The host commands a record's launch needs first: those of what it builds on, then its own."""
-    found = record_stack("", {}, _steps(analysis), rec.slug)
-    return [] if isinstance(found, Cycle) else [line for _label, line in found.before]
-
-
-def _steps(analysis: Analysis) -> list[Step]:
-    first: dict[str, Step] = {}
-    for r in analysis.project.records:
-        first.setdefault(r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, effective_change(r.record)))
-    return list(first.values())
-
-
 # --- the road to the goal -------------------------------------------------------------------------
 
 
@@ -157,7 +124,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     road = analysis.stack.road
     if road is None:
         return None
-    metric = metrics.lookup(road.metric)
+    metric = analysis.project.campaign.vocabulary().lookup(road.metric)
     unit = metric.unit if metric else ""
     label = metric.label if metric else road.metric
     steps = [
@@ -195,7 +162,7 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
     road = analysis.stack.road
     if road is None:
         return None
-    metric = metrics.lookup(road.metric)
+    metric = analysis.project.campaign.vocabulary().lookup(road.metric)
     unit = metric.unit if metric else ""
     root_dir = docs_root(analysis.project)
     path = road_plot_path(analysis)
@@ -216,7 +183,7 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         "baseline_source": road.baseline_source,
         "steps": rows,
         "adopted": [_label(r) for r in analysis.stack.records],
-        "current": fmt_stat(road.current),
+        "current": level_text(road.current),
         "chained": road.chained,
         "breaks": breaks,
         "unmeasured": unmeasured,
@@ -230,6 +197,13 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
         if path in charts_drawn
         else None,
     }
+
+
+def level_text(level: Stat) -> str:
+    """A level as printed: a computed level carries its interval ("1202 (interval 1150 to 1257)")."""
+    if level.kind == "single" and level.low != level.high:
+        return f"{fmt_number(level.mean)} (interval {fmt_number(level.low)} to {fmt_number(level.high)})"
+    return fmt_stat(level)
 
 
 def _level_value(analysis: Analysis, road: Road) -> Any:
@@ -271,7 +245,7 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
-    decision = c.decision
+    decision = c.decision if c.weak is None else f"{c.decision} ({c.weak})"
     interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
     return {
         "label": step.label,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from generator.analysis.campaign import Analysis, ResolvedResult, samples
+from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.generated import svg_header
 from generator.model import metrics
 from generator.views.paths import strip_path
@@ -28,7 +28,9 @@ def _chart_metric(resolved: ResolvedResult, primary: str | None) -> str | None:
     names += [n for n in resolved.comparisons if n != primary]
     for name in names:
         c = resolved.comparisons.get(name)
-        if c is not None and c.n >= 2 and c.baseline_n >= 2:
+        mine, theirs = resolved.samples.get(name, ((), ()))
+        # Summary statistics have an n but no repetitions to draw.
+        if c is not None and len(mine) >= 2 and len(theirs) >= 2:
             return name
     return None
 
@@ -51,8 +53,8 @@ def strips(analysis: Analysis) -> list[Strip]:
             svg = strip_chart(
                 f"strip-{rec.slug}-{i + 1}",
                 title,
-                samples(resolved.baseline[name]),
-                samples(resolved.metrics[name]),
+                list(resolved.samples[name][1]),
+                list(resolved.samples[name][0]),
                 axis_label=f"{metric.label} ({metric.unit})",
                 labels=("baseline", "this record"),
             )

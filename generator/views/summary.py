@@ -1,9 +1,9 @@
 """The tier-ranked summary: one row per record, for the terminal, CSV, JSON and the site.
 
-Ranked by tier, then the decision on each record's primary metric (`better` by the low end
-of its interval; then `unreplicated` by its point change; then `no-change` and
-`inconclusive`; then `worse`; then evidence only as reported; then not measured), then
-number (docs/guide/decisions.md). pandas and
+Ranked as the analysis ranked them (`analysis.campaign.rank_key`, docs/guide/decisions.md):
+tier; open and adopted before rejected and superseded; then `better` by the low end of its
+interval, single-shot gains, `inconclusive` by point change, `no-change`, single-shot losses,
+`worse` (a broken guardrail with them), evidence only as reported, not measured. pandas and
 tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
 for them.
 """
@@ -48,6 +48,12 @@ COLUMNS = (
     "in_stack",
     # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
     "variants",
+    # "metric" or "capacity" (a load sweep's capacity under the SLO), or None.
+    "primary_kind",
+    # The guardrails the primary comparison broke, by metric name.
+    "broken_guardrails",
+    # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
+    "best_of",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -100,6 +106,9 @@ def summary_rows(
                 "reported": record_text(r),
                 "in_stack": analysis.stack.has(rec.slug),
                 "variants": variants.summary_text(r),
+                "primary_kind": primary.kind if primary else None,
+                "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
+                "best_of": primary.best_of if primary else None,
             }
         )
         if analysis.project.campaign.slo:
@@ -126,18 +135,24 @@ def gain_text(row: dict[str, Any]) -> str:
     if decision == "reported":
         # Reported evidence is never compared: its figures as written, with no computed sign.
         return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
-    where = (
-        f"at concurrency {row['primary_concurrency']}"
-        if row["primary_concurrency"] is not None
-        else "concurrency not recorded"
-    )
+    if row.get("primary_kind") == "capacity":
+        where = "capacity under the SLO"
+    elif row["primary_concurrency"] is not None:
+        where = f"at concurrency {row['primary_concurrency']}"
+    else:
+        where = "concurrency not recorded"
     change = row["primary_change_percent"]
     text = f"{fmt_percent(change)} " if change is not None else "no percent (baseline mean 0), "
     text += str(row["primary_metric"])
     low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
     if low is not None and high is not None:
         text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
-    word = "unreplicated (single shot)" if decision == "unreplicated" else decision
+    word = "unreplicated (single shot: replicate it)" if decision == "unreplicated" else decision
+    if row.get("best_of"):
+        word += f" (best of {row['best_of']}, Holm-corrected)"
+    broken = row.get("broken_guardrails") or []
+    if broken:
+        word += f", guardrail broken: {', '.join(broken)}"
     return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
 
 
@@ -171,6 +186,8 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
     if fmt == "csv":
         frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
+        frame["broken_guardrails"] = frame["broken_guardrails"].map("; ".join)
+        frame["best_of"] = frame["best_of"].map(lambda v: "" if v is None else str(v))
         for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
             frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
         frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())

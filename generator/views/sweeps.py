@@ -18,7 +18,7 @@ from typing import Any
 from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.capacity import FrontierPoint
-from generator.analysis.sweeps import Sweep, capacity_text, change_text
+from generator.analysis.sweeps import Side, Sweep, capacity_text, change_text
 from generator.base.generated import svg_header
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
@@ -39,8 +39,13 @@ def frontier_path(project: Project, rec: RecordFile, index: int, count: int) -> 
     return pjoin(project.campaign.docs_dir, "plots", name)
 
 
+def latency_path(project: Project, rec: RecordFile, index: int, count: int, metric: str) -> str:
+    name = f"{rec.slug}-latency-{metric}" + ("" if count == 1 else f"-{index + 1}")
+    return pjoin(project.campaign.docs_dir, "plots", name.replace("_", "-").replace(".", "-") + ".svg")
+
+
 def frontier_charts(analysis: Analysis) -> list[FrontierChart]:
-    """Every frontier the data allows, in series order."""
+    """Every frontier the data allows, and each SLO latency against the load, in series order."""
     project = analysis.project
     out = []
     for entry in analysis.records:
@@ -49,7 +54,49 @@ def frontier_charts(analysis: Analysis) -> list[FrontierChart]:
             chart = _chart(project, entry.file, sweep, path)
             if chart is not None:
                 out.append(chart)
+            for metric in sorted(project.campaign.slo):
+                path = latency_path(project, entry.file, i, len(entry.sweeps), metric)
+                chart = _latency_chart(project, entry.file, sweep, metric, path)
+                if chart is not None:
+                    out.append(chart)
     return out
+
+
+def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
+    return charts.Series(
+        label, tuple(charts.Point(p.load, p.latencies[metric]) for p in side.points if metric in p.latencies)
+    )
+
+
+def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str, path: str) -> FrontierChart | None:
+    """One SLO latency against the load, both sides, the limit drawn and capacity marked where it is."""
+    series = [_latency_series("this record", sweep.record, metric)]
+    if len(series[0].points) < 2:
+        return None
+    baseline = _latency_series("baseline", sweep.baseline, metric)
+    if baseline.points:
+        series.append(baseline)
+    limit = project.campaign.slo[metric]
+    limits = [charts.Limit(f"SLO {metric} <= {fmt_number(limit)} ms", limit, "y")]
+    for who, side in (("this record", sweep.record), ("baseline", sweep.baseline)):
+        c = side.capacity
+        if c is not None and c.kind == "interpolated" and c.limit_load is not None and metric in c.limiting:
+            limits.append(charts.Limit(f"{who} reaches it at {sweep.load_text(c.limit_load)}", c.limit_load, "x"))
+    vocabulary = project.campaign.vocabulary()
+    found = vocabulary.lookup(metric)
+    label = f"{found.label} ({found.unit})" if found else metric
+    # With repetitions a load's latency is its worst repetition (the SLO must hold for every one).
+    worst = any(p.repetitions for side in (sweep.record, sweep.baseline) for p in side.points)
+    y_label = f"{label}, worst repetition" if worst else label
+    svg = charts.latency_chart(
+        PurePosixPath(path).stem,
+        f"{label} against {sweep.load_kind}, {rec.slug}",
+        series,
+        limits=limits,
+        x_label=sweep.load_kind if sweep.load_kind == "concurrency" else "request rate (req/s)",
+        y_label=y_label,
+    )
+    return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
 
 def _series(label: str, points: Sequence[FrontierPoint], sweep: Sweep, per_gpu: bool) -> charts.Series:
@@ -74,6 +121,19 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
         for name, limit in sorted(project.campaign.slo.items())
         if name.startswith("tpot_")
     )
+    gpus = project.campaign.hardware.count
+    c = sweep.record.capacity
+    if c is not None and c.kind == "interpolated" and c.throughput is not None and c.load is not None:
+        # The capacity on the chart's own axis: per GPU when the axis is, the server's total beside it.
+        at = sweep.load_text(c.load)
+        if per_gpu and gpus is not None and gpus > 1:
+            value = c.throughput / gpus
+            text = (
+                f"capacity under the SLO: {fmt_number(value)} tok/s per GPU ({fmt_number(c.throughput)} in all, {at})"
+            )
+        else:
+            value, text = c.throughput, f"capacity under the SLO: {fmt_number(c.throughput)} tok/s ({at})"
+        limits = (*limits, charts.Limit(text, value, "y"))
     y_label = (
         "output throughput per GPU (tokens/s)" if per_gpu else "output throughput (tokens/s; GPU count not recorded)"
     )
@@ -98,7 +158,12 @@ def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -
     for i, sweep in enumerate(found):
         path = frontier_path(project, rec, i, len(found))
         chart = {"src": relative(PurePosixPath(path), here), "alt": drawn[path]} if path in drawn else None
-        if chart is None and not project.campaign.slo:
+        latency = [
+            {"src": relative(PurePosixPath(p), here), "alt": drawn[p]}
+            for p in (latency_path(project, rec, i, len(found), m) for m in sorted(project.campaign.slo))
+            if p in drawn
+        ]
+        if chart is None and not latency and not project.campaign.slo:
             continue
         record, baseline = sweep.record.capacity, sweep.baseline.capacity
         views.append(
@@ -111,6 +176,7 @@ def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -
                 "baseline_capacity": None if baseline is None else capacity_text(baseline, sweep),
                 "change": change_text(sweep),
                 "chart": chart,
+                "latency": latency,
             }
         )
     return views

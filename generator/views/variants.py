@@ -33,7 +33,16 @@ def ratio_text(c: Comparison) -> str | None:
     ratio = max(v, b) / min(v, b)
     if ratio < RATIO_FROM:
         return None
-    return f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
+    text = f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
+    low, high = c.ci_low_percent, c.ci_high_percent
+    if c.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
+        # The interval is of the ratio itself, so it reads as one: "106x lower (133x to 84x)".
+        ends = sorted((1 + low / 100, 1 + high / 100))
+        if v < b:
+            ends = [1 / ends[1], 1 / ends[0]]
+        first, second = (ends[1], ends[0]) if v < b else (ends[0], ends[1])
+        text += f" ({fmt_whole(first)}x to {fmt_whole(second)}x)"
+    return text
 
 
 @dataclass

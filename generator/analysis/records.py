@@ -1,0 +1,133 @@
+"""What the analysis holds for one result and one record: frozen data, no prose.
+
+Its own module so that `analysis.campaign` (which builds these) and `analysis.road` (which
+reads them) both import it and neither imports the other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
+
+from generator.analysis.stats import Comparison
+from generator.analysis.sweeps import Sweep
+from generator.model.quantity import Value
+from generator.model.record import Blocker
+from generator.model.result import Result
+from generator.project.load import RecordFile
+
+
+@dataclass(frozen=True)
+class ResolvedResult:
+    """A result's numbers as shown: its metrics, their baseline, each metric's delta, and notes."""
+
+    # The result, with the load and workload its imported run recorded.
+    result: Result
+    metrics: Mapping[str, Value]
+    baseline: Mapping[str, Value]
+    # Said next to the delta: where the baseline came from, what limits the comparison.
+    notes: tuple[str, ...]
+    no_baseline: bool
+    # Per metric, in the order of `metrics`; None where the metric cannot be compared.
+    comparisons: Mapping[str, Comparison | None]
+    # Per metric: (the record's samples, the baseline's), as the strip charts and the CSV show them.
+    samples: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]
+    # Why this result is not compared at all (another model, backend or workload than its baseline's).
+    not_compared: str | None = None
+
+
+@dataclass(frozen=True)
+class Guardrail:
+    """One guardrail of a win: the metric must not get worse by more than `margin` percent."""
+
+    metric: str
+    margin: float
+    change_percent: float | None
+    ci_low_percent: float | None  # the 1 - 2 alpha interval, raw sign (what non-inferiority reads)
+    ci_high_percent: float | None
+    # True: shown not worse beyond the margin; False: not shown (broken); None: not measured here.
+    held: bool | None
+
+
+@dataclass(frozen=True)
+class Primary:
+    """A record's evidence on its primary metric: the one comparison that ranks it."""
+
+    metric: str
+    # The result it comes from: its index in the record's headline results, its label and load.
+    index: int
+    label: str
+    concurrency: int | None
+    comparison: Comparison
+    # "metric": a result's comparison; "capacity": a load sweep's capacity under the SLO.
+    kind: Literal["metric", "capacity"] = "metric"
+    # Why this comparison was chosen, in words ("at the goal's load, concurrency 64").
+    chosen: str = "the first result"
+    guardrails: tuple[Guardrail, ...] = ()
+    # Best of k: the record retained one of k candidate variants; the Holm-adjusted p across them.
+    best_of: int | None = None
+    holm_p: float | None = None
+
+    @property
+    def guardrail_broken(self) -> bool:
+        return any(g.held is False for g in self.guardrails)
+
+    @property
+    def broken_guardrails(self) -> tuple[Guardrail, ...]:
+        return tuple(g for g in self.guardrails if g.held is False)
+
+
+@dataclass(frozen=True)
+class SharedBlocker:
+    """A blocker with an `id`, where it is defined: the record and its index there."""
+
+    record: RecordFile
+    index: int
+    blocker: Blocker
+
+
+@dataclass(frozen=True)
+class BlockerIndex:
+    """Lookups across records, so pages render in linear time."""
+
+    # Blocker id -> its definition (the first, when `check` found a duplicate).
+    shared: Mapping[str, SharedBlocker]
+    # Blocker id -> every (record, entry) whose blocker points at it with `ref`, in series order.
+    refs: Mapping[str, tuple[tuple[RecordFile, Blocker], ...]]
+    # Slug -> the records whose `superseded_by` names it.
+    superseding: Mapping[str, tuple[RecordFile, ...]]
+
+
+@dataclass(frozen=True)
+class Launch:
+    """A record's launch command as its page prints it: what it builds on applied first."""
+
+    tokens: tuple[str, ...]
+    env: Mapping[str, str]
+    # The records it builds on, transitively, in stack order (empty when it builds on none).
+    chain: tuple[RecordFile, ...] = ()
+    # Host commands run before the launch (`before:`), of what it builds on first, as written.
+    before: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RecordAnalysis:
+    file: RecordFile
+    results: tuple[ResolvedResult, ...]
+    # Shared ones resolved to their definitions, each once.
+    open_blockers: tuple[Blocker, ...]
+    # The record's own `expected.metric`, else the campaign's `decision.primary_metric`.
+    primary_metric: str | None
+    primary: Primary | None
+    # No measured primary evidence, but evidence as the source reported it (never compared).
+    reported: bool
+    # Its load sweeps, with capacity under the campaign's SLO and the frontier (generator.analysis.sweeps).
+    sweeps: tuple[Sweep, ...] = ()
+    # Each variant's results, in the order of the record's `variants`.
+    variant_results: tuple[tuple[ResolvedResult, ...], ...] = ()
+    # The results its rank and the road read: the retained variant's when it has variants.
+    headline: tuple[ResolvedResult, ...] = ()
+    launch: Launch | None = None
+    # The ranking group within the tier (`stats.GROUPS`, "reported" or "not measured").
+    group: str = "not measured"

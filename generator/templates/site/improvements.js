@@ -1,0 +1,90 @@
+/* Sorting and filtering for the campaign's tables: the summary (and any table inside an element
+   of class "improvements-sortable"). A plain script, no module, no request, no library: the site
+   works the same from a web server and from file://. Without it the table is still all there, in
+   the analysis' ranked order. */
+(function () {
+  "use strict";
+
+  var DATE = /^\d{4}-\d{2}-\d{2}/;
+  var NUMBER = /[+\u2212-]?\d+(?:\.\d+)?/;
+
+  // What a cell sorts by: an ISO date as text, else its first number, else its words.
+  function sortKey(cell) {
+    var text = (cell ? cell.textContent : "").trim();
+    if (DATE.test(text)) return { kind: 1, text: text };
+    var m = text.match(NUMBER);
+    if (m) return { kind: 0, num: parseFloat(m[0].replace("\u2212", "-")), text: text };
+    return { kind: 2, text: text.toLowerCase() };
+  }
+
+  function compare(a, b) {
+    if (a.kind !== b.kind) return a.kind - b.kind;
+    if (a.kind === 0 && a.num !== b.num) return a.num - b.num;
+    return a.text < b.text ? -1 : a.text > b.text ? 1 : 0;
+  }
+
+  function setup(box) {
+    var table = box.querySelector("table");
+    if (!table || !table.tHead || !table.tBodies.length || table.getAttribute("data-ready")) return;
+    table.setAttribute("data-ready", "1");
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
+    var state = { col: -1, dir: 0 };
+
+    heads.forEach(function (th, col) {
+      var button = document.createElement("button");
+      button.type = "button";
+      button.className = "improvements-sort";
+      button.title = "Sort by this column (again: reverse; a third time: the ranked order)";
+      while (th.firstChild) button.appendChild(th.firstChild);
+      th.appendChild(button);
+      th.setAttribute("aria-sort", "none");
+      button.addEventListener("click", function () {
+        var dir = state.col === col ? (state.dir === 1 ? -1 : state.dir === -1 ? 0 : 1) : 1;
+        state = { col: col, dir: dir };
+        heads.forEach(function (h) { h.setAttribute("aria-sort", "none"); });
+        if (dir) th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+        var order = rows.map(function (row, rank) { return { row: row, rank: rank, key: sortKey(row.cells[col]) }; });
+        order.sort(function (a, b) { return (dir ? compare(a.key, b.key) * dir : 0) || a.rank - b.rank; });
+        order.forEach(function (o) { body.appendChild(o.row); });
+      });
+    });
+
+    var bar = document.createElement("div");
+    bar.className = "improvements-filter";
+    var input = document.createElement("input");
+    input.type = "search";
+    input.placeholder = "Filter: a status, a tier, a decision, a word of a title";
+    input.setAttribute("aria-label", "Filter the rows of the table");
+    var count = document.createElement("span");
+    count.className = "improvements-count";
+    count.setAttribute("aria-live", "polite");
+    function filter() {
+      var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var shown = 0;
+      rows.forEach(function (row) {
+        var text = row.textContent.toLowerCase();
+        var hit = words.every(function (w) { return text.indexOf(w) >= 0; });
+        row.hidden = !hit;
+        if (hit) shown += 1;
+      });
+      count.textContent = shown + " of " + rows.length + " rows";
+    }
+    input.addEventListener("input", filter);
+    bar.appendChild(input);
+    bar.appendChild(count);
+    box.insertBefore(bar, box.firstChild);
+    filter();
+  }
+
+  function all() {
+    var boxes = document.querySelectorAll(".improvements-summary, .improvements-sortable");
+    Array.prototype.forEach.call(boxes, setup);
+  }
+
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", all);
+  else all();
+  // Material's instant navigation swaps pages without a load; its document$ says when.
+  if (window.document$ && window.document$.subscribe) window.document$.subscribe(all);
+})();
