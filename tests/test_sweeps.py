@@ -196,8 +196,8 @@ def test_repeated_capacity_has_an_interval(sweep_campaign: Path) -> None:
     assert comp.ci_low_percent == pytest.approx(low, abs=0.3)
     assert comp.ci_high_percent == pytest.approx(high, abs=0.3)
     assert comp.decision == "better"
-    from generator.analysis.sweeps import change_text
     from generator.model.quantity import fmt_percent
+    from generator.views.sweeps import change_text
 
     assert (change_text(s) or "").startswith(f"{fmt_percent(comp.change_percent)} capacity under the SLO; better")
 
@@ -220,7 +220,7 @@ def test_capacity_reads_the_campaigns_rule(sweep_campaign: Path) -> None:
 
 
 def test_never_meets_and_always_meets_are_words(sweep_campaign: Path) -> None:
-    from generator.analysis.sweeps import capacity_text, change_text
+    from generator.views.sweeps import capacity_text, change_text
 
     analysis = _analysis(sweep_campaign)
     never = _sweep(analysis, "never-meets")

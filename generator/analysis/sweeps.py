@@ -15,14 +15,13 @@ throughput-interactivity frontier. Nothing here reads files; `analyse` calls `sw
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 from generator.analysis import capacity as cap
 from generator.analysis import stats
-from generator.model.quantity import Value, fmt_number, fmt_percent, stat
+from generator.model.quantity import Value, fmt_number, stat
 from generator.model.result import Range, Result
 
 THROUGHPUT = "output_throughput"
@@ -57,6 +56,21 @@ class Sweep:
 
     def load_text(self, load: float) -> str:
         return f"c={fmt_number(load)}" if self.load_kind == "concurrency" else f"{fmt_number(load)} req/s"
+
+    @property
+    def change_percent(self) -> float | None:
+        """The one capacity change every output prints.
+
+        With repetitions on both sides it is the change of the compared per-repetition capacities,
+        the point its interval and decision belong to; without, the change between the two sides'
+        capacities. A page and the summary once printed one and the other (+15.4% and +12.4%).
+        """
+        if self.change is None:
+            return None
+        comp = self.comparison
+        if self.change.bound is None and comp is not None and comp.change_percent is not None:
+            return comp.change_percent
+        return self.change.percent
 
 
 @dataclass(frozen=True)
@@ -236,130 +250,3 @@ def _repetitions(throughput: Value, latencies: Mapping[str, Value]) -> tuple[cap
 
 
 # --- export -------------------------------------------------------------------------------------------
-
-
-def _capacity_data(c: cap.Capacity | None) -> dict[str, Any] | None:
-    if c is None:
-        return None
-    return {
-        "kind": c.kind,
-        "reason": c.reason,
-        "throughput": c.throughput,
-        "load": c.load,
-        "limit_throughput": c.limit_throughput,
-        "limit_load": c.limit_load,
-        "limiting": list(c.limiting),
-        "segment": None if c.segment is None else list(c.segment),
-        "lower_bound": c.lower_bound,
-        "meets_again": list(c.meets_again),
-        "repetitions": c.repetitions,
-        "repetitions_note": c.repetitions_note,
-        "grid_warning": c.grid_warning,
-    }
-
-
-def _frontier_data(points: Sequence[cap.FrontierPoint]) -> list[dict[str, Any]]:
-    return [dataclasses.asdict(p) for p in points]
-
-
-def export_data(s: Sweep) -> dict[str, Any]:
-    """One sweep for `export`: every number the pages show, and how each was decided."""
-    comp = None if s.comparison is None else dataclasses.asdict(s.comparison)
-    change = None
-    if s.change is not None:
-        change = {"percent": s.change.percent, "bound": s.change.bound, "words": change_text(s), "comparison": comp}
-    return {
-        "load_kind": s.load_kind,
-        "workload": s.workload,
-        "loads": list(s.loads),
-        "labels": list(s.labels),
-        "capacity": _capacity_data(s.record.capacity),
-        "baseline_capacity": _capacity_data(s.baseline.capacity),
-        "change": change,
-        "frontier": _frontier_data(s.record.frontier),
-        "baseline_frontier": _frontier_data(s.baseline.frontier),
-    }
-
-
-# --- words ------------------------------------------------------------------------------------------
-
-
-def capacity_text(c: cap.Capacity, sweep: Sweep) -> str:
-    """A capacity in words; a number only where one was measured or interpolated between measured loads."""
-    if c.kind == "interpolated":
-        assert c.throughput is not None and c.load is not None and c.segment is not None
-        a, b = (sweep.load_text(x) for x in c.segment)
-        reach = " and ".join(c.limiting)
-        text = f"{fmt_number(c.throughput)} tok/s output throughput"
-        if c.throughput == c.limit_throughput:
-            text += f" at {sweep.load_text(c.load)}, interpolated where {reach} reaches its limit between {a} and {b}"
-        else:
-            text += f", measured at {sweep.load_text(c.load)}; {reach} reaches its limit between {a} and {b}"
-        if c.meets_again:
-            text += f" (meets the SLO again at {', '.join(sweep.load_text(x) for x in c.meets_again)}: not monotone)"
-        if c.grid_warning:
-            text += f". Warning: {c.grid_warning}"
-        return text
-    if c.kind == "meets-all":
-        assert c.lower_bound is not None
-        return (
-            f"meets the SLO at every measured load, up to {sweep.load_text(sweep.loads[-1])}: "
-            f"at least {fmt_number(c.lower_bound)} tok/s, not measured beyond"
-        )
-    if c.kind == "breaks-all":
-        return "breaks the SLO at every measured load"
-    if c.kind == "breaks-lowest":
-        again = ", ".join(sweep.load_text(x) for x in c.meets_again)
-        return f"breaks the SLO at the lowest measured load but meets it at {again}: not monotone, no capacity"
-    return f"not known: {c.reason}"
-
-
-def change_text(sweep: Sweep) -> str | None:
-    """The capacity change in words, with the interval where repetitions give one."""
-    change, comp = sweep.change, sweep.comparison
-    if change is None:
-        return None
-    if change.percent is None:
-        return "no change can be given (the record or the baseline has no capacity as a number)"
-    # With repetitions, the interval is of the mean of per-repetition capacities: its own point
-    # change goes beside it, not the change of the mean sweep's capacity (a close but other number).
-    point = change.percent
-    if change.bound is None and comp is not None and comp.change_percent is not None:
-        point = comp.change_percent
-    text = f"{fmt_percent(point)} capacity under the SLO"
-    if change.bound == "at least":
-        text = f"at least {text} (the record meets the SLO at every measured load)"
-    elif change.bound == "at most":
-        text = f"at most {text} (the baseline meets the SLO at every measured load)"
-    if comp is not None and comp.ci_low_percent is not None and comp.ci_high_percent is not None:
-        level = round((1 - comp.alpha) * 100)
-        text += (
-            f"; {comp.decision}, {level}% interval {fmt_percent(comp.ci_low_percent)} to "
-            f"{fmt_percent(comp.ci_high_percent)} (n={comp.n} vs {comp.baseline_n})"
-        )
-    return text
-
-
-def summary_text(found: Sequence[Sweep]) -> str:
-    """A record's capacity under the SLO in one cell: each sweep's capacity and change."""
-    if not found:
-        return "no load sweep"
-    parts = []
-    for s in found:
-        c = s.record.capacity
-        if c is None:
-            continue
-        if c.kind == "interpolated" and c.throughput is not None:
-            text = f"{fmt_number(c.throughput)} tok/s"
-        elif c.kind == "meets-all" and c.lower_bound is not None:
-            text = f"at least {fmt_number(c.lower_bound)} tok/s, meets at every load"
-        elif c.kind == "breaks-all":
-            text = "breaks at every load"
-        else:
-            text = "not known"
-        if s.change is not None and s.change.percent is not None:
-            bound = f"{s.change.bound} " if s.change.bound else ""
-            decided = f", {s.comparison.decision}" if s.comparison is not None else ""
-            text += f" ({bound}{fmt_percent(s.change.percent)} vs baseline{decided})"
-        parts.append(f"{s.workload}: {text}" if len(found) > 1 else text)
-    return "; ".join(parts)

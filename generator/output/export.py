@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.analysis.sweeps import export_data as sweep_data
 from generator.base import jsonsafe
 from generator.model.reported import result_evidence
 from generator.views.summary import SLO_COLUMN, summary_rows
+from generator.views.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis

@@ -13,10 +13,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from generator.analysis.sweeps import summary_text
 from generator.model import variants
 from generator.model.quantity import fmt_percent
 from generator.model.reported import evidence, record_text
+from generator.views.sweeps import summary_text
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis
