@@ -191,7 +191,7 @@ def _fresh_copy(pristine: Path, dest: Path) -> None:
     shutil.copytree(pristine, dest, symlinks=True)
 
 
-def bench_size(n: int, repeat: int, parts: set[str], log: list[str]) -> dict[str, object]:
+def bench_size(n: int, repeat: int, parts: set[str], log: list[str], quick: bool = False) -> dict[str, object]:
     pristine = _pristine(n)
     work = OUT / f"work-{n}"
     _fresh_copy(pristine, work)
@@ -285,41 +285,71 @@ def bench_size(n: int, repeat: int, parts: set[str], log: list[str]) -> dict[str
     if "serve" in parts and n <= SERVE_MAX:
         row.update(bench_serve(n, work, records, repeat, say))
 
-    if "site" in parts:
+    site_sizes = n in SITE_QUICK_SIZES or not quick
+    if "site" in parts and site_sizes:
         report = OUT / f"mkdocs-{n}.json"
-        shares: list[float] = []
-
-        def collect() -> None:
-            if report.exists():
-                shares.append(json.loads(report.read_text())["own"])
-
-        site_runs = max(1, min(repeat, 3))
+        reports: list[dict[str, float]] = []
+        # A whole-site build is the slowest measurement by far: at most 3 runs, one with --quick.
+        # The untimed first one also keeps the analysis, as `build --site` does before mkdocs runs.
+        site_runs = 1 if quick else max(1, min(repeat, 3))
+        warm = 1
         site = Sample()
-        for i in range(site_runs + 1):
-            collect() if i > 0 else None
+        for i in range(site_runs + warm):
+            report.unlink(missing_ok=True)
             seconds, rss, cpu = run_once(
                 [PY, str(REPO / "benchmarks" / "mkdocs_timed.py"), str(work), str(report)], work
             )
-            if i > 0:
+            if i >= warm:
                 site.seconds.append(seconds)
                 site.max_rss_kb.append(rss)
                 site.cpu.append(cpu)
-        collect()
-        own = statistics.median(shares[-site_runs:])
+                reports.append(json.loads(report.read_text()))
+        own = statistics.median(r["own"] for r in reports)
+        own_cpu = statistics.median(r["own_cpu"] for r in reports)
         row["site"] = site.median
         row["site_cpu"] = site.cpu_median
         row["site_own"] = own
-        row["site_share"] = own / site.median
+        row["site_own_cpu"] = own_cpu
+        # The share by CPU time: on a shared machine the wall clock also counts waiting for a core.
+        row["site_share"] = own_cpu / site.cpu_median
         row["site_mb"] = site.peak_mb
         row["site_bytes"] = _dir_bytes(work / "site")
         say(
-            f"N={n:<5} mkdocs build                     {site.median:7.3f} s  project's share "
-            f"{own:.2f} s ({100 * own / site.median:.0f}%), site {row['site_bytes'] / 1e6:.1f} MB"
+            f"N={n:<5} mkdocs build                     {site.median:7.3f} s  (CPU {site.cpu_median:.2f} s), "
+            f"project's share {own_cpu:.2f} s CPU ({100 * row['site_share']:.0f}%), "
+            f"site {row['site_bytes'] / 1e6:.1f} MB"
         )
+    if "zensical" in parts and site_sizes:
+        # The same docs built by Zensical (`improvements build --zensical`), into a folder of its own.
+        zsite = OUT / f"zensical-site-{n}"
+        shutil.rmtree(zsite, ignore_errors=True)
+        try:
+            zensical = measure(
+                [*IMPROVEMENTS, "build", "--zensical", "--quiet", "--root", str(work), "--site-dir", str(zsite)],
+                REPO,
+                1 if quick else max(1, min(repeat, 3)),
+                warmup=not quick,
+            )
+        except Failed as exc:
+            # Zensical refusing the site is a finding to report, not the end of the benchmark.
+            lines = [line for line in str(exc).splitlines() if line.strip()]
+            row["zensical_error"] = lines[-1][:200] if lines else "failed"
+            say(f"N={n:<5} build --zensical                  failed: {row['zensical_error']}")
+        else:
+            row["zensical"] = zensical.median
+            row["zensical_cpu"] = zensical.cpu_median
+            row["zensical_mb"] = zensical.peak_mb
+            say(
+                f"N={n:<5} build --zensical                  {zensical.median:7.3f} s  "
+                f"(CPU {zensical.cpu_median:.2f} s)"
+            )
     return row
 
 
 SERVE_MAX = 1000
+# With --quick, whole sites (mkdocs, Zensical) are built at these sizes only: the targets' size
+# and the smallest; at 3,000 records one build takes longer than the rest of a quick run.
+SITE_QUICK_SIZES = (10, 1000)
 
 
 def _free_port() -> int:
@@ -414,6 +444,13 @@ def _fmt_s(value: object) -> str:
     return f"{value:.2f} s" if isinstance(value, float) else "—"
 
 
+def _fmt_pair(wall: object, cpu: object) -> str:
+    """Wall time, then CPU time (user + system) in parentheses."""
+    if not isinstance(wall, float):
+        return "—"
+    return f"{wall:.2f} s ({cpu:.2f})" if isinstance(cpu, float) else f"{wall:.2f} s"
+
+
 def _verdict(ok: bool, how: str) -> str:
     return "met" if ok else f"**missed** ({how})"
 
@@ -426,7 +463,8 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
         "",
         f"Measured {info['date']} on {info['cores']} cores of an {info['cpu']}, {info['memory']} of memory, "
         f"Python {info['python']}, {info['os']}. Each time is the median of {repeat} fresh processes "
-        "after one untimed warm-up.",
+        "after one untimed warm-up; beside each wall time, in parentheses, the CPU time (user + system) "
+        "of the same processes, which a busy machine inflates less.",
         "",
         "| Target | Measured | |",
         "| --- | --- | --- |",
@@ -443,13 +481,30 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
         how = f"{value / limit:.1f}x the target"
         out.append(f"| {label} | {shown or f'{value:.2f} s'} | {_verdict(value <= limit, how)} |")
 
+    def timed(label: str, n: int, key: str, limit: float) -> None:
+        value = num(n, key)
+        target(label, value, limit, _fmt_pair(value, num(n, key + "_cpu")) if value is not None else None)
+
     def ratio(a: float | None, b: float | None) -> float | None:
         return a / b if a is not None and b else None
 
     help_ratio = ratio(fixed.get("help"), fixed.get("pass"))
-    target("`--help` within 2x of `python -c pass`", help_ratio, 2, f"{help_ratio or 0:.2f}x")
-    check_ratio = num(1000, "check_ratio")
-    target("`check` of 1000 records within 2x of the C-loader floor", check_ratio, 2, f"{check_ratio or 0:.2f}x")
+    help_cpu = ratio(fixed.get("help_cpu"), fixed.get("pass_cpu"))
+    target(
+        "`--help` within 2x of `python -c pass`",
+        help_ratio,
+        2,
+        f"{help_ratio or 0:.2f}x" + (f" (CPU {help_cpu:.2f}x)" if help_cpu is not None else ""),
+    )
+    for n in (1000, 3000):
+        check_ratio = num(n, "check_ratio")
+        cpu_ratio = ratio(num(n, "check_cpu"), num(n, "floor_cpu"))
+        target(
+            f"`check` of {n} records within 2x of the C-loader floor",
+            check_ratio,
+            2,
+            f"{check_ratio or 0:.2f}x" + (f" (CPU {cpu_ratio:.2f}x)" if cpu_ratio is not None else ""),
+        )
     for n in (1000, 3000):
         noop = ratio(num(n, "build_noop"), num(n, "hash_floor"))
         target(
@@ -470,10 +525,10 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
                 f"| fresh clone of {n} records: writes nothing, as fast as no change | {shown} | "
                 f"{_verdict(ok, f'{clone / noop:.1f}x the no-change time')} |"
             )
-    target("clean `build` of 1000 records under 3 s", num(1000, "build"), 3)
-    target("clean `build` of 3000 records under 9 s", num(3000, "build"), 9)
-    target("`build` of 1000 records after one record's text changed under 0.5 s", num(1000, "rebuild"), 0.5)
-    target("`build` of 1000 records after one metric changed under 0.7 s", num(1000, "metric"), 0.7)
+    timed("clean `build` of 1000 records under 3 s", 1000, "build", 3)
+    timed("clean `build` of 3000 records under 9 s", 3000, "build", 9)
+    timed("`build` of 1000 records after one record's text changed under 0.5 s", 1000, "rebuild", 0.5)
+    timed("`build` of 1000 records after one metric changed under 0.7 s", 1000, "metric", 0.7)
     for n, limit in ((10, 1.0), (1000, 3.0)):
         target(f"`serve`, {n} records: the edited page shows the change under {limit:.0f} s", num(n, "serve"), limit)
     builds = [num(n, "serve_builds") for n in by_n if num(n, "serve_builds") is not None]
@@ -488,53 +543,58 @@ def table(rows: list[dict[str, object]], fixed: dict[str, float], info: dict[str
             f"| `serve`: navigation right after a title change | {'yes' if all(navs) else 'no'} | "
             f"{_verdict(all(navs), 'stale navigation')} |"
         )
-    peak = num(3000, "peak_mb")
-    target("peak memory of any command at 3000 records under 300 MB", peak, 300, f"{peak or 0:.0f} MB")
+    # Of a clean build, which does all the work (a build with nothing to do exits before loading).
+    peak = num(3000, "build_mb")
+    target("peak memory of a clean `build` of 3000 records under 300 MB", peak, 300, f"{peak or 0:.0f} MB")
+    share = num(1000, "site_share")
+    target(
+        "`mkdocs build` of 1000 records: the project's share (CPU) under 10%",
+        None if share is None else 100 * share,
+        10,
+        f"{100 * (share or 0):.1f}%",
+    )
 
     out += [
         "",
         "| Records | read + hash floor | `check` | `check` / C-loader floor | `build` (clean) | `build` (no change) "
-        "| fresh clone | one record changed | one metric changed | `serve`: edit to page | peak memory |",
+        "| fresh clone | one record changed | one metric changed | `serve`: edit to page | peak memory (clean build) |",
         "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for r in rows:
         check_r = r.get("check_ratio")
-        mb = r.get("peak_mb")
+        mb = r.get("build_mb")
         out.append(
-            f"| {r['n']} | {_fmt_s(r.get('hash_floor'))} | {_fmt_s(r.get('check'))} | "
-            f"{f'{check_r:.2f}x' if isinstance(check_r, float) else '—'} | {_fmt_s(r.get('build'))} | "
-            f"{_fmt_s(r.get('build_noop'))} | {_fmt_s(r.get('clone'))} | {_fmt_s(r.get('rebuild'))} | "
-            f"{_fmt_s(r.get('metric'))} | {_fmt_s(r.get('serve'))} | "
-            f"{f'{mb:.0f} MB' if isinstance(mb, float) else '—'} |"
+            f"| {r['n']} | {_fmt_s(r.get('hash_floor'))} | {_fmt_pair(r.get('check'), r.get('check_cpu'))} | "
+            f"{f'{check_r:.2f}x' if isinstance(check_r, float) else '—'} | "
+            f"{_fmt_pair(r.get('build'), r.get('build_cpu'))} | "
+            f"{_fmt_pair(r.get('build_noop'), r.get('build_noop_cpu'))} | {_fmt_s(r.get('clone'))} | "
+            f"{_fmt_pair(r.get('rebuild'), r.get('rebuild_cpu'))} | "
+            f"{_fmt_pair(r.get('metric'), r.get('metric_cpu'))} | "
+            f"{_fmt_s(r.get('serve'))} | {f'{mb:.0f} MB' if isinstance(mb, float) else '—'} |"
         )
-    # The machine may be shared: CPU time (user + system) of the same processes says what the
-    # work costs when wall time includes waiting for a core.
-    out += [
-        "",
-        "CPU time (user + system) of the same processes, medians:",
-        "",
-        "| Records | `check` | `build` (clean) | `build` (no change) | one record changed | one metric changed |",
-        "| ---: | ---: | ---: | ---: | ---: | ---: |",
-    ]
-    for r in rows:
-        out.append(
-            f"| {r['n']} | {_fmt_s(r.get('check_cpu'))} | {_fmt_s(r.get('build_cpu'))} | "
-            f"{_fmt_s(r.get('build_noop_cpu'))} | {_fmt_s(r.get('rebuild_cpu'))} | {_fmt_s(r.get('metric_cpu'))} |"
-        )
-    sites = [r for r in rows if isinstance(r.get("site"), float)]
+    sites = [r for r in rows if any(k in r for k in ("site", "zensical", "zensical_error"))]
     if sites:
-        out += ["", "| Records | `mkdocs build` | project's share | site size |", "| ---: | ---: | ---: | ---: |"]
+        out += [
+            "",
+            "| Records | `mkdocs build` | project's share (CPU) | `build --zensical` | site size |",
+            "| ---: | ---: | ---: | ---: | ---: |",
+        ]
         for r in sites:
             share, size = r.get("site_share"), r.get("site_bytes")
             out.append(
-                f"| {r['n']} | {_fmt_s(r.get('site'))} | "
+                f"| {r['n']} | {_fmt_pair(r.get('site'), r.get('site_cpu'))} | "
                 f"{f'{100 * share:.1f}%' if isinstance(share, float) else '—'} | "
+                f"{'failed' if r.get('zensical_error') else _fmt_pair(r.get('zensical'), r.get('zensical_cpu'))} | "
                 f"{f'{size / 1e6:.1f} MB' if isinstance(size, int) else '—'} |"
             )
+    failures = [(r["n"], r["zensical_error"]) for r in rows if r.get("zensical_error")]
+    for n, error in failures:
+        out += ["", f"`build --zensical` of {n} records failed: {error}"]
     out += [
         "",
-        f"`python -c pass`: {_fmt_s(fixed.get('pass'))}; `improvements --help`: {_fmt_s(fixed.get('help'))}; "
-        f"`check` of the shipped campaign: {_fmt_s(fixed.get('check_shipped'))}.",
+        f"`python -c pass`: {_fmt_pair(fixed.get('pass'), fixed.get('pass_cpu'))}; "
+        f"`improvements --help`: {_fmt_pair(fixed.get('help'), fixed.get('help_cpu'))}; "
+        f"`check` of the shipped campaign: {_fmt_pair(fixed.get('check_shipped'), fixed.get('check_shipped_cpu'))}.",
         END,
     ]
     return "\n".join(out)
@@ -561,8 +621,8 @@ def main() -> int:
     )
     parser.add_argument(
         "--parts",
-        default="check,build,serve,site",
-        help="what to time besides the floors (default check,build,serve,site; serve up to 1000 records)",
+        default="check,build,serve,site,zensical",
+        help="what to time besides the floors (default check,build,serve,site,zensical; serve up to 1000 records)",
     )
     parser.add_argument("--no-docs", action="store_true", help="do not rewrite docs/guide/performance.md")
     parser.add_argument(
@@ -578,6 +638,10 @@ def main() -> int:
     sizes = [int(s) for s in args.sizes.split(",") if s]
     parts = {p.strip() for p in args.parts.split(",") if p.strip()}
     OUT.mkdir(parents=True, exist_ok=True)
+    # An installed package has its bytecode (pip compiles it); a checkout run with
+    # PYTHONDONTWRITEBYTECODE=1 (as every timed process is) would compile every module in every
+    # process, about a third of a rebuild's imports. Compiled once here, like an installation.
+    subprocess.run([PY, "-m", "compileall", "-q", str(REPO / "generator")], check=True, stdout=subprocess.DEVNULL)
     info = machine()
     print(
         f"{info['date']}: {info['cores']} cores, {info['cpu']}, Python {info['python']}; {repeat} runs each", flush=True
@@ -585,15 +649,19 @@ def main() -> int:
     log: list[str] = []
     rows = []
     try:
-        fixed = {
-            "pass": measure([PY, "-c", "pass"], REPO, repeat).median,
-            "help": measure([*IMPROVEMENTS, "--help"], REPO, repeat).median,
-            "check_shipped": measure([*IMPROVEMENTS, "check", "--root", str(REPO)], REPO, repeat).median,
-        }
+        fixed: dict[str, float] = {}
+        for name, cmd in (
+            ("pass", [PY, "-c", "pass"]),
+            ("help", [*IMPROVEMENTS, "--help"]),
+            ("check_shipped", [*IMPROVEMENTS, "check", "--root", str(REPO)]),
+        ):
+            # Start-up is short and noisy: more runs than the rest.
+            sample = measure(cmd, REPO, max(repeat, 5))
+            fixed[name], fixed[name + "_cpu"] = sample.median, sample.cpu_median
         print(f"improvements --help                        {fixed['help']:7.3f} s", flush=True)
         print(f"check of the shipped campaign              {fixed['check_shipped']:7.3f} s", flush=True)
         for n in sizes:
-            rows.append(bench_size(n, repeat, parts, log))
+            rows.append(bench_size(n, repeat, parts, log, args.quick))
     except Failed as exc:
         print(f"benchmark failed: {exc}", file=sys.stderr)
         return 1

@@ -94,12 +94,14 @@ def _record(i: int, slugs: list[str], shared: list[tuple[int, str]], rng: random
         f"  concurrency: {rng.choice([1, 8, 64, 256, 1024])}",
         "change:",
         "  flags:",
-        f"    - --{rng.choice(WORDS)}-{rng.choice(WORDS)} {rng.randint(1, 64)}",
+        # Each record's own flag and variable: adopted records' changes stack, and two that set
+        # one flag or variable to different values would be a stack conflict.
+        f"    - --{rng.choice(WORDS)}-{rng.choice(WORDS)}-{i} {rng.randint(1, 64)}",
         f"    - flag: --enable-{rng.choice(WORDS)}-{i}",
         f"      note: {_sentence(rng, 8)}",
         f"      versions: {_sentence(rng, 6)}",
         "  env:",
-        f"    SGLANG_{rng.choice(WORDS).upper().replace('-', '_')}: {_q(str(rng.randint(0, 1)))}",
+        f"    SGLANG_{rng.choice(WORDS).upper().replace('-', '_')}_{i}: {_q(str(rng.randint(0, 1)))}",
     ]
     # Blocked records own an open blocker; a few others point at a shared one defined elsewhere.
     blockers: list[str] = []

@@ -1,20 +1,34 @@
 """The `improvements` command line.
 
 Each command lives in its own module under `generator.commands` and is imported only when
-it runs, so `improvements --help` never pays for pandas, scipy or mkdocs.
+it runs, so `improvements --help` never pays for pandas, scipy or mkdocs. The top-level help
+does not even import click (most of what it cost): `run` prints it with `top_help`, which
+lays it out the way click does (tests/test_cli_docs.py compares the two at every width), and
+the click group is built on first use of `main` or `root_option`.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import io
+import os
 import sys
-from collections.abc import Callable
-from pathlib import Path
-from typing import Any
 
-import click
+# typing and pathlib cost more than the rest of the top-level help: names for the checker only.
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
+    from typing import Any, TypeVar
+
+    import click
+
+    _F = TypeVar("_F", bound=Callable[..., Any])
+
+    main: click.Group
+
+    def root_option(f: _F) -> _F: ...
+
 
 # name -> (module under generator.commands, one-line help). The help is here so that
 # listing commands imports none of them.
@@ -43,24 +57,52 @@ Examples:
 """
 
 
-class LazyGroup(click.Group):
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(COMMANDS)
+DESCRIPTION = "Keep one YAML record per optimization idea; render the series, summary and site."
+# The options click adds to the group, as its help lists them.
+OPTIONS = (("--version", "Show the version and exit."), ("-h, --help", "Show this message and exit."))
 
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        entry = COMMANDS.get(cmd_name)
-        if entry is None:
-            return None
-        module = importlib.import_module(f"generator.commands.{entry[0]}")
-        command: click.Command = module.command
-        if command.callback is not None and not getattr(command.callback, "_speaks_click", False):
-            command.callback = _speaking_click(command.callback)
-        return command
 
-    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
-        with formatter.section("Commands"):
-            formatter.write_dl(rows)
+@functools.cache
+def _click_objects() -> tuple[click.Group, Any]:
+    """The click group and the `--root` option every command takes, built once, on first use."""
+    import importlib
+    from pathlib import Path
+
+    import click
+
+    class LazyGroup(click.Group):
+        def list_commands(self, ctx: click.Context) -> list[str]:
+            return sorted(COMMANDS)
+
+        def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+            entry = COMMANDS.get(cmd_name)
+            if entry is None:
+                return None
+            module = importlib.import_module(f"generator.commands.{entry[0]}")
+            command: click.Command = module.command
+            if command.callback is not None and not getattr(command.callback, "_speaks_click", False):
+                command.callback = _speaking_click(command.callback)
+            return command
+
+        def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+            rows = [(name, COMMANDS[name][1]) for name in self.list_commands(ctx)]
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
+
+    @click.group(
+        cls=LazyGroup, help=DESCRIPTION, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]}
+    )
+    @click.version_option(package_name="improvements", prog_name="improvements")
+    def group() -> None:
+        pass
+
+    option = click.option(
+        "--root",
+        type=click.Path(file_okay=False, path_type=Path),
+        default=None,
+        help="Campaign repository (default: the nearest folder above with improvements/campaign.yaml).",
+    )
+    return group, option
 
 
 def _speaking_click(callback: Callable[..., Any]) -> Callable[..., Any]:
@@ -69,6 +111,8 @@ def _speaking_click(callback: Callable[..., Any]) -> Callable[..., Any]:
     Inside the callback, so click still attaches the command's context to a usage error (its
     usage line and `Try ... -h`), under `run` and under the tests' CliRunner alike.
     """
+    import click
+
     from generator.base.problems import CommandError, UsageProblem
 
     @functools.wraps(callback)
@@ -99,22 +143,96 @@ def os_error_text(exc: OSError) -> str:
     return printable(f"{where}: {why}" if where else why)
 
 
-@click.group(cls=LazyGroup, epilog=EPILOG, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="improvements", prog_name="improvements")
-def main() -> None:
-    """Keep one YAML record per optimization idea; render the series, summary and site."""
+def __getattr__(name: str) -> Any:
+    # `main` and `root_option` are click objects, made when first asked for, so that a process
+    # that only prints the top-level help never imports click.
+    if name == "main":
+        return _click_objects()[0]
+    if name == "root_option":
+        return _click_objects()[1]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
-root_option = click.option(
-    "--root",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Campaign repository (default: the nearest folder above with improvements/campaign.yaml).",
-)
+def _wrap(text: str, width: int, indent: str = "", subsequent: str | None = None) -> list[str]:
+    """click's wrap_text of one paragraph, for text without escape sequences."""
+    import textwrap
+
+    wrapper = textwrap.TextWrapper(
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent if subsequent is None else subsequent,
+        replace_whitespace=False,
+    )
+    return wrapper.wrap(text.expandtabs())
+
+
+def _paragraphs(text: str, width: int, indent: str) -> list[str]:
+    """click's wrap_text keeping paragraphs: blank lines part them, a \\b line keeps one unwrapped."""
+    out: list[str] = []
+    for block in text.split("\n\n"):
+        lines = block.splitlines()
+        if not lines:
+            continue
+        extra = indent + " " * (len(lines[0]) - len(lines[0].lstrip()))
+        if lines[0].strip() == "\b":
+            out += [extra + line for line in lines[1:]]
+        else:
+            out += _wrap(" ".join(line.lstrip() for line in lines), width, extra)
+        out.append("")
+    return out[:-1]
+
+
+def _definitions(rows: tuple[tuple[str, str], ...], width: int) -> list[str]:
+    """click's write_dl at an indent of 2: the terms padded to the longest, the texts wrapped beside."""
+    first = min(max(len(term) for term, _ in rows), 30) + 2
+    out = []
+    for term, text in rows:
+        lines = _wrap(text, max(width - first - 2, 10))
+        out.append("  " + term + " " * (first - len(term)) + lines[0])
+        out += [" " * (first + 2) + line for line in lines[1:]]
+    return out
+
+
+def _terminal_width() -> int:
+    """The width click's help formatter picks: shutil.get_terminal_size's, without importing shutil."""
+    forced = getattr(sys.modules.get("click.formatting"), "FORCED_WIDTH", None)
+    if isinstance(forced, int):
+        return forced
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns or 80  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            columns = 80
+    return max(min(columns, 80) - 2, 50)
+
+
+def top_help(width: int) -> str:
+    """`improvements --help` as click prints it at `width`, made without click."""
+    commands = tuple((name, COMMANDS[name][1]) for name in sorted(COMMANDS))
+    lines = [
+        *_wrap("[OPTIONS] COMMAND [ARGS]...", width, "Usage: improvements ", " " * len("Usage: improvements ")),
+        "",
+        *_paragraphs(DESCRIPTION, width, "  "),
+        "",
+        "Options:",
+        *_definitions(OPTIONS, width),
+        "",
+        "Commands:",
+        *_definitions(commands, width),
+        "",
+        *_paragraphs(EPILOG.strip("\n"), width, "  "),
+    ]
+    return "\n".join(lines) + "\n"
 
 
 def resolve_root(root: Path | None) -> Path:
     """The campaign repository to work on, or a usage error saying how to point at one."""
+    import click
+
     from generator.base.stamp import find_root
 
     if root is not None:
@@ -137,6 +255,8 @@ def emit(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
         return
+    import click
+
     from generator.base.fsio import atomic_write
 
     try:
@@ -149,15 +269,20 @@ def emit(text: str, output: Path | None) -> None:
 
 def run() -> None:
     """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
-    from generator.base.problems import ProblemsFound, format_report
-
     # Records, JSON and markdown are UTF-8 whatever the locale says, so output is the same bytes
     # everywhere and a C locale cannot turn an arrow in a record into a UnicodeEncodeError.
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and stream.encoding.lower().replace("-", "") != "utf8":
             stream.reconfigure(encoding="utf-8")
+    if sys.argv[1:] in (["--help"], ["-h"]):
+        sys.stdout.write(top_help(_terminal_width()))
+        sys.exit(0)
+    import click
+
+    from generator.base.problems import ProblemsFound, format_report
+
     try:
-        main.main(prog_name="improvements", standalone_mode=False)
+        _click_objects()[0].main(prog_name="improvements", standalone_mode=False)
     except ProblemsFound as exc:
         sys.stderr.write(format_report(exc.report, "text"))
         sys.exit(1)

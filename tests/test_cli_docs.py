@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import subprocess
@@ -12,7 +13,7 @@ import pytest
 import yaml
 
 from generator import clidoc
-from generator.cli import COMMANDS, main
+from generator.cli import COMMANDS, main, top_help
 
 from conftest import REPO, run_cli
 
@@ -37,6 +38,30 @@ def test_help_shows_an_example(name: str | None) -> None:
     assert run.returncode == 0, run.stderr
     assert "Examples:" in run.stdout
     assert re.search(rf"^\s+(\$EDITOR \$\()?improvements {name or ''}", run.stdout, flags=re.M)
+
+
+@pytest.mark.parametrize("width", range(50, 79))
+def test_top_level_help_without_click_is_clicks(width: int) -> None:
+    # `run` prints the top-level help without importing click: it must be click's text at every
+    # width click can pick (50 to 78 columns), the commands' help lines wrapped alike.
+    ctx = click.Context(main, info_name="improvements", terminal_width=width, **main.context_settings)
+    assert ctx.make_formatter().width == width
+    assert top_help(width) == main.get_help(ctx) + "\n"
+
+
+@pytest.mark.parametrize("columns", ["40", "64", "100"])
+def test_top_level_help_in_a_fresh_process_is_clicks(columns: str) -> None:
+    # The whole path: COLUMNS read as click reads it, and `-h` the same as `--help`.
+    env = {**os.environ, "COLUMNS": columns}
+    code = (
+        "import click, generator.cli as c\n"
+        "print(c.main.get_help(click.Context(c.main, info_name='improvements', **c.main.context_settings)))"
+    )
+    expected = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
+    for flag in ("--help", "-h"):
+        fast = subprocess.run([sys.executable, "-m", "generator", flag], capture_output=True, text=True, env=env)
+        assert fast.returncode == 0 and fast.stderr == ""
+        assert fast.stdout == expected.stdout
 
 
 def _examples(command: click.Command, name: str) -> list[list[str]]:

@@ -54,6 +54,13 @@ def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path:
     assert not heavy, f"`improvements {' '.join(args)}` imports {', '.join(heavy)}"
 
 
+def test_top_level_help_imports_no_click(tmp_path: Path) -> None:
+    # Importing click was most of what `--help` cost beyond starting Python.
+    for flag in ("--help", "-h"):
+        names = imported_modules(flag, cwd=tmp_path)
+        assert "click" not in names, f"`improvements {flag}` imports click"
+
+
 @pytest.mark.slow
 def test_only_version_reads_the_installed_metadata(tmp_path: Path) -> None:
     # The version comes from the distribution's metadata (setuptools-scm wrote it from git), read

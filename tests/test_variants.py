@@ -171,6 +171,8 @@ def test_adopted_with_variants_needs_a_retained_one(repo: Path) -> None:
     ("text", "warned"),
     [
         ("note: issue #8 fixed it\n", True),
+        # A tab before the `#` starts a comment too.
+        ("note: issue\t#8 fixed it\n", True),
         ('note: "issue #8 fixed it"\n', False),
         ("note: >-\n  issue #8 fixed it\n", False),
         ("tier: 1  # a comment after a number\n", False),

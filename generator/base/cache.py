@@ -104,6 +104,19 @@ class BuildCache:
         self._dirty = False
         # File digests seen while loading, by path: page keys are built from them.
         self.files: dict[Path, str] = {}
+        self.root = root
+
+    def start(self) -> None:
+        """Begin another build with this cache (`serve` keeps one between rebuilds, in memory).
+
+        What the last build used is forgotten, so `save()` keeps only what this one uses; a
+        changed template override is a new salt, under which no entry of the old one is found.
+        """
+        salt = digest(code_digest(), _templates_digest(self.root))
+        if salt != self.salt:
+            self.salt, self._entries, self._dirty = salt, None, False
+        self._used = set()
+        self.files = {}
 
     def _table(self) -> dict[str, Any]:
         if self._entries is None:

@@ -154,6 +154,11 @@ def up_to_date(root: Path) -> tuple[int | None, str]:
     return _matching(root, inputs), inputs
 
 
+def outputs_current(root: Path, inputs: str) -> bool:
+    """Whether the outputs on disk are those a build of inputs with digest `inputs` writes."""
+    return _matching(root, inputs) is not None
+
+
 def _matching(root: Path, inputs: str) -> int | None:
     tried: set[str] = set()
     for docs in (DEFAULT_DOCS_ROOT, None):

@@ -57,7 +57,9 @@ def command(root: Path | None, with_site: bool, site_dir: Path | None, quiet: bo
         # Before anything is written: mkdocs empties the site folder it builds into.
         refuse_foreign_site(repo, site_dir)
     try:
-        result = build(repo, inputs)
+        # With a site to build, the mkdocs plugin (or Zensical's set-up) asks for the same
+        # analysis again: kept, it is not computed twice.
+        result = build(repo, inputs, keep=with_site or with_zensical)
     except OSError as exc:
         # A full disk or a read-only folder: the previous outputs are kept (see generator.base.generated).
         raise click.ClickException(f"cannot write the outputs: {exc}") from None

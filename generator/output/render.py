@@ -191,6 +191,7 @@ class _PageCache:
     def __init__(self, analysis: Analysis, build_cache: cache.BuildCache | None) -> None:
         self.analysis, self.build_cache = analysis, build_cache
         self._runs_digest: str | None = None
+        self.derived = pages.record_derived(analysis) if build_cache is not None else {}
 
     def page(self, rec: RecordFile, render: Callable[[], str | None]) -> str | None:
         build_cache, project = self.build_cache, self.analysis.project
@@ -203,6 +204,7 @@ class _PageCache:
         parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
+        parts += (repr(self.derived.get(rec.slug)),)
         if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
@@ -321,17 +323,29 @@ class BuildResult:
         return bool(self.written or self.removed)
 
 
-def build(root: Path, inputs: str | None = None) -> BuildResult:
+def build(
+    root: Path, inputs: str | None = None, build_cache: cache.BuildCache | None = None, *, keep: bool = False
+) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error.
 
     `inputs` is the inputs' digest when the caller has just taken it (generator.base.stamp).
+    `build_cache` is one kept from an earlier build of `root` in this process (`serve`), so
+    that its entries are not read from disk again; by default the cache is loaded afresh.
+    `keep` keeps the analysis and the outputs for the next build of the same inputs (see
+    `_kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
     """
     # Before anything is read: a file changed while the build runs leaves a digest that no
     # longer matches, so the next build runs in full rather than trusting these outputs.
     if inputs is None:
         inputs = stamp.inputs_digest(root)
     # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
-    build_cache = cache.BuildCache(root)
+    if build_cache is None:
+        build_cache = cache.BuildCache(root)
+    else:
+        build_cache.start()
+    kept = _kept(build_cache, root, inputs)
+    if kept is not None:
+        return kept
     project = require_project(root, build_cache)
     analysis = analyse(project)
     files = render_files(analysis, build_cache)
@@ -344,4 +358,55 @@ def build(root: Path, inputs: str | None = None) -> BuildResult:
         project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
     )
     build_cache.save()
+    if keep and inputs is not None:
+        _keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)
+
+
+# The analysis and outputs of the last kept build, in the user's cache folder (a pickle, like the
+# build cache, and for the same reason never in a repository): a first line naming what they
+# were built from, then the pickle, so that a file of other inputs is not unpickled at all.
+_KEPT = "analysis.pickle"
+
+
+def _kept_header(build_cache: cache.BuildCache, inputs: str) -> bytes:
+    return f"{build_cache.salt} {inputs}\n".encode()
+
+
+def _kept(build_cache: cache.BuildCache, root: Path, inputs: str) -> BuildResult | None:
+    """The kept build of these very inputs, when the outputs on disk are still the ones it wrote.
+
+    The inputs' digest covers every input and the generator's code, the salt the template
+    overrides, and the outputs are hashed again from disk: a build would compute and write
+    nothing else, and writes nothing now.
+    """
+    if build_cache.folder is None:
+        return None
+    import pickle
+
+    header = _kept_header(build_cache, inputs)
+    try:
+        with (build_cache.folder / _KEPT).open("rb") as fh:
+            if fh.readline() != header or not stamp.outputs_current(root, inputs):
+                return None
+            analysis, files = pickle.load(fh)
+    except Exception:  # missing, old or damaged: the build runs
+        return None
+    if not isinstance(analysis, Analysis) or not isinstance(files, dict):
+        return None
+    return BuildResult(analysis, files, [], sorted(files), [], [])
+
+
+def _keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files: dict[str, str]) -> None:
+    if build_cache.folder is None:
+        return
+    import pickle
+
+    from generator.base.fsio import atomic_write
+
+    try:
+        payload = pickle.dumps((analysis, files), protocol=pickle.HIGHEST_PROTOCOL)
+        build_cache.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(build_cache.folder / _KEPT, _kept_header(build_cache, inputs) + payload)
+    except (OSError, pickle.PicklingError):
+        return

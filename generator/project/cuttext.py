@@ -77,7 +77,8 @@ def _comment_column(lines: list[str], line: int, col: int, value: str) -> tuple[
 
 def cut_text_problems(text: str, data: Any, positions: Positions, shown: str) -> list[Problem]:
     """A warning for each prose value that a `#` comment may have cut short."""
-    if not _COMMENT_AFTER_TEXT.search(text):
+    # The substring tests first: a search of a whole file by the pattern costs ten times more.
+    if (" #" not in text and "\t#" not in text) or not _COMMENT_AFTER_TEXT.search(text):
         return []
     lines = text.split("\n")
     out: list[Problem] = []

@@ -186,7 +186,7 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
     _ensure_docs_dir(config_file)
     # Render once up front so invalid records stop here with the usual report and exit 1;
     # the plugin renders again on each rebuild (writing nothing when nothing changed).
-    render.build(root)
+    render.build(root, keep=True)
     with mkdocs_logging(logging.INFO):
         try:
             # Dirty rebuilds: only pages whose markdown changed are rebuilt (the plugin rebuilds

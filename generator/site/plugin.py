@@ -37,6 +37,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.utils.templates import TemplateContext
 
 from generator.analysis.campaign import Analysis
+from generator.base.cache import BuildCache
 from generator.base.problems import ProblemsFound, format_report
 from generator.project.load import Project, RecordFile
 from generator.site.build import mark_site
@@ -65,6 +66,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
     """Render the records before each build; group the series by tier; watch the inputs; supply defaults."""
 
     analysis: Analysis | None = None
+    build_cache: BuildCache | None = None
     # The navigation of the previous build, while `serve` keeps this plugin between rebuilds.
     last_nav: str | None = None
     # Whether mkdocs.yml has no `nav:`, so the plugin lays out the whole navigation.
@@ -91,8 +93,15 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
     shown_problem: str | None = None
 
     def on_pre_build(self, *, config: MkDocsConfig) -> None:
+        root = repo_root(config)
+        # Kept between the rebuilds of `serve`, so that each one does not read the whole build
+        # cache from disk again (and a one-shot build loads it once, as `improvements build` does).
+        if self.build_cache is None or self.build_cache.root != root:
+            self.build_cache = BuildCache(root)
         try:
-            self.analysis = render_for_site(repo_root(config))
+            # A one-shot build keeps its analysis for the next build of the same inputs; `serve`'s
+            # rebuilds follow edits, and would only pay for writing it.
+            self.analysis = render_for_site(root, self.build_cache, keep=not self.startup.get("dirty"))
             self.problem = None
         except PluginError as exc:
             # A failed rebuild under `serve` leaves mkdocs' server waiting for one that succeeds,
@@ -306,7 +315,7 @@ def repo_root(config: MkDocsConfig) -> Path:
     return root
 
 
-def render_for_site(root: Path) -> Analysis:
+def render_for_site(root: Path, build_cache: BuildCache | None = None, *, keep: bool = False) -> Analysis:
     """Render every generated page into docs/ (the one render path) and return the analysis.
 
     Invalid records fail the mkdocs build with the same positioned lines `improvements check`
@@ -315,7 +324,7 @@ def render_for_site(root: Path) -> Analysis:
     from generator.output import render
 
     try:
-        result = render.build(root)
+        result = render.build(root, build_cache=build_cache, keep=keep)
     except ProblemsFound as exc:
         raise PluginError("invalid records, nothing rendered:\n" + format_report(exc.report, "text").rstrip()) from None
     return result.analysis

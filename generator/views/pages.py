@@ -27,7 +27,7 @@ from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
-from generator.views.road import level_text, road_context, stack_mark
+from generator.views.road import level_text, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -331,8 +331,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
     """The other records a record's page shows something of; keep in step with `record_context`.
 
-    A rebuild reuses a page only while its own file, these records' files and the campaign
-    file are unchanged (see `_record_page`).
+    A rebuild reuses a page only while its own file, these records' files, the campaign file
+    and `record_derived` are unchanged (see `render._PageCache`).
     """
     index, by_slug = analysis.blockers, analysis.by_slug
     r = rec.record
@@ -340,14 +340,23 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out = [by_slug[s] for s in slugs if s in by_slug]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
-    # What builds on it and its baselines; its place in the stack depends on every adopted record.
+    # What it builds on and its baselines (its place in the stack is `record_derived`'s).
     refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()
-    if analysis.stack.has(rec.slug):
-        out += analysis.stack.records
     return out
+
+
+def record_derived(analysis: Analysis) -> Mapping[str, object]:
+    """What each record's page shows of the whole campaign beyond the files `record_dependencies` names, by slug.
+
+    An adopted record's place in the stack (the numbers and slugs of the adopted records before
+    it, `stack_mark`): keyed by the place itself rather than by every adopted record's file, so
+    that editing one adopted record's text does not re-render every other adopted record's page.
+    A record missing here shows nothing of the kind.
+    """
+    return stack_marks(analysis)
 
 
 def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:

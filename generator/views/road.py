@@ -102,6 +102,16 @@ def stack_mark(analysis: Analysis, rec: RecordFile) -> dict[str, Any] | None:
     return {"place": place + 1, "of": len(records), "after": [_label(r) for r in records[:place]]}
 
 
+def stack_marks(analysis: Analysis) -> dict[str, dict[str, Any]]:
+    """`stack_mark` of every record in the stack, by slug, in one pass (each call of it is a walk of the stack)."""
+    records = analysis.stack.records
+    labels = [_label(r) for r in records]
+    marks: dict[str, dict[str, Any]] = {}
+    for place, rec in enumerate(records):
+        marks.setdefault(rec.slug, {"place": place + 1, "of": len(records), "after": labels[:place]})
+    return marks
+
+
 # --- the road to the goal -------------------------------------------------------------------------
 
 
