@@ -404,9 +404,11 @@ def _keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files:
 
     from generator.base.fsio import atomic_write
 
+    # Keeping the analysis only saves the next site build its work: a value that cannot be
+    # pickled (a mapping proxy, a lambda) or a full disk costs that saving, never the build.
     try:
         payload = pickle.dumps((analysis, files), protocol=pickle.HIGHEST_PROTOCOL)
         build_cache.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
         atomic_write(build_cache.folder / _KEPT, _kept_header(build_cache, inputs) + payload)
-    except (OSError, pickle.PicklingError):
+    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
         return
