@@ -24,6 +24,9 @@ from generator.output.render import render_files
 
 from conftest import REPO, run_cli
 
+# Slow: builds the whole second shipped campaign.
+pytestmark = pytest.mark.slow
+
 EXAMPLE = REPO / "examples" / "h200-decode"
 DATA = EXAMPLE / "data"
 FIXTURE = Path("/work/shared/fixtures/h200-campaign")

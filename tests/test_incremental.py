@@ -21,6 +21,9 @@ from conftest import REPO, run_cli
 sys.path.insert(0, str(REPO / "benchmarks"))
 from synth import chart_record, make_campaign, retitle, touch_metric, touch_record
 
+# Slow: every test builds a campaign, edits it and builds it again beside a clean build.
+pytestmark = pytest.mark.slow
+
 
 def outputs(root: Path) -> dict[str, bytes]:
     """Every file a build wrote, by path: pages, charts and the manifest."""

@@ -23,6 +23,9 @@ from generator.model.quantity import fmt_percent
 
 from conftest import run_cli
 
+# Slow: builds a campaign with every kind of result and reads every output of it.
+pytestmark = pytest.mark.slow
+
 CAMPAIGN = """\
 name: Every kind of result
 series: every

@@ -126,6 +126,7 @@ def test_a_records_own_guardrails_replace_the_campaigns(tmp_path: Path) -> None:
     assert primary is not None and [g.held for g in primary.guardrails] == [True]
 
 
+@pytest.mark.slow  # simulates best of k
 def test_holm_matches_statsmodels() -> None:
     from statsmodels.stats.multitest import multipletests
 
@@ -169,6 +170,7 @@ def _variants(k: int) -> str:
     return "\n".join(lines) + "\n"
 
 
+@pytest.mark.slow  # simulates best of k
 def test_a_record_that_kept_one_of_k_says_best_of_k(tmp_path: Path) -> None:
     analysis = _write(tmp_path, {"01-tries.yaml": _variants(10)})
     primary = analysis.record(analysis.by_slug["tries"]).primary

@@ -228,6 +228,7 @@ def _chain(root: Path, n: int) -> None:
         (root / "improvements" / f"{i:04d}-r{i}.yaml").write_text("\n".join(lines) + "\n")
 
 
+@pytest.mark.slow  # 600 records, checked and stacked
 def test_a_chain_of_600_records_checks_and_stacks_without_recursion(tmp_path: Path) -> None:
     root = make(tmp_path, {})
     _chain(root, 600)

@@ -185,6 +185,7 @@ def test_rank_key_orients_latency() -> None:
     assert rank_key(faster) < rank_key(fast)
 
 
+@pytest.mark.slow  # Hypothesis
 @settings(max_examples=40, deadline=None)
 @given(
     hst.lists(hst.floats(50, 150), min_size=2, max_size=8),
