@@ -67,18 +67,31 @@ def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
     )
 
 
-def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
-    """The runs in one benchmark file, or the problems that stop it from being imported."""
+def read_text(path: Path, shown: str) -> tuple[str, str] | list[Problem]:
+    """A benchmark file's text and the sha256 of its bytes, or why it cannot be read as text.
+
+    Every format, built-in or a campaign's own, reads its file through here: the same size
+    limit, the same refusals (not UTF-8, a NUL byte), the same digest of what was read.
+    """
     data, problems = intake.read_limited(path, shown, MAX_BYTES)
     if data is None:
-        return None, problems
+        return problems
     original_sha = hashlib.sha256(data).hexdigest()
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
+        return [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
     if "\x00" in text:
-        return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
+        return [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
+    return text, original_sha
+
+
+def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs in one benchmark file, or the problems that stop it from being imported."""
+    read = read_text(path, shown)
+    if isinstance(read, list):
+        return None, read
+    text, original_sha = read
     if CONSOLE_HEADER.search(text):
         return _parse_console(path, shown, text, original_sha)
     return _parse_json(path, shown, text, original_sha)

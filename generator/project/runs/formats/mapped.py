@@ -10,7 +10,6 @@ not have, a value that is not a number) stops the whole file, with the row's lin
 from __future__ import annotations
 
 import csv
-import hashlib
 import io
 import json
 import math
@@ -18,11 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import Problem
-from generator.base.read import byte_position, text_position
+from generator.base.read import text_position
 from generator.model import metrics as vocabulary
 from generator.model.record import ImportFormat, MappedMetric
 from generator.project.runs import intake
-from generator.project.runs.parse import MAX_BYTES, ParsedFile, _apply, _json_spans, _unrecognised
+from generator.project.runs.parse import ParsedFile, _apply, _json_spans, _unrecognised, read_text
 from generator.project.runs.redact import redact, redact_text
 from generator.project.runs.run import BOOKKEEPING, Run, integer, number, rate_slug, request_rate, run_id
 
@@ -79,16 +78,10 @@ def lookup(obj: Any, path: str) -> Any:
 
 def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
     """The runs in one file of a campaign's own format, or the problems that stop its import."""
-    data, problems = intake.read_limited(path, shown, MAX_BYTES)
-    if data is None:
-        return None, problems
-    original_sha = hashlib.sha256(data).hexdigest()
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        return None, [_unrecognised(shown, *byte_position(data, exc.start), "file is not UTF-8 text")]
-    if "\x00" in text:
-        return None, [_unrecognised(shown, *text_position(text, text.index("\x00")), "file contains a NUL byte")]
+    read = read_text(path, shown)
+    if isinstance(read, list):
+        return None, read
+    text, original_sha = read
     if text.lstrip()[:1] in ("{", "["):
         return _from_json(path, shown, text, original_sha, mapping)
     return _from_csv(path, shown, text, original_sha, mapping)
