@@ -46,6 +46,7 @@ for commands that never compare anything.
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Sequence
@@ -422,16 +423,18 @@ def _welch_df(vx: float, vb: float, nx: int, nb: int) -> float:
 
 def _intervals(est: _Estimate, alpha: float) -> tuple[float | None, tuple[float, float], tuple[float, float]]:
     """(p, the 1 - alpha interval, the 1 - 2 alpha interval) on the estimate's scale."""
-    from scipy import stats
+    # The ufuncs behind scipy.stats.t.ppf and t.sf (`stdtrit(df, q)`, `stdtr(df, -x)`), which give
+    # the same numbers: importing scipy.stats costs a process three times scipy.special.
+    from scipy import special
 
     if est.se == 0:
         # Nothing varies, so t is 0/0: the intervals collapse to the point, and there is no p.
         return None, (est.point, est.point), (est.point, est.point)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
-        q1 = float(stats.t.ppf(1 - alpha / 2, est.df))
-        q2 = float(stats.t.ppf(1 - alpha, est.df))
-        p = float(2 * stats.t.sf(abs(est.point / est.se), est.df))
+        q1 = float(special.stdtrit(est.df, 1 - alpha / 2))
+        q2 = float(special.stdtrit(est.df, 1 - alpha))
+        p = float(2 * special.stdtr(est.df, -abs(est.point / est.se)))
     return (
         p,
         (est.point - q1 * est.se, est.point + q1 * est.se),
@@ -531,6 +534,10 @@ def rule_power(
     return float(np.mean(chosen))
 
 
+# Memoised in the process: a pure, seeded function of its arguments, a dozen simulations a call,
+# and a process that builds many times (`serve`, the plugin, the tests) asks it the same questions
+# for every build of the same records.
+@functools.lru_cache(maxsize=4096)
 def reps_for_rule(
     true_change: float,
     sd: float,
@@ -597,12 +604,12 @@ def _with_reps(c: Comparison, est: _Estimate, *, ratio: bool) -> Comparison:
         "ratio": ratio,
         "baseline_mean": c.baseline_mean,
     }
-    found = reps_for_rule(seen, sd, baseline_sd=baseline_sd, target=target, **common)  # type: ignore[arg-type]
+    found = reps_for_rule(seen, sd, baseline_sd=baseline_sd, target=target, **common)
     at_min = None
     if c.min_effect > 0:
         # +min_effect in the better direction, raw sign.
         better = c.min_effect if c.higher_is_better else -c.min_effect
-        at_min = reps_for_rule(better, sd, baseline_sd=baseline_sd, target="better", **common)  # type: ignore[arg-type]
+        at_min = reps_for_rule(better, sd, baseline_sd=baseline_sd, target="better", **common)
     return replace(
         c,
         reps_needed=found,
