@@ -30,7 +30,7 @@ from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
 from generator.model import metrics, quantity, variants
-from generator.model.launch import Cycle, Step, record_stack
+from generator.model.launch import Cycle, Step, apply_ordered
 from generator.model.launch import chain as launch_chain
 from generator.model.quantity import Value
 from generator.model.record import Blocker, apply_change
@@ -422,17 +422,21 @@ def _launch(project: Project, rec: RecordFile, steps: Sequence[Step]) -> Launch:
     setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
     tokens, env = apply_change(base, change), {**campaign.baseline.env, **(change.env if change else {})}
-    # The host commands its launch needs first: those of what it builds on, then its own.
-    own = record_stack("", {}, steps, rec.slug)
-    before = () if isinstance(own, Cycle) else tuple(line for _label, line in own.before)
+    # The host commands its launch needs first: those of what it builds on, then its own (they
+    # depend on the steps alone, so the stack that gives the command gives them too).
     chain: tuple[RecordFile, ...] = ()
-    if rec.record.builds_on:
-        by_slug = project.by_slug()
-        found = record_stack(campaign.baseline.command, campaign.baseline.env, steps, rec.slug)
-        if not isinstance(found, Cycle):
+    picked = launch_chain(rec.slug, steps)
+    before: tuple[str, ...] = ()
+    if not isinstance(picked, Cycle):
+        # Without `builds_on` only the host commands are wanted: no baseline command to split.
+        stacked = bool(rec.record.builds_on)
+        found = apply_ordered(
+            campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
+        )
+        before = tuple(line for _label, line in found.before)
+        if stacked:
+            by_slug = project.by_slug()
             tokens, env = list(found.tokens), dict(found.env)
-        picked = launch_chain(rec.slug, steps)
-        if not isinstance(picked, Cycle):
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
     return Launch(tuple(tokens), env, chain, before)
 

@@ -32,6 +32,7 @@ Rules (the format guide repeats them):
 
 from __future__ import annotations
 
+import functools
 import graphlib
 import heapq
 import itertools
@@ -154,6 +155,8 @@ ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _VAR = re.compile(r"\$(?:[A-Za-z_][A-Za-z0-9_]*|\{[A-Za-z_][A-Za-z0-9_]*(?::?[-=?+][^}\"'`$\\]*)?\})")
 
 
+# Memoised: every record stacked on a step prints its tokens again.
+@functools.lru_cache(maxsize=65536)
 def quote(token: str) -> str:
     """`shlex.quote`, except that variable references stay expandable.
 
@@ -201,6 +204,27 @@ def split_command(command: str) -> list[str]:
 def order_steps(steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
     """Steps after what they build on, the lowest number first among the free."""
     by_slug = _index(steps)
+    # Kahn's order by hand: graphlib's own bookkeeping per node made a chain of n records n²
+    # with a large constant (600 took 10 s); graphlib still finds and names a cycle below.
+    waiting: dict[str, int] = {}
+    after: dict[str, list[str]] = {}
+    for s in steps:
+        deps = {d for d in s.builds_on if d in by_slug}
+        waiting[s.slug] = len(deps)
+        for d in deps:
+            after.setdefault(d, []).append(s.slug)
+    free = [(s.number, s.slug) for s in steps if not waiting[s.slug]]
+    heapq.heapify(free)
+    found: list[Step] = []
+    while free:
+        _, slug = heapq.heappop(free)
+        found.append(by_slug[slug])
+        for nxt in after.get(slug, ()):
+            waiting[nxt] -= 1
+            if not waiting[nxt]:
+                heapq.heappush(free, (by_slug[nxt].number, nxt))
+    if len(found) == len(by_slug):
+        return tuple(found)
     graph = {s.slug: [d for d in s.builds_on if d in by_slug] for s in sorted(steps, key=lambda s: s.number)}
     sorter = graphlib.TopologicalSorter(graph)
     try:
@@ -235,7 +259,8 @@ def chain(slug: str, steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
 def record_stack(command: str, env: Mapping[str, str], steps: Sequence[Step], slug: str) -> Stack | Cycle:
     """A record's own launch command: the baseline, its `builds_on` chain, then its change."""
     picked = chain(slug, steps)
-    return picked if isinstance(picked, Cycle) else apply_steps(command, env, picked)
+    # `chain` returns them in stack order already: the order depends only on which steps they are.
+    return picked if isinstance(picked, Cycle) else apply_ordered(command, env, picked)
 
 
 def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> Stack | Cycle:
@@ -243,28 +268,47 @@ def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> 
     ordered = order_steps(steps)
     if isinstance(ordered, Cycle):
         return ordered
+    return apply_ordered(command, env, ordered)
+
+
+def apply_ordered(command: str, env: Mapping[str, str], ordered: tuple[Step, ...]) -> Stack:
+    """`apply_steps` of steps already in stack order (what `chain` and `order_steps` return)."""
     base = next((s for s in reversed(ordered) if s.base_command), None)
     base_command = base.base_command if base is not None and base.base_command else command
-    groups = [_Group(tokens, None) for tokens in _groups(split_command(base_command))]
-    base_text: dict[str, str] = {g.name: _text(g.tokens) for g in groups if g.name is not None}
+    # The command so far, in order: an insertion-ordered table of groups (removing one keeps the
+    # others' order) and the keys under each option name, so that a step costs what it changes,
+    # not the length of the command (a chain of n records was n³: 600 took a minute).
+    live: dict[int, _Group] = {}
+    by_name: dict[str, list[int]] = {}
+    serial = itertools.count()
+
+    def add(group: _Group) -> None:
+        key = next(serial)
+        live[key] = group
+        if group.name is not None:
+            by_name.setdefault(group.name, []).append(key)
+
+    for tokens in _groups(split_command(base_command)):
+        add(_Group(tokens, None))
+    base_text: dict[str, str] = {g.name: _text(g.tokens) for g in live.values() if g.name is not None}
     lines: list[Line] = []
     final_env = dict(env)
     env_source: dict[str, str] = {}
     absent: list[tuple[str, str]] = []
     for step in ordered:
-        set_names = [f for f, _ in step.flags]
-        drop = set(step.remove_flags) | set(set_names)
-        for g in groups:
-            if g.name in step.remove_flags and g.name not in set_names:
-                lines.append(Line(_text(g.tokens), "removed", step.label))
-        absent += [(step.slug, f) for f in step.remove_flags if all(g.name != f for g in groups)]
-        groups = [g for g in groups if g.name not in drop]
+        set_names = {f for f, _ in step.flags}
+        removed = sorted(k for name in set(step.remove_flags) - set_names for k in by_name.get(name, ()))
+        lines += [Line(_text(live[k].tokens), "removed", step.label) for k in removed]
+        absent += [(step.slug, f) for f in step.remove_flags if not by_name.get(f)]
+        for name in set(step.remove_flags) | set_names:
+            for k in by_name.pop(name, ()):
+                del live[k]
         for flag, value in step.flags:
-            tokens = [flag] if value is None else [flag, *shlex.split(value)]
-            groups.append(_Group(tokens, step.label))
+            add(_Group(_flag_tokens(flag, value), step.label))
         for name, value in step.env:
             final_env[name] = value
             env_source[name] = step.label
+    groups = list(live.values())
     lines = [*_env_lines(final_env, env, env_source), *_command_lines(groups, base_text), *lines]
     by_slug = _index(ordered)
     return Stack(
@@ -394,8 +438,18 @@ def _settings(step: Step) -> dict[str, list[str]]:
     # A flag given twice in one step keeps both occurrences, as `apply_change` appends both.
     out: dict[str, list[str]] = {}
     for flag, value in step.flags:
-        out.setdefault(flag, []).extend([flag] if value is None else [flag, *shlex.split(value)])
+        out.setdefault(flag, []).extend(_flag_tokens(flag, value))
     return out
+
+
+# Memoised: a step's values are split again for every record stacked on it (shlex is slow).
+@functools.lru_cache(maxsize=8192)
+def _split_value(value: str) -> tuple[str, ...]:
+    return tuple(shlex.split(value))
+
+
+def _flag_tokens(flag: str, value: str | None) -> list[str]:
+    return [flag] if value is None else [flag, *_split_value(value)]
 
 
 def _builds_on(step: Step, slug: str, by_slug: Mapping[str, Step]) -> bool:
