@@ -19,7 +19,8 @@ import pytest
 
 from conftest import BENCH, REPO, run_cli
 
-TRIALS = 20
+# Without the lock every trial lost an edit (issue 26: 4 of 4), so a few trials fail for sure.
+TRIALS = 6
 
 
 def _start(*args: str) -> subprocess.Popen[str]:

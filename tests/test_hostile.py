@@ -393,6 +393,7 @@ def test_pure_python_parser_fallback_does_not_overflow(tmp_path: Path) -> None:
 # --- output that cannot rewrite the terminal ------------------------------------------------
 
 
+@pytest.mark.slow  # fresh processes (a strict UTF-8 stream)
 def test_control_characters_in_keys_and_names_are_escaped(tmp_path: Path) -> None:
     root = tmp_path / "c"
     (root / "improvements").mkdir(parents=True)

@@ -47,6 +47,7 @@ def imported_names(*args: str, cwd: Path) -> set[str]:
     return names
 
 
+@pytest.mark.slow  # fresh processes
 @pytest.mark.parametrize("args", [("--help",), ("--version",), ("check", "--root", str(REPO)), ("check", "--help")])
 def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path: Path) -> None:
     names = imported_modules(*args, cwd=tmp_path)
@@ -54,6 +55,7 @@ def test_light_commands_import_no_heavy_library(args: tuple[str, ...], tmp_path:
     assert not heavy, f"`improvements {' '.join(args)}` imports {', '.join(heavy)}"
 
 
+@pytest.mark.slow  # fresh processes
 def test_top_level_help_imports_no_click(tmp_path: Path) -> None:
     # Importing click was most of what `--help` cost beyond starting Python.
     for flag in ("--help", "-h"):

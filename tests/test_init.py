@@ -250,6 +250,7 @@ def _workflow(root: Path) -> tuple[str, list[str]]:
     return workflow.read_text(), shlex.split(install)
 
 
+@pytest.mark.slow  # fresh processes (pip's view of the install)
 def test_the_workflow_installs_the_commit_init_was_installed_from(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -269,6 +270,7 @@ def test_the_workflow_installs_the_commit_init_was_installed_from(
     assert texts[0] == texts[1]
 
 
+@pytest.mark.slow  # a fresh process
 def test_the_workflow_from_this_installation_exists_or_says_what_to_set(tmp_path: Path) -> None:
     # This checkout's editable install is a folder CI cannot reach: the step fails with what to do.
     expected = scaffold.ci_install(None)
