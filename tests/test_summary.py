@@ -277,3 +277,45 @@ def test_only_the_primary_metric_ranks(minimal: Path) -> None:
     )
     [row] = summary_rows(analyse(require_project(minimal)))
     assert (row["primary_metric"], row["primary_decision"]) == ("output_throughput", "inconclusive")
+
+
+def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
+    """summary.csv as pandas wrote it before the csv module did (the same steps, pandas' writer)."""
+    import pandas as pd
+
+    from generator.base.csvsafe import formula_safe
+    from generator.views.summary import SLO_COLUMN
+
+    frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
+    frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
+    frame["broken_guardrails"] = frame["broken_guardrails"].map("; ".join)
+    frame["best_of"] = frame["best_of"].map(lambda v: "" if v is None else str(v))
+    for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
+        frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
+    frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
+    slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
+    text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
+    for column in (*text_columns, "reported", "variants", *slo_text):
+        frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
+    return str(frame.to_csv(index=False, lineterminator="\n"))
+
+
+@pytest.mark.parametrize("campaign", ["shipped", "h200", "render", "hostile"])
+def test_csv_is_the_bytes_pandas_wrote(campaign: str, tmp_path: Path) -> None:
+    from generator.views.summary import SLO_COLUMN, format_rows
+
+    from conftest import REPO
+
+    roots = {"shipped": REPO, "h200": REPO / "examples" / "h200-decode", "render": FIXTURES / "render"}
+    if campaign == "hostile":
+        # Formula-like titles, quotes, commas, newlines and a missing gain, in one campaign.
+        root = tmp_path / "repo"
+        shutil.copytree(FIXTURES / "render", root)
+        first = sorted((root / "improvements").glob("0*.yaml"))[0]
+        text = first.read_text().replace("title:", 'title: "=cmd|\' /C calc\'!A0, \\"quoted\\"\\nline" #', 1)
+        first.write_text(text)
+    else:
+        root = roots[campaign]
+    rows = summary_rows(analyse(require_project(root)))
+    columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
+    assert format_rows(rows, "csv") == _pandas_csv(rows, columns)
