@@ -317,11 +317,11 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         out[road[0]] = road[2]
     out.update({p.path: p.svg for p in sweeps})
     out.update({s.path: s.svg for s in strip_charts})
-    out.update(downloads(analysis))
+    out.update(downloads(analysis, build_cache))
     return dict(sorted(out.items()))
 
 
-def downloads(analysis: Analysis) -> dict[str, str]:
+def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
     """The summary's downloads beside it, which it links: records.json and the table as CSV.
 
     Written with the pages rather than by the site build alone, so every builder (mkdocs with
@@ -333,7 +333,7 @@ def downloads(analysis: Analysis) -> dict[str, str]:
     root = docs_root(analysis.project)
     return {
         # Unversioned: this copy is committed (see export_data); the site build replaces it.
-        str(root / SITE_NAME): dumps(analysis, versioned=False),
+        str(root / SITE_NAME): dumps(analysis, versioned=False, build_cache=build_cache),
         str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
     }
 
