@@ -11,7 +11,7 @@ numbers again, so they agree on every sign.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -217,7 +217,7 @@ def _record_analysis(
     rec: RecordFile,
     shared: Mapping[str, SharedBlocker],
     decision: Rule,
-    steps: Sequence[Step],
+    steps: Mapping[str, Step],
 ) -> RecordAnalysis:
     results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
     by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
@@ -405,16 +405,17 @@ def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
     return (a.file.record.tier, closed, group, value, a.file.number)
 
 
-def _launch_steps(project: Project) -> list[Step]:
+def _launch_steps(project: Project) -> dict[str, Step]:
+    """Every record's step, by slug (the first record of a slug when two share it)."""
     first: dict[str, Step] = {}
     for r in project.records:
         first.setdefault(
             r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, variants.effective_change(r.record))
         )
-    return list(first.values())
+    return first
 
 
-def _launch(project: Project, rec: RecordFile, steps: Sequence[Step]) -> Launch:
+def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
     """The record's launch command as measured: what it builds on applied first, then its change."""
     campaign = project.campaign
     change = variants.effective_change(rec.record)

@@ -242,9 +242,13 @@ def order_steps(steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
     return tuple(out)
 
 
-def chain(slug: str, steps: Sequence[Step]) -> tuple[Step, ...] | Cycle:
-    """The step `slug` and everything it builds on, transitively, in stack order."""
-    by_slug = _index(steps)
+def chain(slug: str, steps: Sequence[Step] | Mapping[str, Step]) -> tuple[Step, ...] | Cycle:
+    """The step `slug` and everything it builds on, transitively, in stack order.
+
+    `steps` may be given already indexed by slug: a caller that asks for every record's chain
+    indexes them once, not once a record.
+    """
+    by_slug = steps if isinstance(steps, Mapping) else _index(steps)
     wanted: set[str] = set()
     todo = [slug]
     while todo:
