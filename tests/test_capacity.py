@@ -289,7 +289,7 @@ def test_the_vectorised_bootstrap_is_the_loop_bit_for_bit() -> None:
     # repeated load, a metric some repetitions lack, integer throughputs, 2 to 9 repetitions.
     gen = np.random.default_rng(7)
     cases = 0
-    for case in range(36):
+    for case in range(24):
         loads = sorted(gen.choice([1, 2, 4, 8, 16, 32, 64], size=int(gen.integers(2, 6)), replace=False).tolist())
         if case % 7 == 0:
             loads.append(loads[0])  # a repeated load: insufficient
@@ -311,4 +311,4 @@ def test_the_vectorised_bootstrap_is_the_loop_bit_for_bit() -> None:
         expected = _looped(points, slo, case)
         assert np.array_equal(np.array(found), np.array(expected), equal_nan=True), case
         cases += not all(math.isnan(x) for x in expected)
-    assert cases >= 12  # most cases have a number to compare, not only NaN
+    assert cases >= 8  # most cases have a number to compare, not only NaN

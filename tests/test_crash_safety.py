@@ -402,16 +402,17 @@ def _digest(files: Tree) -> dict[str, str]:
     return {k: hashlib.sha256(v).hexdigest() for k, v in files.items()}
 
 
-def _outputs(root: Path, env: dict[str, str]) -> Tree:
+def _outputs(root: Path, env: dict[str, str], *, commands: bool) -> Tree:
     res = run_cli("build", "--quiet", cwd=root, env=env)
     assert res.returncode == 0, res.stderr
-    exported = run_cli("export", cwd=root, env=env)
-    assert exported.returncode == 0, exported.stderr
-    summary = run_cli("summary", "--format", "json", cwd=root, env=env)
-    assert summary.returncode == 0, summary.stderr
     files = tree(root, "docs")
-    files["<export>"] = exported.stdout.encode()
-    files["<summary>"] = summary.stdout.encode()
+    if commands:
+        exported = run_cli("export", cwd=root, env=env)
+        assert exported.returncode == 0, exported.stderr
+        summary = run_cli("summary", "--format", "json", cwd=root, env=env)
+        assert summary.returncode == 0, summary.stderr
+        files["<export>"] = exported.stdout.encode()
+        files["<summary>"] = summary.stdout.encode()
     return files
 
 
@@ -430,12 +431,16 @@ def test_same_bytes_under_other_locales_time_zones_and_file_orders(tmp_path: Pat
         for name in order:
             shutil.copy(REPO / "improvements" / name, root / "improvements" / name)
             os.utime(root / "improvements" / name, (1_000_000 * (i + 1), 1_000_000 * (i + 1)))
-        out = _outputs(root, {**env, "SOURCE_DATE_EPOCH": str(1_000_000 * (i + 1))})
+        # `export` and `summary` in fresh processes of their own under the reference and the
+        # Turkish locale (whose case mapping differs most); the build's docs, which hold the
+        # same export and summary table, under every variant.
+        out = _outputs(root, {**env, "SOURCE_DATE_EPOCH": str(1_000_000 * (i + 1))}, commands=i in (0, 3))
         assert any(k.endswith(".md") for k in out)
         if reference is None:
             reference = out
         else:
-            assert _digest(out) == _digest(reference), env
+            expected = {k: v for k, v in reference.items() if not k.startswith("<") or k in out}
+            assert _digest(out) == _digest(expected), env
 
 
 def test_a_hostile_manifest_cannot_make_the_build_delete_anything(tmp_path: Path) -> None:
