@@ -150,9 +150,9 @@ def _vectorised(points: Sequence[Point], slo: Mapping[str, float], draws: Sequen
     """`_resampled_capacity` for every resample at once, with the same arithmetic in the same order.
 
     What `aggregate` and `_capacity` do to one resample, done to the 2,000 as arrays (a build
-    spent most of its analysis in the loop): the mean throughput summed repetition by repetition
-    as Python's `sum` does (numpy's pairwise sum would round differently), each latency's worst
-    repetition, then `_capacity`'s rules as masks. A test holds it to the loop, bit for bit.
+    spent most of its analysis in the loop): the mean throughput by Python's `sum`, as `aggregate`
+    takes it (numpy's sums round differently), each latency's worst repetition, then
+    `_capacity`'s rules as masks. A test holds it to the loop, bit for bit.
     """
     import numpy as np
 
@@ -166,11 +166,11 @@ def _vectorised(points: Sequence[Point], slo: Mapping[str, float], draws: Sequen
     throughput, worst, present = [], {m: [] for m in slo}, []  # type: ignore[var-annotated]
     for i in order:
         p, idx = points[i], draws[i]
-        t = np.array([r.throughput for r in p.repetitions], dtype=float)
-        total = t[idx[:, 0]]
-        for j in range(1, idx.shape[1]):
-            total = total + t[idx[:, j]]
-        throughput.append(total / idx.shape[1])
+        # Python's own `sum` of each resample, as `aggregate` takes it: its rounding is not one
+        # numpy can copy (pairwise in numpy; compensated, Neumaier's, from Python 3.12 on).
+        values = [r.throughput for r in p.repetitions]
+        n = len(values)
+        throughput.append(np.array([sum([values[k] for k in row]) / n for row in idx.tolist()], dtype=float))
         ok = np.ones(BOOTSTRAP, dtype=bool)
         for m in slo:
             has = np.array([m in r.latencies for r in p.repetitions])
