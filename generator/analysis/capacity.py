@@ -156,14 +156,13 @@ def _vectorised(points: Sequence[Point], slo: Mapping[str, float], draws: Sequen
     """
     import numpy as np
 
-    nan = np.full(BOOTSTRAP, np.nan)
-    if not slo or len(points) < 2:
-        return tuple(nan.tolist())
     order = sorted(range(len(points)), key=lambda i: points[i].load)
     loads = [points[i].load for i in order]
-    if len(set(loads)) < len(loads):
-        return tuple(nan.tolist())
-    throughput, worst, present = [], {m: [] for m in slo}, []  # type: ignore[var-annotated]
+    if not slo or len(loads) < 2 or len(set(loads)) < len(loads):
+        return (math.nan,) * BOOTSTRAP  # `insufficient` in every resample
+    throughput: list[Any] = []
+    worst: dict[str, list[Any]] = {m: [] for m in slo}
+    present: list[Any] = []
     for i in order:
         p, idx = points[i], draws[i]
         # Python's own `sum` of each resample, as `aggregate` takes it: its rounding is not one
