@@ -73,6 +73,12 @@ class Run:
     # and name -> the key it was read from.
     provenance: dict[str, str] = field(default_factory=dict)
     provenance_keys: dict[str, str] = field(default_factory=dict)
+    # How the run was made, apart from what defines it (never a setting, so two launches of one
+    # configuration still match): the server or process launch it came from (runs that share a
+    # launch are sub-samples of one observation, not repetitions), and when it started (ISO 8601
+    # with a UTC offset), which tells interleaved arms from arms run one after the other.
+    launch: str | None = None
+    started: str | None = None
 
     @property
     def concurrency(self) -> int | None:
@@ -126,6 +132,9 @@ class Run:
                 if self.provenance
                 else {}
             ),
+            # Only when known, so runs imported before keep their bytes.
+            **({"launch": self.launch} if self.launch is not None else {}),
+            **({"started": self.started} if self.started is not None else {}),
         }
 
     @classmethod
@@ -144,6 +153,8 @@ class Run:
             source=dict(data.get("source") or {}),
             provenance={k: str(v["value"]) for k, v in (data.get("provenance") or {}).items()},
             provenance_keys={k: str(v.get("key", k)) for k, v in (data.get("provenance") or {}).items()},
+            launch=str(data["launch"]) if data.get("launch") is not None else None,
+            started=str(data["started"]) if data.get("started") is not None else None,
         )
 
     def describe(self) -> str:
