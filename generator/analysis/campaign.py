@@ -24,6 +24,7 @@ from generator.analysis.records import (
     RecordAnalysis,
     ResolvedResult,
     SharedBlocker,
+    VariantDecision,
 )
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.stats import Comparison
@@ -113,6 +114,7 @@ __all__ = [
     "ResolvedResult",
     "Rule",
     "SharedBlocker",
+    "VariantDecision",
     "analyse",
     "compare",
     "resolve",
@@ -240,7 +242,9 @@ def _record_analysis(
     if primary is not None:
         primary = _best_of(rec, by_variant, primary, decision)
     every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
-    reported = primary is None and any(r.has_reported for r in every)
+    compared = _variant_decisions(rec, by_variant, metric) if primary is None else ()
+    # Measured variants are never "as reported", even when one of them also quotes its source.
+    reported = primary is None and not compared and any(r.has_reported for r in every)
     if primary is not None:
         group = stats.rank_group(primary.comparison, guardrail_broken=primary.guardrail_broken)
     else:
@@ -257,7 +261,28 @@ def _record_analysis(
         headline=headline,
         launch=_launch(project, rec, steps),
         group=group,
+        variant_decisions=compared,
     )
+
+
+def _variant_decisions(
+    rec: RecordFile, by_variant: tuple[tuple[ResolvedResult, ...], ...], metric: str | None
+) -> tuple[VariantDecision, ...]:
+    """A record that retained no variant: each candidate's first comparison on the primary metric.
+
+    None of them ranks the record (nothing was kept), but they were measured and decided, and
+    the page says so rather than nothing.
+    """
+    if metric is None:
+        return ()
+    out = []
+    for v, rs in zip(rec.record.variants, by_variant, strict=True):
+        if v.outcome == "diagnostic":
+            continue
+        found = next(((r, c) for r in rs if (c := r.comparisons.get(metric)) is not None), None)
+        if found is not None:
+            out.append(VariantDecision(v.label, found[0].result.label, found[1]))
+    return tuple(out)
 
 
 def _primary(
@@ -365,14 +390,18 @@ def _best_of(
 
     Each candidate variant's comparison on the primary metric (at the primary's load, else its
     first) gives one p; Holm's step-down adjusts them; the retained variant keeps `better` or
-    `worse` only while its adjusted p is below alpha, else it is `inconclusive`.
+    `worse` only while its adjusted p is below alpha, else it is `inconclusive`. A candidate
+    without a p-value (a single shot, means published without spread) enters as p = 1, which
+    keeps the correction conservative; when the retained one has none, there is nothing to
+    correct and no best-of-k is claimed.
     """
-    if primary.kind != "metric" or not rec.record.variants:
+    if primary.kind != "metric" or not rec.record.variants or primary.comparison.p_value is None:
         return primary
     candidates = [(v, rs) for v, rs in zip(rec.record.variants, by_variant, strict=True) if v.outcome != "diagnostic"]
     if len(candidates) < 2 or not any(v.outcome == "retained" for v, _ in candidates):
         return primary
     ps: list[float] = []
+    tested = 0
     kept = 0
     for k, (v, rs) in enumerate(candidates):
         found = [r.comparisons.get(primary.metric) for r in rs]
@@ -381,13 +410,14 @@ def _best_of(
         ]
         c = at[0] if at else next((c for c in found if c is not None), None)
         ps.append(1.0 if c is None or c.p_value is None else c.p_value)
+        tested += int(c is not None and c.p_value is not None)
         if v.outcome == "retained":
             kept = k
     adjusted = stats.holm(ps)[kept]
     c = primary.comparison
     if c.decision in ("better", "worse") and c.p_value is not None and adjusted >= decision.alpha:
         c = replace(c, decision="inconclusive")
-    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted)
+    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted, best_of_tested=tested)
 
 
 def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:

@@ -68,6 +68,8 @@ class Primary:
     # Best of k: the record retained one of k candidate variants; the Holm-adjusted p across them.
     best_of: int | None = None
     holm_p: float | None = None
+    # Of those k, how many had a p-value (the others enter Holm's correction as p = 1).
+    best_of_tested: int | None = None
 
     @property
     def guardrail_broken(self) -> bool:
@@ -76,6 +78,15 @@ class Primary:
     @property
     def broken_guardrails(self) -> tuple[Guardrail, ...]:
         return tuple(g for g in self.guardrails if g.held is False)
+
+
+@dataclass(frozen=True)
+class VariantDecision:
+    """One candidate variant's comparison on the primary metric, for a record that retained none."""
+
+    variant: str
+    result: str
+    comparison: Comparison
 
 
 @dataclass(frozen=True)
@@ -131,3 +142,5 @@ class RecordAnalysis:
     launch: Launch | None = None
     # The ranking group within the tier (`stats.GROUPS`, "reported" or "not measured").
     group: str = "not measured"
+    # No variant retained: each candidate's decision on the primary metric (never ranked).
+    variant_decisions: tuple[VariantDecision, ...] = ()

@@ -104,6 +104,17 @@ def samples(value: Value) -> list[float]:
     return [stat(value).mean]
 
 
+def unreplicated_text(n: int, baseline_n: int, spread_unknown: bool, *, advice: bool = True) -> str:
+    """Why a comparison gives no direction, in words: a single shot, or means published without spread.
+
+    Means of several runs without their spread are not single shots, and replicating them is
+    not what is missing: the spread is.
+    """
+    if spread_unknown and max(n, baseline_n) >= 2:
+        return f"unreplicated ({n} vs {baseline_n} runs, no spread published)"
+    return "unreplicated (single shot: replicate it)" if advice else "unreplicated (single shot)"
+
+
 def fmt_percent(p: float) -> str:
     text = f"{p:+.1f}%"
     return "0.0%" if text in ("+0.0%", "-0.0%") else text

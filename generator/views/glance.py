@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
 from generator.model import metrics, variants
-from generator.model.quantity import fmt_number, fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative, series_dir
@@ -33,6 +33,8 @@ class Decision:
     # The load it was measured at ("concurrency 64") and the result's label.
     where: str
     result: str
+    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
+    why: str | None = None
 
     @property
     def text(self) -> str:
@@ -40,6 +42,8 @@ class Decision:
         if self.interval:
             parts.append(f"interval {self.interval}")
         parts.append(f"n {self.n}")
+        if self.why:
+            parts.append(self.why)
         return ", ".join(parts)
 
 
@@ -60,6 +64,10 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
         metric=metric.label if metric else primary.metric,
         where=where,
         result=primary.label,
+        # Said only for means without spread: a single shot's n already says what it is.
+        why=unreplicated_text(c.n, c.baseline_n, c.spread_unknown).removeprefix("unreplicated (").removesuffix(")")
+        if c.decision == "unreplicated" and c.spread_unknown and max(c.n, c.baseline_n) >= 2
+        else None,
     )
 
 
@@ -89,6 +97,15 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
     return {
         "decision": decision(ra.primary, project.campaign.vocabulary()),
         "primary_metric": ra.primary_metric,
+        "primary_label": _label(project.campaign.vocabulary(), ra.primary_metric),
+        "variant_decisions": [
+            {
+                "variant": v.variant,
+                "word": v.comparison.decision,
+                "change": fmt_percent(v.comparison.change_percent) if v.comparison.change_percent is not None else "",
+            }
+            for v in ra.variant_decisions
+        ],
         "reported": ra.reported,
         "diff": change_diff(change),
         "diff_base": relative_to,
@@ -96,6 +113,11 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
         "patches": len(change.patches) if change is not None else 0,
         "open_blockers": len(ra.open_blockers),
     }
+
+
+def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:
+    metric = vocabulary.lookup(name) if name is not None else None
+    return metric.label if metric is not None else name
 
 
 # --- the home page's first screen ---------------------------------------------------------------

@@ -18,7 +18,7 @@ from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.launch import assignment, env_prefix, quote
-from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value
+from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value, unreplicated_text
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
@@ -26,7 +26,15 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.glance import decision, home_glance, record_header
-from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
+from generator.views.paths import (
+    docs_root,
+    record_plot_path,
+    relative,
+    series_dir,
+    strip_path,
+    summary_plot_paths,
+    variant_strip_path,
+)
 from generator.views.road import level_text, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
@@ -107,7 +115,7 @@ def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
 
 def _decision_text(c: Comparison) -> str:
     if c.decision == "unreplicated":
-        return "unreplicated (single shot)"
+        return unreplicated_text(c.n, c.baseline_n, c.spread_unknown, advice=False)
     if c.p_value is None:
         return f"{c.decision} (no spread, no p)"
     return f"{c.decision} (p = {c.p_value:.2g})"
@@ -310,6 +318,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
             result_view(res, _strip_view(charts, strip_path(project, rec, i), here), campaign.vocabulary())
             for i, res in enumerate(analysis.record(rec).results)
         ],
+        "variant_results": _variant_result_views(analysis, rec, charts),
         "evidence": record_evidence(analysis, rec),
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
@@ -326,6 +335,20 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
     }
+
+
+def _variant_result_views(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each variant's measured results with their decision, p, test and strip chart."""
+    project, here = analysis.project, series_dir(analysis.project)
+    vocabulary = project.campaign.vocabulary()
+    out: list[dict[str, Any]] = []
+    for j, (v, rs) in enumerate(zip(rec.record.variants, analysis.record(rec).variant_results, strict=True)):
+        for i, res in enumerate(rs):
+            if not res.metrics:
+                continue
+            strip = _strip_view(charts, variant_strip_path(project, rec, j, i), here)
+            out.append({"variant": v.label, "view": result_view(res, strip, vocabulary)})
+    return out
 
 
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
@@ -369,10 +392,12 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     interval = ""
     if c.ci_low_percent is not None and c.ci_high_percent is not None:
         interval = f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
-    word = "unreplicated (single shot: replicate it)" if c.decision == "unreplicated" else c.decision
+    word = unreplicated_text(c.n, c.baseline_n, c.spread_unknown) if c.decision == "unreplicated" else c.decision
     text = f"{primary.metric} in `{primary.label}`, {primary.chosen}: {change}{interval}, {word}"
     if primary.best_of is not None and primary.holm_p is not None:
-        text += f"; best of {primary.best_of} variants, Holm-adjusted p = {primary.holm_p:.2g}"
+        tested = primary.best_of_tested
+        with_p = f" ({tested} with a p-value)" if tested is not None and tested < primary.best_of else ""
+        text += f"; best of {primary.best_of} variants{with_p}, Holm-adjusted p = {primary.holm_p:.2g}"
     broken = primary.broken_guardrails
     if broken:
         text += "; guardrail broken: " + ", ".join(
