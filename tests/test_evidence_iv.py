@@ -188,3 +188,53 @@ def test_variant_results_show_p_test_and_strip(repo: Path) -> None:
     strip = repo / "docs" / "improvements" / "plots" / "transport--variant-2-result-1-strip.svg"
     assert strip.is_file()
     assert "transport--variant-2-result-1-strip.svg" in page
+
+
+# --- part 2: a spread as min-max of n, and a goal's current level in any shape -----------------
+
+
+def test_mean_with_min_max_of_n_draws_the_runs_range_and_decides_nothing(repo: Path) -> None:
+    sweep = NO_SPREAD_SWEEP.replace("{mean: 985, n: 3}", "{mean: 985, min: 970, max: 1000, n: 3}")
+    (repo / "improvements" / "01-chunk-sweep.yaml").write_text(sweep)
+    analysis = analyse(require_project(repo))
+    entry = next(a for a in analysis.records if a.file.slug == "chunk-sweep")
+    c = entry.primary.comparison if entry.primary else None
+    # The range bounds the sd only loosely: shown, never a direction.
+    assert c is not None and c.decision == "unreplicated" and c.p_value is None
+    assert run_cli("build", "--root", str(repo)).returncode == 0
+    svg = (repo / "docs" / "improvements" / "plots" / "sweeps" / "chunk-sweep.svg").read_text()
+    assert "8192: 985 (interval 970 to 1000), retained" in svg
+    assert "985 (mean of n=3, range 970–1000, no spread given)" in _page(repo, "chunk-sweep")
+
+
+@pytest.mark.parametrize(
+    ("value", "complaint"),
+    [
+        ("{mean: 985, min: 990, max: 1000, n: 3}", "the mean (985) lies outside min-max (990 to 1000)"),
+        ("{mean: 985, min: 970, n: 3}", "`min` and `max` go together"),
+    ],
+)
+def test_a_range_of_n_that_cannot_hold_its_mean_is_refused(repo: Path, value: str, complaint: str) -> None:
+    sweep = NO_SPREAD_SWEEP.replace("{mean: 985, n: 3}", value)
+    (repo / "improvements" / "01-chunk-sweep.yaml").write_text(sweep)
+    check = run_cli("check", "--root", str(repo))
+    assert check.returncode == 1
+    assert complaint in check.stderr
+
+
+@pytest.mark.parametrize(
+    ("current", "shown"),
+    [
+        ("{value: 100, about: true}", "**~100 tok/s**"),
+        ("{mean: 90, n: 3}", "**90 (mean of n=3, no spread given) tok/s**"),
+    ],
+)
+def test_a_goals_current_level_takes_every_value_shape(minimal: Path, current: str, shown: str) -> None:
+    path = minimal / "improvements" / "campaign.yaml"
+    text = path.read_text()
+    start = text.index("    current: {min: 8, max: 11, about: true}")
+    path.write_text(text.replace("    current: {min: 8, max: 11, about: true}", f"    current: {current}", 1))
+    assert start > 0
+    build = run_cli("build", "--root", str(minimal))
+    assert build.returncode == 0, build.stderr
+    assert shown in (minimal / "docs" / "index.md").read_text()

@@ -440,6 +440,7 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
                     break
         if value is not None:
             current = stat(value)
+        # An approximate number prints its own "~" (quantity.fmt_stat); a range is marked here.
         about = isinstance(value, Range) and value.about
         out.append(GoalStatus(g, direction, current, source, False, None, about))
     return tuple(out)

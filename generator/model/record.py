@@ -21,6 +21,7 @@ from generator.model.result import (
     Count,
     Finite,
     MetricName,
+    MetricValue,
     NonEmpty,
     Provenance,
     Range,
@@ -341,7 +342,8 @@ class Goal(Strict):
     # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
     direction: Literal["above", "below"] | None = None
     concurrency: Count | None = None
-    current: Finite | Range | None = None
+    # Any value shape: a number, repetitions, a range, statistics or an approximate number (~100).
+    current: MetricValue | None = None
     note: str | None = None
 
 

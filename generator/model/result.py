@@ -81,12 +81,28 @@ class Statistics(Strict):
     """Repetitions known only by their summary statistics, as a paper or a dashboard gives them.
 
     Compared as the repetitions would be (Welch from the statistics); without `sd` there is no
-    spread, so the value is shown and never called better or worse.
+    spread, so the value is shown and never called better or worse. `min` and `max` (the range
+    of the n repetitions, as a write-up gives "985 (970-1000) over 3 runs") are shown and drawn
+    as the runs' range; they bound the sd only loosely (between R/sqrt(2(n-1)) and
+    R/2*sqrt(n/(n-1)) for a range R), too loosely to test on, so they never make a direction.
     """
 
     mean: Finite
     sd: Annotated[float, Field(ge=0, le=1e15, allow_inf_nan=False)] | None = None
     n: Count
+    min: Finite | None = None
+    max: Finite | None = None
+
+    @model_validator(mode="after")
+    def _mean_within_range(self) -> Statistics:
+        if (self.min is None) != (self.max is None):
+            raise ValueError("`min` and `max` go together: the range of the n repetitions")
+        if self.min is not None and self.max is not None:
+            if not self.min <= self.mean <= self.max:
+                raise ValueError(f"the mean ({self.mean:g}) lies outside min-max ({self.min:g} to {self.max:g})")
+            if self.n == 1 and self.min != self.max:
+                raise ValueError("one repetition has no range: `min` and `max` need n of 2 or more")
+        return self
 
 
 class About(Strict):

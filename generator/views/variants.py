@@ -255,7 +255,7 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
         s = stat(value)
         # Only figures that span something draw an interval: repetitions or a range. A mean
         # given with n (with or without its sd) has no range of figures behind it to draw.
-        interval = (s.low, s.high) if s.kind in ("repeated", "range") else None
+        interval = (s.low, s.high) if s.kind in ("repeated", "range") or s.low != s.high else None
         points.append(charts.SweepPoint(variant.value, s.mean, interval, _point_note(s)))
         if variant.outcome == "retained":
             retained_x = variant.value
@@ -277,7 +277,7 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
 
 
 def _point_note(s: Stat) -> str | None:
-    if s.kind != "statistics":
+    if s.kind != "statistics" or s.low != s.high:
         return None
     if not s.spread_known:
         return f"mean of {s.n} runs, no spread published"
