@@ -238,3 +238,101 @@ def test_a_goals_current_level_takes_every_value_shape(minimal: Path, current: s
     build = run_cli("build", "--root", str(minimal))
     assert build.returncode == 0, build.stderr
     assert shown in (minimal / "docs" / "index.md").read_text()
+
+
+# --- part 3: guardrails across the record, and the metric that decided it ----------------------
+
+TTFT_BASE = [1000.0, 1010.0, 990.0, 1005.0, 995.0]
+TTFT_124K = [1380.0, 1390.0, 1370.0, 1385.0, 1375.0]
+
+# A cap that wins on throughput at 59K and is rejected for the TTFT it costs at 124K.
+CAP = f"""\
+title: Fair-share cap
+tier: 1
+status: rejected
+verdict: Rejected; TTFT at 124K regressed.
+hypothesis: Capping a long prompt's share of a step lets the short ones through.
+expected:
+  metric: output_throughput
+  guardrails: {{ttft_p99: 5}}
+decided_by: {{metric: ttft_p99, result: 124K prompt, change: 38}}
+results:
+  - label: 59K prompt
+    concurrency: 8
+    metrics: {{output_throughput: [52.3, 51.8, 52.9, 52.1, 52.6], ttft_p99: [800, 805, 798, 802, 801]}}
+    baseline: {{output_throughput: [40.1, 40.4, 39.9, 40.2, 40.0], ttft_p99: [799, 803, 800, 801, 798]}}
+  - label: 124K prompt
+    concurrency: 8
+    metrics: {{output_throughput: [30.2, 30.5, 29.9, 30.1, 30.4], ttft_p99: {TTFT_124K}}}
+    baseline: {{output_throughput: [30.0, 30.3, 29.8, 30.2, 30.1], ttft_p99: {TTFT_BASE}}}
+  - label: prefill, as the author reported
+    reported_change: {{ttft_p99: 41}}
+"""
+
+
+@pytest.fixture
+def cap(minimal: Path) -> Path:
+    (minimal / "improvements" / "01-cap.yaml").write_text(CAP)
+    return minimal
+
+
+def test_a_guardrail_is_read_on_every_result_that_measures_it(cap: Path) -> None:
+    import numpy as np
+
+    analysis = analyse(require_project(cap))
+    primary = analysis.records[0].primary
+    assert primary is not None and primary.label == "59K prompt"
+    readings = {g.result: g for g in primary.guardrails}
+    assert readings["59K prompt"].held is True
+    # Non-inferiority at alpha 0.05 reads the 90% interval of the log ratio (Welch): its worse end.
+    logs = np.log(TTFT_124K), np.log(TTFT_BASE)
+    ci = sps.ttest_ind(*logs, equal_var=False).confidence_interval(0.90)
+    assert readings["124K prompt"].ci_low_percent == pytest.approx(100 * np.expm1(ci.low), rel=1e-9)
+    assert readings["124K prompt"].held is False
+    # A reported change has no interval: beyond the margin it breaks, never holds.
+    assert readings["prefill, as the author reported"].held is False
+    assert readings["prefill, as the author reported"].reported
+    assert primary.guardrail_broken
+    assert analysis.records[0].group == "worse"
+
+
+def test_a_mean_without_spread_cannot_hold_a_guardrail(cap: Path) -> None:
+    text = CAP.replace(f"ttft_p99: {TTFT_124K}}}", "ttft_p99: {mean: 1010, n: 5}}").replace(
+        f"ttft_p99: {TTFT_BASE}}}", "ttft_p99: {mean: 1000, n: 5}}"
+    )
+    text = text.replace("  - label: prefill, as the author reported\n    reported_change: {ttft_p99: 41}\n", "")
+    text = text.replace("decided_by: {metric: ttft_p99, result: 124K prompt, change: 38}\n", "")
+    (cap / "improvements" / "01-cap.yaml").write_text(text)
+    primary = analyse(require_project(cap)).records[0].primary
+    assert primary is not None
+    [reading] = [g for g in primary.guardrails if g.result == "124K prompt"]
+    # +1% is inside the margin, but without a spread nothing shows it: not held, not broken.
+    assert reading.held is None and reading.change_percent == pytest.approx(1.0)
+
+
+def test_the_deciding_metric_is_shown_beside_the_decision_and_checked(cap: Path) -> None:
+    build = run_cli("build", "--root", str(cap))
+    assert build.returncode == 0, build.stderr
+    page = _page(cap, "cap")
+    change = 100 * (sum(TTFT_124K) / sum(TTFT_BASE) - 1)
+    assert f"| Decided by | Time to first token (P99) in result 124K prompt: +{change:.1f}%" in page
+    assert "worse; stated +38.0% |" in page
+    assert "guardrail broken: ttft_p99 (margin 5%, change" in page and "in `124K prompt`" in page
+    check = run_cli("check", "--root", str(cap))
+    assert "decided by" not in check.stderr
+    (cap / "improvements" / "01-cap.yaml").write_text(CAP.replace("change: 38}", "change: 12}"))
+    check = run_cli("check", "--root", str(cap))
+    assert (
+        "improvements/01-cap.yaml:9:13: warning[status-contradicts-evidence]: status `rejected` is said to be "
+        "decided by `ttft_p99` in result `124K prompt`, stated as +12.0%, "
+        f"but its numbers give `worse` (+{change:.1f}%)"
+    ) in check.stderr
+
+
+def test_the_deciding_result_must_exist(cap: Path) -> None:
+    (cap / "improvements" / "01-cap.yaml").write_text(CAP.replace("result: 124K prompt, change", "result: 12K, change"))
+    check = run_cli("check", "--root", str(cap))
+    assert check.returncode == 1
+    assert "error[unknown-result]: `decided_by` names result `12K`, not among the record's own results" in (
+        check.stderr
+    )

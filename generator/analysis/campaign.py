@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.analysis import stats
+from generator.analysis import guards, stats
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -262,6 +262,7 @@ def _record_analysis(
         launch=_launch(project, rec, steps),
         group=group,
         variant_decisions=compared,
+        decider=guards.decider(rec.record, results, by_variant),
     )
 
 
@@ -325,8 +326,8 @@ def _primary(
     if picked is None:
         return None
     i, res, c = picked
-    guards = _guardrails(rec, res, metric, decision)
-    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=guards)
+    read = _guardrails(rec, results, i, metric, decision, project)
+    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read)
 
 
 CAPACITY = "capacity under the SLO"
@@ -355,32 +356,13 @@ def _capacity_primary(found: tuple[Sweep, ...], decision: Rule) -> Primary | Non
     return None
 
 
-def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rule) -> tuple[Guardrail, ...]:
-    """Each guardrail read on the result the primary comparison comes from (non-inferiority at alpha)."""
+def _guardrails(
+    rec: RecordFile, results: tuple[ResolvedResult, ...], first: int, metric: str, decision: Rule, project: Project
+) -> tuple[Guardrail, ...]:
+    """Each guardrail read on every result of the record that measures it (`guards.guardrails_across`)."""
     expected = rec.record.expected
     margins = expected.guardrails if expected is not None and expected.guardrails is not None else decision.guardrails
-    out = []
-    for name, margin in margins.items():
-        if name == metric:
-            continue
-        c = res.comparisons.get(name)
-        held: bool | None = None
-        if c is not None and c.gain_eq_low_percent is not None:
-            held = c.gain_eq_low_percent >= -margin
-        elif c is not None and c.gain_percent is not None and c.gain_percent < -margin:
-            # A single shot shows nothing, except a loss beyond the margin at face value.
-            held = False
-        out.append(
-            Guardrail(
-                name,
-                margin,
-                c.change_percent if c else None,
-                c.eq_low_percent if c else None,
-                c.eq_high_percent if c else None,
-                held,
-            )
-        )
-    return tuple(out)
+    return guards.guardrails_across(results, first, metric, margins, project.campaign.vocabulary())
 
 
 def _best_of(

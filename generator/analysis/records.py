@@ -48,6 +48,10 @@ class Guardrail:
     ci_high_percent: float | None
     # True: shown not worse beyond the margin; False: not shown (broken); None: not measured here.
     held: bool | None
+    # The result it was read on (None: no result of the record measures it), and whether the
+    # reading is a change the source reported (face value: it can break a guardrail, never hold it).
+    result: str | None = None
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -78,6 +82,21 @@ class Primary:
     @property
     def broken_guardrails(self) -> tuple[Guardrail, ...]:
         return tuple(g for g in self.guardrails if g.held is False)
+
+
+@dataclass(frozen=True)
+class Decider:
+    """The metric a record says decided it (`decided_by`), with the numbers it is read from."""
+
+    metric: str
+    result: str
+    variant: str | None
+    # The computed comparison, else the change as the source reported it (percent, raw sign).
+    comparison: Comparison | None
+    reported_change: float | tuple[float, float] | None
+    # The change the record states, and whether the numbers bear it out (None: nothing to check).
+    stated: float | None
+    agrees: bool | None
 
 
 @dataclass(frozen=True)
@@ -144,3 +163,5 @@ class RecordAnalysis:
     group: str = "not measured"
     # No variant retained: each candidate's decision on the primary metric (never ranked).
     variant_decisions: tuple[VariantDecision, ...] = ()
+    # The record's own `decided_by`, read on its numbers; None without one.
+    decider: Decider | None = None

@@ -147,6 +147,22 @@ class Change(Strict):
         return self
 
 
+class DecidedBy(Strict):
+    """The metric that decided the record, as its write-up says it ("rejected: TTFT +38% at 124K").
+
+    Shown beside the decision and checked against the numbers of the result it names.
+    """
+
+    metric: MetricName
+    # The result the deciding number is read on: the record's own, or that of `variant`.
+    result: NonEmpty
+    variant: NonEmpty | None = None
+    # The change as the write-up states it, in percent with the number's own sign (+38 for a
+    # TTFT that rose 38%); `check` warns when the computed or reported change says otherwise.
+    change: Finite | None = None
+    note: str | None = None
+
+
 class Attempt(Strict):
     action: NonEmpty
     outcome: Outcome
@@ -221,6 +237,8 @@ class Record(Strict):
     blockers: list[Blocker] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
     verdict: str | None = None
+    # The metric whose change decided the status, when it is not the primary one (or to say so).
+    decided_by: DecidedBy | None = None
     caveats: list[str] = Field(default_factory=list)
     related: list[Slug] = Field(default_factory=list)
     superseded_by: Slug | None = None

@@ -107,12 +107,43 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
             for v in ra.variant_decisions
         ],
         "reported": ra.reported,
+        "decider": decider_text(ra, project.campaign.vocabulary()),
         "diff": change_diff(change),
         "diff_base": relative_to,
         "command_missing": bool(change is not None and change.command == "not-recorded"),
         "patches": len(change.patches) if change is not None else 0,
         "open_blockers": len(ra.open_blockers),
     }
+
+
+def decider_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> str | None:
+    """The metric the record says decided it, as its numbers give it: "TTFT (P99) in result `124K`:
+    +37.6% (interval ...), worse; stated +38%"."""
+    d = ra.decider
+    if d is None:
+        return None
+    c = d.comparison
+    if c is not None and c.change_percent is not None:
+        seen = fmt_percent(c.change_percent)
+        if c.ci_low_percent is not None and c.ci_high_percent is not None:
+            seen += f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
+        seen += f", {c.decision}"
+    elif isinstance(d.reported_change, tuple):
+        seen = f"{fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}% as reported"
+    elif d.reported_change is not None:
+        seen = f"{fmt_percent(d.reported_change)} as reported"
+    else:
+        seen = "not compared"
+    where = f"variant {d.variant}'s result {d.result}" if d.variant else f"result {d.result}"
+    text = f"{_label(vocabulary, d.metric)} in {where}: {seen}"
+    if d.stated is not None:
+        text += f"; stated {fmt_percent(d.stated)}" + (
+            "" if d.agrees is not False else ", which the numbers do not give"
+        )
+    elif d.agrees is False:
+        text += "; the numbers went the other way"
+    note = ra.file.record.decided_by.note if ra.file.record.decided_by is not None else None
+    return f"{text} ({note})" if note else text
 
 
 def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:

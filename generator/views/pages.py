@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.campaign import Analysis, Guardrail, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
@@ -402,11 +402,23 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     if broken:
         text += "; guardrail broken: " + ", ".join(
             f"{g.metric} (margin {fmt_number(g.margin)}%, change "
-            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'})"
+            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'}"
+            f"{_guardrail_where(g, primary.label)})"
             for g in broken
         )
         text += ", so it does not count as a win"
+    elsewhere = [g for g in primary.guardrails if g.held is not False and g.result not in (None, primary.label)]
+    if elsewhere:
+        text += "; guardrails read in the record's other results: " + ", ".join(
+            f"{g.metric} in `{g.result}` {'held' if g.held else 'not shown within the margin'}" for g in elsewhere
+        )
     return text
+
+
+def _guardrail_where(g: Guardrail, primary_label: str) -> str:
+    """Where a guardrail reading comes from, when not the primary comparison's own result."""
+    where = f", in `{g.result}`" if g.result is not None and g.result != primary_label else ""
+    return where + (", as reported" if g.reported else "")
 
 
 def _current_text(level: Stat | None, about: bool) -> str | None:
