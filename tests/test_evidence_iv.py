@@ -336,3 +336,45 @@ def test_the_deciding_result_must_exist(cap: Path) -> None:
     assert "error[unknown-result]: `decided_by` names result `12K`, not among the record's own results" in (
         check.stderr
     )
+
+
+# --- part 4: a baseline by name ------------------------------------------------------------------
+
+NAMED = """\
+title: Overlap scheduler
+tier: 1
+status: in-progress
+hypothesis: Scheduling the next batch while this one runs hides the CPU's time.
+results:
+  - label: single stream, short prompts
+    metrics: {output_throughput: [9.6, 9.8, 9.7]}
+    baseline_from: {result: single stream typed}
+  - label: single stream, long prompts
+    metrics: {output_throughput: [9.1, 9.2, 9.0]}
+    baseline_from: {result: single stream typed}
+"""
+
+
+def test_results_take_the_campaign_baseline_by_name_without_a_load(minimal: Path) -> None:
+    path = minimal / "improvements" / "campaign.yaml"
+    text = path.read_text()
+    # The baseline typed once, with no load: nothing could match it by concurrency.
+    typed = "    - label: single stream typed\n      metrics: {output_throughput: [8.1, 8.3, 8.2]}\n"
+    path.write_text(text.replace("  results:\n", "  results:\n" + typed, 1))
+    (minimal / "improvements" / "01-overlap.yaml").write_text(NAMED)
+    check = run_cli("check", "--root", str(minimal))
+    assert check.returncode == 0, check.stderr
+    entry = analyse(require_project(minimal)).records[0]
+    for res in entry.results:
+        c = res.comparisons["output_throughput"]
+        assert c is not None and (c.baseline_n, c.baseline_mean) == (3, pytest.approx(8.2))
+        assert (
+            "Compared with the campaign baseline result `single stream typed`, named by `baseline_from`." in res.notes
+        )
+    (minimal / "improvements" / "01-overlap.yaml").write_text(
+        NAMED.replace("{result: single stream typed}", "{result: single strem typed}", 1)
+    )
+    check = run_cli("check", "--root", str(minimal))
+    assert check.returncode == 1
+    assert "error[unknown-result]: the campaign baseline has no result labelled `single strem typed`" in check.stderr
+    assert "did you mean `single stream typed`?" in check.stderr

@@ -196,12 +196,20 @@ class Reported(Strict):
 
 
 class BaselineFrom(Strict):
-    """Another record's result whose numbers are this result's baseline, so none is typed twice."""
+    """Another result whose numbers are this result's baseline, so none is typed twice: another
+    record's, or (without `record`) the campaign baseline's result of that label, at any load."""
 
-    record: Slug
+    # Left out: the campaign baseline's results (`baseline.results` in campaign.yaml).
+    record: Slug | None = None
     # A variant's label when the result is one of that record's variants' (an arm of an A/B).
     variant: NonEmpty | None = None
     result: NonEmpty
+
+    @model_validator(mode="after")
+    def _variant_of_a_record(self) -> BaselineFrom:
+        if self.variant is not None and self.record is None:
+            raise ValueError("`variant` names one of a record's variants; give that `record` too")
+        return self
 
 
 class Provenance(Strict):

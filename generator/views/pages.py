@@ -364,7 +364,9 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What it builds on and its baselines (its place in the stack is `record_derived`'s).
-    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
+    refs = [
+        res.baseline_from.record for res in variants.all_results(r) if res.baseline_from and res.baseline_from.record
+    ]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()
