@@ -378,3 +378,47 @@ def test_results_take_the_campaign_baseline_by_name_without_a_load(minimal: Path
     assert check.returncode == 1
     assert "error[unknown-result]: the campaign baseline has no result labelled `single strem typed`" in check.stderr
     assert "did you mean `single stream typed`?" in check.stderr
+
+
+# --- part 5: the image and the in-container steps of a change -----------------------------------
+
+UPGRADE = """\
+title: Newer transformers
+tier: 1
+status: adopted
+verdict: Kept.
+hypothesis: The newer tokenizer is faster.
+change:
+  image: lmsysorg/sglang:v0.5.9-cu129
+  before: [nvidia-smi -pm 1]
+  inside: [pip install --upgrade transformers]
+  flags: [--enable-fast-tokenizer]
+results:
+  - label: decode
+    concurrency: 1
+    reported_change: {output_throughput: 3}
+"""
+
+
+def test_stack_prints_the_image_in_force_and_keeps_host_and_container_steps_apart(minimal: Path) -> None:
+    (minimal / "improvements" / "01-upgrade.yaml").write_text(UPGRADE)
+    out = run_cli("stack", "--root", str(minimal))
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert "# The engine runs in the container image lmsysorg/sglang:v0.5.9-cu129 (from 01-upgrade)" in lines
+    host, inside = lines.index("# On the host:"), lines.index("# Inside the container, before the launch:")
+    assert host < lines.index("nvidia-smi -pm 1") < inside < lines.index("pip install --upgrade transformers")
+    data = json.loads(run_cli("stack", "--root", str(minimal), "--format", "json").stdout)
+    assert (data["image"], data["image_from"]) == ("lmsysorg/sglang:v0.5.9-cu129", "01-upgrade")
+    assert data["inside"] == [{"command": "pip install --upgrade transformers", "record": "01-upgrade"}]
+    assert run_cli("build", "--root", str(minimal)).returncode == 0
+    page = _page(minimal, "upgrade")
+    assert "Container image: `lmsysorg/sglang:v0.5.9-cu129`" in page
+    assert "# on the host:\nnvidia-smi -pm 1\n# inside the container:\npip install --upgrade transformers\n" in page
+
+
+def test_a_variants_image_is_in_its_change(repo: Path) -> None:
+    arms = ALL_REJECTED.replace('change: {flags: ["--enable-custom-ar"]}', 'change: {image: "sglang:v0.5.10"}')
+    (repo / "improvements" / "03-transport.yaml").write_text(arms)
+    assert run_cli("build", "--root", str(repo)).returncode == 0
+    assert "| custom | rejected | image sglang:v0.5.10 |" in _page(repo, "transport")

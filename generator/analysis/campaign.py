@@ -440,6 +440,8 @@ def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Lau
     chain: tuple[RecordFile, ...] = ()
     picked = launch_chain(rec.slug, steps)
     before: tuple[str, ...] = ()
+    inside: tuple[str, ...] = ()
+    image = change.image if change is not None else None
     if not isinstance(picked, Cycle):
         # Without `builds_on` only the host commands are wanted: no baseline command to split.
         stacked = bool(rec.record.builds_on)
@@ -447,11 +449,13 @@ def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Lau
             campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
         )
         before = tuple(line for _label, line in found.before)
+        inside = tuple(line for _label, line in found.inside)
+        image = found.image[1] if found.image is not None else None
         if stacked:
             by_slug = project.by_slug()
             tokens, env = list(found.tokens), dict(found.env)
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
-    return Launch(tuple(tokens), env, chain, before)
+    return Launch(tuple(tokens), env, chain, before, inside, image)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

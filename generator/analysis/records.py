@@ -139,6 +139,10 @@ class Launch:
     chain: tuple[RecordFile, ...] = ()
     # Host commands run before the launch (`before:`), of what it builds on first, as written.
     before: tuple[str, ...] = ()
+    # Commands run inside the container (`inside:`), likewise; the image in force when a change
+    # names its own (None: the campaign engine's).
+    inside: tuple[str, ...] = ()
+    image: str | None = None
 
 
 @dataclass(frozen=True)

@@ -123,6 +123,11 @@ class Change(Strict):
     # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
     # whole shell command line, printed as written before the launch line.
     before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # Commands run inside the engine's container before the launch (`pip install --upgrade
+    # transformers`), in order: printed apart from the host's `before` steps.
+    inside: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # The container image this change runs in, when not the campaign engine's (with its tag or digest).
+    image: NonEmpty | None = None
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator.analysis.campaign import Analysis, Guardrail, ResolvedResult
+from generator.analysis.campaign import Analysis, Guardrail, Launch, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
@@ -304,8 +304,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
         # The `before:` steps first, as written: the block runs as shown.
-        "command": "\n".join([*(launch.before if launch is not None else ()), shell_command(tokens, env)]),
-        "image": campaign.engine.image,
+        "command": "\n".join([*_steps_before(launch), shell_command(tokens, env)]),
+        "image": launch.image if launch is not None and launch.image else campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
@@ -335,6 +335,16 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
     }
+
+
+def _steps_before(launch: Launch | None) -> list[str]:
+    """The host's `before:` steps, then the container's `inside:` ones, each group marked when both are there."""
+    if launch is None:
+        return []
+    if not launch.inside:
+        return list(launch.before)
+    host = ["# on the host:", *launch.before] if launch.before else []
+    return [*host, "# inside the container:", *launch.inside]
 
 
 def _variant_result_views(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> list[dict[str, Any]]:

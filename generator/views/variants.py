@@ -83,6 +83,10 @@ def variant_change_text(variant: Variant, record: Record) -> str:
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")
+    if change.image:
+        parts.append(f"image {change.image}")
+    if change.inside:
+        parts.append(f"in the container: {'; '.join(change.inside)}")
     if change.before:
         # Host steps are a change too: a variant made only of them still changed something.
         steps = "; ".join(change.before)
