@@ -422,3 +422,86 @@ def test_a_variants_image_is_in_its_change(repo: Path) -> None:
     (repo / "improvements" / "03-transport.yaml").write_text(arms)
     assert run_cli("build", "--root", str(repo)).returncode == 0
     assert "| custom | rejected | image sglang:v0.5.10 |" in _page(repo, "transport")
+
+
+# --- part 6: standing beside the status, and expectations on other terms ------------------------
+
+DRAFTER_BASE = [80.1, 80.4, 79.9, 80.2, 80.0]
+DRAFTER = [103.2, 104.1, 102.8, 103.9, 103.5]
+ACCEPT = [5.2, 5.4, 5.3, 5.1, 5.5]
+
+
+def _drafter(standing: str = "recommended", status: str = "adopted") -> str:
+    return f"""\
+title: EAGLE-3 drafter
+tier: 1
+status: {status}
+standing: {standing}
+standing_note: kept for the Dev branch
+verdict: Kept.
+hypothesis: A drafter that accepts five tokens a step pays for itself.
+expected:
+  metric: output_throughput
+  gain_absolute: {{min: 20, max: 25}}
+  thresholds: [{{metric: accept_length, at_least: 5}}]
+results:
+  - label: decode
+    concurrency: 1
+    metrics: {{output_throughput: {DRAFTER}, accept_length: {ACCEPT}}}
+    baseline: {{output_throughput: {DRAFTER_BASE}}}
+"""
+
+
+def test_standing_is_shown_on_the_summary_and_home(minimal: Path) -> None:
+    (minimal / "improvements" / "01-drafter.yaml").write_text(_drafter())
+    (minimal / "improvements" / "02-later.yaml").write_text(
+        _drafter("latest")
+        .replace("EAGLE-3 drafter", "EAGLE-3 drafter, newer")
+        .replace("standing_note: kept for the Dev branch\n", "")
+    )
+    (minimal / "improvements" / "03-open.yaml").write_text(
+        _drafter("undecided", "in-progress").replace("standing_note: kept for the Dev branch\n", "")
+    )
+    build = run_cli("build", "--root", str(minimal))
+    assert build.returncode == 0, build.stderr
+    home = (minimal / "docs" / "index.md").read_text()
+    assert "- Recommended: [01 EAGLE-3 drafter](" in home and "(kept for the Dev branch)" in home
+    assert "- Latest (not the recommended): [02 EAGLE-3 drafter, newer](" in home
+    assert "- Measured, undecided: [03 EAGLE-3 drafter](" in home
+    summary = (minimal / "docs" / "summary.md").read_text()
+    assert "adopted</span> recommended" in summary and "in-progress</span> measured, undecided" in summary
+    assert (
+        '| Status | <span class="badge status-adopted">adopted</span> recommended (kept for the Dev branch) |'
+        in _page(minimal, "drafter")
+    )
+
+
+def test_a_standing_that_contradicts_the_status_is_refused(minimal: Path) -> None:
+    (minimal / "improvements" / "01-drafter.yaml").write_text(_drafter("recommended", "rejected"))
+    check = run_cli("check", "--root", str(minimal))
+    assert check.returncode == 1
+    assert "`standing: recommended` is for an adopted record; this one is `rejected`" in check.stderr
+
+
+def test_an_absolute_gain_and_a_threshold_are_checked_against_the_result(minimal: Path) -> None:
+    import numpy as np
+
+    (minimal / "improvements" / "01-drafter.yaml").write_text(_drafter())
+    entry = analyse(require_project(minimal)).records[0]
+    gain, threshold = entry.expectations
+    # The interval of the change in tok/s: the ratio's Welch interval on logs, times the baseline mean.
+    ci = sps.ttest_ind(np.log(DRAFTER), np.log(DRAFTER_BASE), equal_var=False).confidence_interval(0.95)
+    base = float(np.mean(DRAFTER_BASE))
+    assert gain.interval == pytest.approx((base * np.expm1(ci.low), base * np.expm1(ci.high)), rel=1e-9)
+    assert gain.verdict == ("met" if base * np.expm1(ci.low) >= 20 else "undecided")
+    # Acceptance length at least 5: the mean's 95% t interval lies above it.
+    t = sps.t.interval(0.95, len(ACCEPT) - 1, loc=np.mean(ACCEPT), scale=sps.sem(ACCEPT))
+    assert threshold.interval == pytest.approx(t, rel=1e-9)
+    assert threshold.verdict == "met" and t[0] > 5
+    assert run_cli("build", "--root", str(minimal)).returncode == 0
+    page = _page(minimal, "drafter")
+    assert "- Gain in the metric's unit: 20–25" in page
+    assert "- Checked: threshold, Speculative accept length at least 5, in result decode: mean 5.3" in page
+    (minimal / "improvements" / "01-drafter.yaml").write_text(_drafter().replace("at_least: 5", "at_least: 6"))
+    [_, missed] = analyse(require_project(minimal)).records[0].expectations
+    assert missed.verdict == "missed"

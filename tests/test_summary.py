@@ -296,7 +296,7 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-    text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
+    text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing")
     for column in (*text_columns, "reported", "variants", "variant_decisions", *slo_text):
         frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
     return str(frame.to_csv(index=False, lineterminator="\n"))

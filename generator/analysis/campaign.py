@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.analysis import guards, stats
+from generator.analysis import expect, guards, stats
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -263,6 +263,7 @@ def _record_analysis(
         group=group,
         variant_decisions=compared,
         decider=guards.decider(rec.record, results, by_variant),
+        expectations=expect.expectation_checks(expected, primary, headline, decision.alpha),
     )
 
 

@@ -99,6 +99,27 @@ class Decider:
     agrees: bool | None
 
 
+Verdict = Literal["met", "missed", "undecided"]
+
+
+@dataclass(frozen=True)
+class ExpectationCheck:
+    """One expectation read on one result."""
+
+    kind: Literal["gain", "gain_absolute", "threshold"]
+    metric: str
+    result: str
+    # The expected bar: gains oriented so that + is better (low, high); a threshold's bounds.
+    low: float | None
+    high: float | None
+    # What was seen: the point (gain oriented, or the metric's mean) and its interval, if any.
+    point: float
+    interval: tuple[float, float] | None
+    verdict: Verdict
+    # No interval: the verdict reads the point alone.
+    face_value: bool
+
+
 @dataclass(frozen=True)
 class VariantDecision:
     """One candidate variant's comparison on the primary metric, for a record that retained none."""
@@ -169,3 +190,5 @@ class RecordAnalysis:
     variant_decisions: tuple[VariantDecision, ...] = ()
     # The record's own `decided_by`, read on its numbers; None without one.
     decider: Decider | None = None
+    # Its `expected` gain and thresholds read on its results (`analysis.expect`).
+    expectations: tuple[ExpectationCheck, ...] = ()

@@ -40,10 +40,32 @@ BlockerStatus = Literal["open", "worked-around", "resolved"]
 Outcome = Literal["worked", "partial", "failed", "not-recorded"]
 
 
+class Threshold(Strict):
+    """A level a metric must reach for the record to count (acceptance length at least 5)."""
+
+    metric: MetricName
+    at_least: Finite | None = None
+    at_most: Finite | None = None
+    # The result it is read on; left out, every result of the record that measures the metric.
+    result: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> Threshold:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError("a threshold needs `at_least` or `at_most`")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError(f"`at_least` ({self.at_least:g}) is above `at_most` ({self.at_most:g})")
+        return self
+
+
 class Expected(Strict):
     metric: MetricName
     # Percent; positive means better in the metric's own direction.
     gain: Finite | Range | None = None
+    # The same in the metric's own unit ("+20-25 tok/s"), positive = better.
+    gain_absolute: Finite | Range | None = None
+    # Levels other metrics must reach (acceptance length at least 5), checked against the results.
+    thresholds: list[Threshold] = Field(default_factory=list)
     concurrency: Count | None = None
     # This record's guardrails (metric -> margin percent), replacing the campaign's.
     guardrails: dict[MetricName, Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] | None = None
@@ -233,6 +255,11 @@ class Record(Strict):
     # Left out, nothing is said.
     tier_source: Literal["sources", "own"] | None = None
     status: Status
+    # Finer than the status: "recommended" (the configuration the campaign recommends) or
+    # "latest" (the newest adopted, not yet the recommended one), both adopted; "undecided"
+    # (measured, no decision yet). `standing_note` says more ("kept for the Dev branch").
+    standing: Literal["recommended", "latest", "undecided"] | None = None
+    standing_note: str | None = None
     hypothesis: NonEmpty
     summary: str | None = None
     tags: list[Slug] = Field(default_factory=list)
@@ -255,6 +282,16 @@ class Record(Strict):
     sweep: Sweep | None = None
     # Where this record's runs differ from the campaign's setup.
     setup: Setup | None = None
+
+    @model_validator(mode="after")
+    def _standing_fits_status(self) -> Record:
+        if self.standing in ("recommended", "latest") and self.status != "adopted":
+            raise ValueError(f"`standing: {self.standing}` is for an adopted record; this one is `{self.status}`")
+        if self.standing == "undecided" and self.status in ("adopted", "rejected", "superseded"):
+            raise ValueError(f"`standing: undecided` contradicts status `{self.status}`, which is a decision")
+        if self.standing == "undecided" and not (self.results or any(v.results for v in self.variants)):
+            raise ValueError("`standing: undecided` says the record was measured; give its results")
+        return self
 
 
 VariantOutcome = Literal["retained", "rejected", "superseded", "diagnostic"]

@@ -108,6 +108,8 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
         ],
         "reported": ra.reported,
         "decider": decider_text(ra, project.campaign.vocabulary()),
+        "expectations": expectation_lines(ra, project.campaign.vocabulary()),
+        "standing": standing_text(r.status, r.standing, r.standing_note) if r.standing or r.standing_note else None,
         "diff": change_diff(change),
         "diff_base": relative_to,
         "command_missing": bool(change is not None and change.command == "not-recorded"),
@@ -146,6 +148,42 @@ def decider_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> str | No
     return f"{text} ({note})" if note else text
 
 
+_KIND = {"gain": "expected gain", "gain_absolute": "expected gain in the metric's unit", "threshold": "threshold"}
+
+
+def expectation_lines(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> list[str]:
+    """Each expectation read on a result, in words: what was expected, what was seen, and the verdict."""
+    out = []
+    for e in ra.expectations:
+        metric = vocabulary.lookup(e.metric)
+        unit = "%" if e.kind == "gain" else f" {metric.unit}" if metric else ""
+        if e.kind == "threshold":
+            bars = [f"at least {fmt_number(e.low)}" if e.low is not None else ""]
+            bars += [f"at most {fmt_number(e.high)}" if e.high is not None else ""]
+            bar = " and ".join(b for b in bars if b)
+            seen = f"mean {fmt_number(e.point)}"
+        else:
+            low, high = e.low if e.low is not None else 0.0, e.high if e.high is not None else 0.0
+            bar = f"{low:+g}{unit}" if low == high else f"{low:+g} to {high:+g}{unit}"
+            sign = "+" if e.point > 0 else ""
+            seen = (
+                fmt_percent(e.point) if e.kind == "gain" else f"{sign}{fmt_number(e.point)}{unit}"
+            ) + " (+ = better)"
+        if e.interval is not None:
+            seen += f", interval {fmt_number(e.interval[0])} to {fmt_number(e.interval[1])}"
+        verdict = e.verdict + (" at face value (no interval)" if e.face_value else "")
+        label = metric.label if metric else e.metric
+        out.append(f"{_KIND[e.kind]}, {label} {bar}, in result {e.result}: {seen}: {verdict}")
+    return out
+
+
+def standing_text(status: str, standing: str | None, note: str | None) -> str:
+    """The status with its standing: "adopted, recommended (kept for the Dev branch)"."""
+    words = {"recommended": "recommended", "latest": "latest, not the recommended", "undecided": "measured, undecided"}
+    text = status if standing is None else f"{status}, {words[standing]}"
+    return f"{text} ({note})" if note else text
+
+
 def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:
     metric = vocabulary.lookup(name) if name is not None else None
     return metric.label if metric is not None else name
@@ -170,6 +208,15 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "link": _link(analysis, rec),
         "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
     }
+
+
+def standings(analysis: Analysis) -> list[dict[str, Any]]:
+    """The records with a standing (recommended, latest, measured but undecided), in series order."""
+    return [
+        {**_entry(analysis, ra), "standing": ra.file.record.standing, "note": ra.file.record.standing_note}
+        for ra in analysis.records
+        if ra.file.record.standing is not None
+    ]
 
 
 def status_counts(analysis: Analysis) -> list[tuple[str, int]]:
@@ -268,6 +315,7 @@ def home_glance(analysis: Analysis) -> dict[str, Any]:
         "adopted": [f"{r.number:02d}" for r in stack.records],
         "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
         "counts": status_counts(analysis),
+        "standings": standings(analysis),
         "next": next_ideas(analysis),
         "latest": latest(analysis),
     }

@@ -61,6 +61,8 @@ COLUMNS = (
     "best_of_tested",
     # A record that retained none of its variants: each one's decision on the primary metric.
     "variant_decisions",
+    # "recommended", "latest" (adopted, not the recommended) or "undecided" (measured, no decision), or None.
+    "standing",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -120,6 +122,7 @@ def summary_rows(
                 "best_of": primary.best_of if primary else None,
                 "best_of_tested": primary.best_of_tested if primary else None,
                 "variant_decisions": variant_decisions_text(entry),
+                "standing": r.standing,
             }
         )
         if analysis.project.campaign.slo:
@@ -187,7 +190,8 @@ def tier_text(row: dict[str, Any]) -> str:
 
 def status_text(row: dict[str, Any]) -> str:
     """The status, and "in the stack" for an adopted record whose change is in the command in force."""
-    return f"{row['status']}, in the stack" if row["in_stack"] else row["status"]
+    status = row["status"] if not row.get("standing") else f"{row['status']}, {row['standing']}"
+    return f"{status}, in the stack" if row["in_stack"] else status
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -209,7 +213,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
 
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-    text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
+    text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing"}
     text |= {"reported", "variants", "variant_decisions", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
