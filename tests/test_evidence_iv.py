@@ -505,3 +505,73 @@ def test_an_absolute_gain_and_a_threshold_are_checked_against_the_result(minimal
     (minimal / "improvements" / "01-drafter.yaml").write_text(_drafter().replace("at_least: 5", "at_least: 6"))
     [_, missed] = analyse(require_project(minimal)).records[0].expectations
     assert missed.verdict == "missed"
+
+
+# --- part 7: one file holding both arms, split on import ------------------------------------------
+
+ARMS_FORMAT = """
+import_formats:
+  arms:
+    metrics: {output_throughput: tok_s}
+    settings: {run_name: arm, max_concurrency: conc}
+"""
+CUDA_GRAPH = [52.1, 51.7, 52.4]
+NO_CUDA_GRAPH = [40.2, 40.6, 39.9]
+
+
+def test_import_splits_a_files_runs_between_the_result_and_its_baseline(minimal: Path) -> None:
+    import numpy as np
+
+    campaign = minimal / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + ARMS_FORMAT)
+    (minimal / "improvements" / "01-graphs.yaml").write_text(
+        "title: CUDA graphs\ntier: 1\nstatus: in-progress\nhypothesis: Graphs cut launch overhead.\n"
+    )
+    rows = [("cuda_graph", v) for v in CUDA_GRAPH] + [("no_cuda_graph", v) for v in NO_CUDA_GRAPH]
+    bench = minimal / "both.csv"
+    bench.write_text("arm,conc,tok_s\n" + "".join(f"{a},1,{v}\n" for a, v in rows))
+    out = run_cli(
+        "import",
+        str(bench),
+        "--root",
+        str(minimal),
+        "--record",
+        "01",
+        "--format",
+        "arms",
+        "--baseline-where",
+        "run_name=no_cuda_graph",
+    )
+    assert out.returncode == 0, out.stderr
+    assert "warning" not in out.stderr
+    record = (minimal / "improvements" / "01-graphs.yaml").read_text()
+    assert record.count("- label:") == 1 and "baseline_run:" in record
+    [res] = analyse(require_project(minimal)).records[0].results
+    c = res.comparisons["output_throughput"]
+    assert c is not None and (c.n, c.baseline_n) == (3, 3)
+    p = sps.ttest_ind(np.log(CUDA_GRAPH), np.log(NO_CUDA_GRAPH), equal_var=False).pvalue
+    assert c.p_value == pytest.approx(p, rel=1e-9)
+
+
+def test_a_baseline_value_no_run_has_is_a_usage_error(minimal: Path) -> None:
+    campaign = minimal / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text() + ARMS_FORMAT)
+    (minimal / "improvements" / "01-graphs.yaml").write_text(
+        "title: CUDA graphs\ntier: 1\nstatus: in-progress\nhypothesis: Graphs cut launch overhead.\n"
+    )
+    bench = minimal / "both.csv"
+    bench.write_text("arm,conc,tok_s\ncuda_graph,1,52\nno_cuda_graph,1,40\n")
+    out = run_cli(
+        "import",
+        str(bench),
+        "--root",
+        str(minimal),
+        "--record",
+        "01",
+        "--format",
+        "arms",
+        "--baseline-where",
+        "run_name=eager",
+    )
+    assert out.returncode == 2
+    assert "no run has run_name `eager` (the values found: `cuda_graph`, `no_cuda_graph`)" in out.stderr

@@ -245,7 +245,8 @@ class Result(Strict):
     # repetitions of one configuration (each run one sample). A tuple, not a list, so the
     # value stays hashable for code that looks a single id up.
     run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
-    baseline_run: Slug | None = None
+    # The baseline's imported run, or its repetitions (compared as their mean and spread).
+    baseline_run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     # The repetitions and the baseline's are matched by position (same prompts, same seed):
     # the comparison uses the paired differences, and both sides need the same n.
     paired: bool = False
@@ -313,6 +314,13 @@ class Result(Strict):
         if self.run is None:
             return ()
         return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def baseline_run_ids(self) -> tuple[str, ...]:
+        """The baseline's imported runs this result names, in order (one per repetition)."""
+        if self.baseline_run is None:
+            return ()
+        return (self.baseline_run,) if isinstance(self.baseline_run, str) else tuple(self.baseline_run)
 
     @property
     def has_reported(self) -> bool:

@@ -197,10 +197,14 @@ def match(project: Project, result: Result, run: Run) -> Match:
     """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
     runs = project.runs
     if result.baseline_run is not None:
-        base = runs.get(result.baseline_run)
-        if base is None:
-            return Match(notes=[f"The baseline run `{result.baseline_run}` does not exist."])
-        return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
+        missing = [rid for rid in result.baseline_run_ids if rid not in runs]
+        if missing:
+            return Match(notes=[f"The baseline run `{missing[0]}` does not exist."])
+        named = [runs[rid] for rid in result.baseline_run_ids]
+        if len(named) == 1:
+            return Match(named, [f"Compared with the baseline run `{named[0].id}`, named explicitly."])
+        ids = ", ".join(f"`{b.id}`" for b in named)
+        return Match(named, [f"Compared with the mean of {len(named)} baseline runs named explicitly: {ids}."])
     best: list[Run] = []
     best_score = -1
     own = {run.id, *result.run_ids}
