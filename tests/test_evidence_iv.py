@@ -575,3 +575,51 @@ def test_a_baseline_value_no_run_has_is_a_usage_error(minimal: Path) -> None:
     )
     assert out.returncode == 2
     assert "no run has run_name `eager` (the values found: `cuda_graph`, `no_cuda_graph`)" in out.stderr
+
+
+# --- part 8: report wording, init's placeholder, remove_flags on a flag not there -----------------
+
+REMOVES = """\
+title: No CUDA graph padding
+tier: 1
+status: proposed
+hypothesis: Padding wastes a step at small batches.
+change:
+  remove_flags: [--cuda-graph-max-bs]
+  patches: [{summary: pad to 8}]
+"""
+
+
+def test_the_report_says_a_removal_without_a_stray_separator(minimal: Path) -> None:
+    (minimal / "improvements" / "01-padding.yaml").write_text(REMOVES)
+    out = run_cli("report", "--root", str(minimal))
+    assert out.returncode == 0, out.stderr
+    assert "Change: removed `--cuda-graph-max-bs`; patch: pad to 8\n" in out.stdout
+    assert "Change:;" not in out.stdout
+
+
+def test_remove_flags_naming_a_flag_the_command_lacks_is_a_warning(minimal: Path) -> None:
+    (minimal / "improvements" / "01-padding.yaml").write_text(REMOVES)
+    check = run_cli("check", "--root", str(minimal))
+    assert check.returncode == 0
+    assert (
+        "improvements/01-padding.yaml:6:18: warning[invalid-value]: `remove_flags` names `--cuda-graph-max-bs`, "
+        "which the command it applies to does not have"
+    ) in check.stderr
+    shipped = (minimal / "improvements" / "01-padding.yaml").read_text().replace("--cuda-graph-max-bs", "--tp-size")
+    (minimal / "improvements" / "01-padding.yaml").write_text(shipped)
+    assert "remove_flags" not in run_cli("check", "--root", str(minimal)).stderr
+
+
+def test_init_placeholder_goes_when_results_are_imported(tmp_path: Path) -> None:
+    from conftest import BENCH
+
+    root = tmp_path / "fresh"
+    assert run_cli("init", str(root), cwd=tmp_path, input="").returncode == 0
+    campaign = root / "improvements" / "campaign.yaml"
+    assert "# results:" in campaign.read_text()
+    out = run_cli("import", str(BENCH / "sglang-bench-serving-2024-sweep.jsonl"), "--baseline", "--root", str(root))
+    assert out.returncode == 0, out.stderr
+    text = campaign.read_text()
+    assert "# results:" not in text and "#   - label: concurrency 64" not in text
+    assert "  results:\n" in text

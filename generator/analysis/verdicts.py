@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.problems import Problem, rel
+from generator.model import variants
+from generator.model.launch import split_command
 from generator.model.quantity import fmt_number, fmt_percent
+from generator.model.record import Change, Setup
 
 # status -> the decisions that contradict it
 _CONTRADICTS: dict[str, tuple[str, ...]] = {
@@ -72,6 +75,49 @@ def decider_problems(analysis: Analysis) -> list[Problem]:
                 severity="warning",
             )
         )
+    return out
+
+
+def removed_flag_problems(analysis: Analysis) -> list[Problem]:
+    """A warning for each `remove_flags` entry that names a flag the command it applies to lacks.
+
+    The command is the change's own `base_command`, else its setup's, else the campaign
+    baseline's, with the flags of what the record builds on added: removing a flag none of
+    them has removes nothing, which is usually a misspelt flag or the wrong baseline.
+    """
+    out: list[Problem] = []
+    campaign = analysis.project.campaign
+    for entry in analysis.records:
+        rec = entry.file
+        chain = entry.launch.chain if entry.launch is not None else ()
+        added = {f.flag for other in chain for f in (variants.effective_change(other.record) or Change()).flags}
+        places: list[tuple[tuple[str | int, ...], Change | None, Setup | None]] = [
+            (("change",), rec.record.change, rec.record.setup)
+        ]
+        places += [
+            (("variants", k, "change"), v.change, v.setup or rec.record.setup)
+            for k, v in enumerate(rec.record.variants)
+        ]
+        for at, change, setup in places:
+            if change is None or not change.remove_flags:
+                continue
+            base = (
+                change.base_command or (setup.base_command if setup is not None else None) or campaign.baseline.command
+            )
+            present = {t.split("=", 1)[0] for t in split_command(base) if t.startswith("-")} | added
+            for i, flag in enumerate(change.remove_flags):
+                if flag in present or any(f.flag == flag for f in change.flags):
+                    continue
+                out.append(
+                    Problem(
+                        rel(rec.path, analysis.project.root),
+                        *rec.positions.of((*at, "remove_flags", i)),
+                        "invalid-value",
+                        f"`remove_flags` names `{flag}`, which the command it applies to does not have",
+                        "check the flag's spelling, or the base command the change applies to",
+                        severity="warning",
+                    )
+                )
     return out
 
 

@@ -5,6 +5,7 @@ every run, raw copy and the record together or not at all.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -160,6 +161,7 @@ def link(
     container: Any = doc.data["baseline"] if baseline else doc.data
     order = list((Baseline if baseline else Record).model_fields)
     results = container.get("results")
+    created = results is None
     if results is None:
         results = CommentedSeq()
         set_key(container, "results", results, order)
@@ -205,6 +207,8 @@ def link(
         else:
             results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
+    if created and added:
+        text = drop_placeholder(text)
     if not added:
         return text, added, []
     # The runs are not written yet: the edited file is checked as if they were.
@@ -230,6 +234,16 @@ def _name_baselines(groups: dict[Any, Any], new: list[Run], arms: list[Run], key
             )
         ids = [b.id for b in found]
         set_key(item, "baseline_run", ids[0] if len(ids) == 1 else CommentedSeq(ids), list(Result.model_fields))
+
+
+# The commented `# results:` example that `init` and `new` write, with its indented lines: once
+# real results are linked it only misleads (it sat above the imported ones).
+_PLACEHOLDER = re.compile(r"(?m)^([ \t]*)# results:.*\n(?:\1#(?: {2,}|\t).*\n)*")
+
+
+def drop_placeholder(text: str) -> str:
+    """`text` without the commented `# results:` placeholder block, when it has one."""
+    return _PLACEHOLDER.sub("", text, count=1)
 
 
 def _ids(value: Any) -> list[str]:
