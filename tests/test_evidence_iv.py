@@ -623,3 +623,13 @@ def test_init_placeholder_goes_when_results_are_imported(tmp_path: Path) -> None
     text = campaign.read_text()
     assert "# results:" not in text and "#   - label: concurrency 64" not in text
     assert "  results:\n" in text
+
+
+def test_an_expected_null_effect_is_read_by_the_equivalence_rule(minimal: Path) -> None:
+    control = _drafter().replace("  gain_absolute: {min: 20, max: 25}\n", "  gain: 0\n")
+    control = control.replace(f"output_throughput: {DRAFTER}", f"output_throughput: {DRAFTER_BASE}")
+    (minimal / "improvements" / "01-drafter.yaml").write_text(control)
+    entry = analyse(require_project(minimal)).records[0]
+    gain = entry.expectations[0]
+    assert entry.primary is not None and entry.primary.comparison.decision == "no-change"
+    assert (gain.kind, gain.verdict) == ("gain", "met")

@@ -2,7 +2,8 @@
 unit) and the thresholds other metrics must reach (acceptance length at least 5).
 
 Every verdict reads an interval where there is one: a gain is met when the interval's worse
-end reaches the expected gain's lower end, missed when its better end falls short of it; a
+end reaches the expected gain's lower end, missed when its better end falls short of it (an
+expected gain of exactly 0, a control, is met when the rule says `no-change`); a
 threshold is met when the mean's (1 - alpha) t interval lies on its side, missed when it lies on
 the other. A number without an interval is read at face value and marked so.
 """
@@ -42,6 +43,10 @@ def gain_checks(expected: Expected, primary: Primary | None) -> list[Expectation
         bounds = (c.gain_low_percent, c.gain_high_percent)
         interval = (bounds[0], bounds[1]) if bounds[0] is not None and bounds[1] is not None else None
         verdict, face = _read_gain(low, c.gain_percent, interval)
+        if low == high == 0 and c.decision != "unreplicated":
+            # "No change expected" (a control): read by the rule's own equivalence test.
+            read: dict[str, Verdict] = {"no-change": "met", "better": "missed", "worse": "missed"}
+            verdict = read.get(c.decision, "undecided")
         out.append(
             ExpectationCheck("gain", primary.metric, primary.label, low, high, c.gain_percent, interval, verdict, face)
         )

@@ -170,7 +170,8 @@ def expectation_lines(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> lis
                 fmt_percent(e.point) if e.kind == "gain" else f"{sign}{fmt_number(e.point)}{unit}"
             ) + " (+ = better)"
         if e.interval is not None:
-            seen += f", interval {fmt_number(e.interval[0])} to {fmt_number(e.interval[1])}"
+            ends = [fmt_percent(x) if e.kind == "gain" else fmt_number(x) for x in e.interval]
+            seen += f", interval {ends[0]} to {ends[1]}"
         verdict = e.verdict + (" at face value (no interval)" if e.face_value else "")
         label = metric.label if metric else e.metric
         out.append(f"{_KIND[e.kind]}, {label} {bar}, in result {e.result}: {seen}: {verdict}")
