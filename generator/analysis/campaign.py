@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.analysis import stats
+from generator.analysis import expect, guards, stats
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -24,6 +24,7 @@ from generator.analysis.records import (
     RecordAnalysis,
     ResolvedResult,
     SharedBlocker,
+    VariantDecision,
 )
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.stats import Comparison
@@ -113,6 +114,7 @@ __all__ = [
     "ResolvedResult",
     "Rule",
     "SharedBlocker",
+    "VariantDecision",
     "analyse",
     "compare",
     "resolve",
@@ -240,7 +242,9 @@ def _record_analysis(
     if primary is not None:
         primary = _best_of(rec, by_variant, primary, decision)
     every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
-    reported = primary is None and any(r.has_reported for r in every)
+    compared = _variant_decisions(rec, by_variant, metric) if primary is None else ()
+    # Measured variants are never "as reported", even when one of them also quotes its source.
+    reported = primary is None and not compared and any(r.has_reported for r in every)
     if primary is not None:
         group = stats.rank_group(primary.comparison, guardrail_broken=primary.guardrail_broken)
     else:
@@ -257,7 +261,30 @@ def _record_analysis(
         headline=headline,
         launch=_launch(project, rec, steps),
         group=group,
+        variant_decisions=compared,
+        decider=guards.decider(rec.record, results, by_variant),
+        expectations=expect.expectation_checks(expected, primary, headline, decision.alpha),
     )
+
+
+def _variant_decisions(
+    rec: RecordFile, by_variant: tuple[tuple[ResolvedResult, ...], ...], metric: str | None
+) -> tuple[VariantDecision, ...]:
+    """A record that retained no variant: each candidate's first comparison on the primary metric.
+
+    None of them ranks the record (nothing was kept), but they were measured and decided, and
+    the page says so rather than nothing.
+    """
+    if metric is None:
+        return ()
+    out = []
+    for v, rs in zip(rec.record.variants, by_variant, strict=True):
+        if v.outcome == "diagnostic":
+            continue
+        found = next(((r, c) for r in rs if (c := r.comparisons.get(metric)) is not None), None)
+        if found is not None:
+            out.append(VariantDecision(v.label, found[0].result.label, found[1]))
+    return tuple(out)
 
 
 def _primary(
@@ -300,8 +327,8 @@ def _primary(
     if picked is None:
         return None
     i, res, c = picked
-    guards = _guardrails(rec, res, metric, decision)
-    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=guards)
+    read = _guardrails(rec, results, i, metric, decision, project)
+    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read)
 
 
 CAPACITY = "capacity under the SLO"
@@ -330,32 +357,13 @@ def _capacity_primary(found: tuple[Sweep, ...], decision: Rule) -> Primary | Non
     return None
 
 
-def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rule) -> tuple[Guardrail, ...]:
-    """Each guardrail read on the result the primary comparison comes from (non-inferiority at alpha)."""
+def _guardrails(
+    rec: RecordFile, results: tuple[ResolvedResult, ...], first: int, metric: str, decision: Rule, project: Project
+) -> tuple[Guardrail, ...]:
+    """Each guardrail read on every result of the record that measures it (`guards.guardrails_across`)."""
     expected = rec.record.expected
     margins = expected.guardrails if expected is not None and expected.guardrails is not None else decision.guardrails
-    out = []
-    for name, margin in margins.items():
-        if name == metric:
-            continue
-        c = res.comparisons.get(name)
-        held: bool | None = None
-        if c is not None and c.gain_eq_low_percent is not None:
-            held = c.gain_eq_low_percent >= -margin
-        elif c is not None and c.gain_percent is not None and c.gain_percent < -margin:
-            # A single shot shows nothing, except a loss beyond the margin at face value.
-            held = False
-        out.append(
-            Guardrail(
-                name,
-                margin,
-                c.change_percent if c else None,
-                c.eq_low_percent if c else None,
-                c.eq_high_percent if c else None,
-                held,
-            )
-        )
-    return tuple(out)
+    return guards.guardrails_across(results, first, metric, margins, project.campaign.vocabulary())
 
 
 def _best_of(
@@ -365,14 +373,18 @@ def _best_of(
 
     Each candidate variant's comparison on the primary metric (at the primary's load, else its
     first) gives one p; Holm's step-down adjusts them; the retained variant keeps `better` or
-    `worse` only while its adjusted p is below alpha, else it is `inconclusive`.
+    `worse` only while its adjusted p is below alpha, else it is `inconclusive`. A candidate
+    without a p-value (a single shot, means published without spread) enters as p = 1, which
+    keeps the correction conservative; when the retained one has none, there is nothing to
+    correct and no best-of-k is claimed.
     """
-    if primary.kind != "metric" or not rec.record.variants:
+    if primary.kind != "metric" or not rec.record.variants or primary.comparison.p_value is None:
         return primary
     candidates = [(v, rs) for v, rs in zip(rec.record.variants, by_variant, strict=True) if v.outcome != "diagnostic"]
     if len(candidates) < 2 or not any(v.outcome == "retained" for v, _ in candidates):
         return primary
     ps: list[float] = []
+    tested = 0
     kept = 0
     for k, (v, rs) in enumerate(candidates):
         found = [r.comparisons.get(primary.metric) for r in rs]
@@ -381,13 +393,14 @@ def _best_of(
         ]
         c = at[0] if at else next((c for c in found if c is not None), None)
         ps.append(1.0 if c is None or c.p_value is None else c.p_value)
+        tested += int(c is not None and c.p_value is not None)
         if v.outcome == "retained":
             kept = k
     adjusted = stats.holm(ps)[kept]
     c = primary.comparison
     if c.decision in ("better", "worse") and c.p_value is not None and adjusted >= decision.alpha:
         c = replace(c, decision="inconclusive")
-    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted)
+    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted, best_of_tested=tested)
 
 
 def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
@@ -428,6 +441,8 @@ def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Lau
     chain: tuple[RecordFile, ...] = ()
     picked = launch_chain(rec.slug, steps)
     before: tuple[str, ...] = ()
+    inside: tuple[str, ...] = ()
+    image = change.image if change is not None else None
     if not isinstance(picked, Cycle):
         # Without `builds_on` only the host commands are wanted: no baseline command to split.
         stacked = bool(rec.record.builds_on)
@@ -435,11 +450,13 @@ def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Lau
             campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
         )
         before = tuple(line for _label, line in found.before)
+        inside = tuple(line for _label, line in found.inside)
+        image = found.image[1] if found.image is not None else None
         if stacked:
             by_slug = project.by_slug()
             tokens, env = list(found.tokens), dict(found.env)
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
-    return Launch(tuple(tokens), env, chain, before)
+    return Launch(tuple(tokens), env, chain, before, inside, image)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

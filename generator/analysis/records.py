@@ -48,6 +48,10 @@ class Guardrail:
     ci_high_percent: float | None
     # True: shown not worse beyond the margin; False: not shown (broken); None: not measured here.
     held: bool | None
+    # The result it was read on (None: no result of the record measures it), and whether the
+    # reading is a change the source reported (face value: it can break a guardrail, never hold it).
+    result: str | None = None
+    reported: bool = False
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,8 @@ class Primary:
     # Best of k: the record retained one of k candidate variants; the Holm-adjusted p across them.
     best_of: int | None = None
     holm_p: float | None = None
+    # Of those k, how many had a p-value (the others enter Holm's correction as p = 1).
+    best_of_tested: int | None = None
 
     @property
     def guardrail_broken(self) -> bool:
@@ -76,6 +82,51 @@ class Primary:
     @property
     def broken_guardrails(self) -> tuple[Guardrail, ...]:
         return tuple(g for g in self.guardrails if g.held is False)
+
+
+@dataclass(frozen=True)
+class Decider:
+    """The metric a record says decided it (`decided_by`), with the numbers it is read from."""
+
+    metric: str
+    result: str
+    variant: str | None
+    # The computed comparison, else the change as the source reported it (percent, raw sign).
+    comparison: Comparison | None
+    reported_change: float | tuple[float, float] | None
+    # The change the record states, and whether the numbers bear it out (None: nothing to check).
+    stated: float | None
+    agrees: bool | None
+
+
+Verdict = Literal["met", "missed", "undecided"]
+
+
+@dataclass(frozen=True)
+class ExpectationCheck:
+    """One expectation read on one result."""
+
+    kind: Literal["gain", "gain_absolute", "threshold"]
+    metric: str
+    result: str
+    # The expected bar: gains oriented so that + is better (low, high); a threshold's bounds.
+    low: float | None
+    high: float | None
+    # What was seen: the point (gain oriented, or the metric's mean) and its interval, if any.
+    point: float
+    interval: tuple[float, float] | None
+    verdict: Verdict
+    # No interval: the verdict reads the point alone.
+    face_value: bool
+
+
+@dataclass(frozen=True)
+class VariantDecision:
+    """One candidate variant's comparison on the primary metric, for a record that retained none."""
+
+    variant: str
+    result: str
+    comparison: Comparison
 
 
 @dataclass(frozen=True)
@@ -109,6 +160,10 @@ class Launch:
     chain: tuple[RecordFile, ...] = ()
     # Host commands run before the launch (`before:`), of what it builds on first, as written.
     before: tuple[str, ...] = ()
+    # Commands run inside the container (`inside:`), likewise; the image in force when a change
+    # names its own (None: the campaign engine's).
+    inside: tuple[str, ...] = ()
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -131,3 +186,9 @@ class RecordAnalysis:
     launch: Launch | None = None
     # The ranking group within the tier (`stats.GROUPS`, "reported" or "not measured").
     group: str = "not measured"
+    # No variant retained: each candidate's decision on the primary metric (never ranked).
+    variant_decisions: tuple[VariantDecision, ...] = ()
+    # The record's own `decided_by`, read on its numbers; None without one.
+    decider: Decider | None = None
+    # Its `expected` gain and thresholds read on its results (`analysis.expect`).
+    expectations: tuple[ExpectationCheck, ...] = ()

@@ -30,7 +30,7 @@ from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
-from generator.model.quantity import Stat, Value, fmt_number, stat
+from generator.model.quantity import Stat, Value, fmt_number, stat, unreplicated_text
 from generator.model.record import Goal
 from generator.model.result import Range, Result, Statistics, Workload
 from generator.model.variants import effective_change
@@ -270,7 +270,9 @@ def _road(
         ratio = c.ratio or 1.0
         weak = None
         if c.decision == "unreplicated":
-            weak = "single shot: replicate it"
+            weak = (
+                unreplicated_text(c.n, c.baseline_n, c.spread_unknown).removeprefix("unreplicated (").removesuffix(")")
+            )
         elif c.decision == "inconclusive":
             weak = "inconclusive"
         if why is not None:
@@ -438,6 +440,7 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
                     break
         if value is not None:
             current = stat(value)
+        # An approximate number prints its own "~" (quantity.fmt_stat); a range is marked here.
         about = isinstance(value, Range) and value.about
         out.append(GoalStatus(g, direction, current, source, False, None, about))
     return tuple(out)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.problems import Problem, rel
+from generator.model import variants
+from generator.model.launch import split_command
 from generator.model.quantity import fmt_number, fmt_percent
+from generator.model.record import Change, Setup
 
 # status -> the decisions that contradict it
 _CONTRADICTS: dict[str, tuple[str, ...]] = {
@@ -43,6 +46,78 @@ def status_problems(analysis: Analysis) -> list[Problem]:
                 severity="warning",
             )
         )
+    return out
+
+
+def decider_problems(analysis: Analysis) -> list[Problem]:
+    """A warning where the metric a record says decided it (`decided_by`) disagrees with its numbers."""
+    out: list[Problem] = []
+    for entry in analysis.records:
+        d, rec = entry.decider, entry.file
+        if d is None or d.agrees is not False:
+            continue
+        c = d.comparison
+        if c is not None:
+            seen = f"`{c.decision}`" + (f" ({fmt_percent(c.change_percent)})" if c.change_percent is not None else "")
+        elif isinstance(d.reported_change, tuple):
+            seen = f"reported as {fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}%"
+        else:
+            seen = f"reported as {fmt_percent(d.reported_change or 0.0)}"
+        stated = f", stated as {fmt_percent(d.stated)}" if d.stated is not None else ""
+        out.append(
+            Problem(
+                rel(rec.path, analysis.project.root),
+                *rec.positions.of(("decided_by",)),
+                "status-contradicts-evidence",
+                f"status `{rec.record.status}` is said to be decided by `{d.metric}` in result `{d.result}`"
+                f"{stated}, but its numbers give {seen}",
+                "correct `decided_by.change`, or name the result and metric that decided it",
+                severity="warning",
+            )
+        )
+    return out
+
+
+def removed_flag_problems(analysis: Analysis) -> list[Problem]:
+    """A warning for each `remove_flags` entry that names a flag the command it applies to lacks.
+
+    The command is the change's own `base_command`, else its setup's, else the campaign
+    baseline's, with the flags of what the record builds on added: removing a flag none of
+    them has removes nothing, which is usually a misspelt flag or the wrong baseline.
+    """
+    out: list[Problem] = []
+    campaign = analysis.project.campaign
+    for entry in analysis.records:
+        rec = entry.file
+        chain = entry.launch.chain if entry.launch is not None else ()
+        added = {f.flag for other in chain for f in (variants.effective_change(other.record) or Change()).flags}
+        places: list[tuple[tuple[str | int, ...], Change | None, Setup | None]] = [
+            (("change",), rec.record.change, rec.record.setup)
+        ]
+        places += [
+            (("variants", k, "change"), v.change, v.setup or rec.record.setup)
+            for k, v in enumerate(rec.record.variants)
+        ]
+        for at, change, setup in places:
+            if change is None or not change.remove_flags:
+                continue
+            base = (
+                change.base_command or (setup.base_command if setup is not None else None) or campaign.baseline.command
+            )
+            present = {t.split("=", 1)[0] for t in split_command(base) if t.startswith("-")} | added
+            for i, flag in enumerate(change.remove_flags):
+                if flag in present or any(f.flag == flag for f in change.flags):
+                    continue
+                out.append(
+                    Problem(
+                        rel(rec.path, analysis.project.root),
+                        *rec.positions.of((*at, "remove_flags", i)),
+                        "invalid-value",
+                        f"`remove_flags` names `{flag}`, which the command it applies to does not have",
+                        "check the flag's spelling, or the base command the change applies to",
+                        severity="warning",
+                    )
+                )
     return out
 
 
@@ -113,7 +188,9 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
             line, col = rec.positions.of(("status",))
             broken = ", ".join(
                 f"`{g.metric}` (margin {fmt_number(g.margin)}%"
-                + (f", change {fmt_percent(g.change_percent)})" if g.change_percent is not None else ")")
+                + (f", change {fmt_percent(g.change_percent)}" if g.change_percent is not None else "")
+                + (f", in result `{g.result}`" if g.result not in (None, primary.label) else "")
+                + (", as reported)" if g.reported else ")")
                 for g in primary.broken_guardrails
             )
             out.append(

@@ -5,6 +5,7 @@ every run, raw copy and the record together or not at all.
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -103,10 +104,47 @@ def unique_runs(parsed: list[ParsedFile]) -> list[Run]:
     return list(seen.values())
 
 
+def split_arms(runs: list[Run], key: str, value: str) -> tuple[list[Run], list[Run]]:
+    """(the result's runs, the baseline's) of one file holding both arms, by a setting's value."""
+    base = [r for r in runs if _setting_text(r.settings.get(key)) == value]
+    if not base:
+        seen = sorted({_setting_text(r.settings.get(key)) for r in runs})
+        shown = ", ".join(f"`{v}`" for v in seen) if any(seen) else "none: no run records it"
+        raise UsageProblem(f"--baseline-where {key}={value}: no run has {key} `{value}` (the values found: {shown})")
+    if len(base) == len(runs):
+        raise UsageProblem(f"--baseline-where {key}={value}: every run has it, so none is left for the result")
+    return [r for r in runs if r not in base], base
+
+
+def _setting_text(v: Any) -> str:
+    return "" if v is None else str(v)
+
+
+def _counterparts(run: Run, base: list[Run], key: str) -> list[Run]:
+    """The baseline arm's runs measured like `run` in every setting but `key`, the names and the date."""
+    from generator.project.matching import NAME_KEYS
+
+    skip = {key, *NAME_KEYS, "date"}
+
+    def same(r: Run) -> dict[str, Any]:
+        return {k: v for k, v in r.settings.items() if k not in skip}
+
+    return [b for b in base if b.kind == run.kind and same(b) == same(run)]
+
+
 def link(
-    project: Project, target: Path, runs: list[Run], label: str | None, baseline: bool
+    project: Project,
+    target: Path,
+    runs: list[Run],
+    label: str | None,
+    baseline: bool,
+    baseline_where: tuple[str, str] | None = None,
 ) -> tuple[str, list[tuple[Run, str]], list[Problem]]:
-    """The target file's new text with a result per new run, the runs added, and any problems."""
+    """The target file's new text with a result per new run, the runs added, and any problems.
+
+    With `baseline_where` (a setting and its value), the runs that have it are the baseline's
+    arm: each result names its counterparts (same settings but that one) as `baseline_run`.
+    """
     from dataclasses import replace
 
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -115,14 +153,19 @@ def link(
     from generator.model.record import Baseline, Record
     from generator.project.matching import configuration
 
+    every = runs
+    arms: list[Run] = []
+    if baseline_where is not None:
+        runs, arms = split_arms(runs, *baseline_where)
     doc = Document.from_path(target)
     container: Any = doc.data["baseline"] if baseline else doc.data
     order = list((Baseline if baseline else Record).model_fields)
     results = container.get("results")
+    created = results is None
     if results is None:
         results = CommentedSeq()
         set_key(container, "results", results, order)
-    known = {**project.runs, **{run.id: run for run in runs}}
+    known = {**project.runs, **{run.id: run for run in every}}
     linked = {rid for item in results if isinstance(item, dict) for rid in _ids(item.get("run"))}
     labels = {str(item.get("label")) for item in results if isinstance(item, dict)}
     new = [run for run in runs if run.id not in linked]
@@ -154,6 +197,8 @@ def link(
         results.append(item)
         groups[configuration(run)] = item
         added.append((run, chosen))
+    if baseline_where is not None:
+        _name_baselines(groups, new, arms, baseline_where[0])
     if trailing is not None:
         last = results[-1]["run"]
         if isinstance(last, CommentedSeq):
@@ -162,12 +207,43 @@ def link(
         else:
             results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
+    if created and added:
+        text = drop_placeholder(text)
     if not added:
         return text, added, []
     # The runs are not written yet: the edited file is checked as if they were.
-    pending = replace(project, runs={**project.runs, **{run.id: run for run in runs}})
+    pending = replace(project, runs={**project.runs, **{run.id: run for run in every}})
     problems = check_linked(pending, target, text, baseline)
     return text, added, [p for p in problems if p.severity == "error"]
+
+
+def _name_baselines(groups: dict[Any, Any], new: list[Run], arms: list[Run], key: str) -> None:
+    """Each new run's result names its baseline arm's counterparts as `baseline_run` (one id or a list)."""
+    from ruamel.yaml.comments import CommentedSeq
+
+    from generator.authoring.edit import set_key
+    from generator.model.result import Result
+    from generator.project.matching import configuration
+
+    for run in new:
+        item = groups[configuration(run)]
+        found = _counterparts(run, arms, key)
+        if not found:
+            raise UsageProblem(
+                f"run `{run.id}` ({run.describe()}) has no baseline run with the same settings but `{key}`"
+            )
+        ids = [b.id for b in found]
+        set_key(item, "baseline_run", ids[0] if len(ids) == 1 else CommentedSeq(ids), list(Result.model_fields))
+
+
+# The commented `# results:` example that `init` and `new` write, with its indented lines: once
+# real results are linked it only misleads (it sat above the imported ones).
+_PLACEHOLDER = re.compile(r"(?m)^([ \t]*)# results:.*\n(?:\1#(?: {2,}|\t).*\n)*")
+
+
+def drop_placeholder(text: str) -> str:
+    """`text` without the commented `# results:` placeholder block, when it has one."""
+    return _PLACEHOLDER.sub("", text, count=1)
 
 
 def _ids(value: Any) -> list[str]:

@@ -103,6 +103,8 @@ class SweepPoint:
     x: str | float
     value: float
     interval: Interval | None = None
+    # What the value is when it has no interval to draw ("mean of 3 runs, no spread published").
+    note: str | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.x, str):

@@ -134,6 +134,7 @@ def sweep_chart(
     desc = f"{title}. {axis_label} against {one_line(parameter)}: " + "; ".join(
         f"{name}: {number(p.value)}"
         + (f" (interval {number(p.interval[0])} to {number(p.interval[1])})" if p.interval else "")
+        + (f" ({p.note})" if p.note and not p.interval else "")
         + (", retained" if p.x == retained else "")
         for p, name in zip(ordered, names, strict=True)
     )

@@ -73,6 +73,9 @@ def _reference_problems(
         if ref is None:
             continue
         loc: Path_ = (*at, "baseline_from")
+        if ref.record is None:
+            out += _campaign_baseline_ref(project, rec, loc, ref.result)
+            continue
         target = by_slug.get(ref.record)
         if target is None:
             if ref.record not in known:
@@ -101,6 +104,17 @@ def _reference_problems(
             msg = "a result cannot be its own baseline"
             out.append(_problem(project, rec, (*loc, "result"), "unknown-result", msg, "name another result"))
     return out
+
+
+def _campaign_baseline_ref(project: Project, rec: RecordFile, loc: Path_, label: str) -> list[Problem]:
+    """`baseline_from` without `record` names one of the campaign baseline's results."""
+    labels = [r.label for r in project.campaign.baseline.results]
+    if label in labels:
+        return []
+    listed = ", ".join(f"`{x}`" for x in labels) or "none"
+    hint = _near(label, labels, f"the campaign baseline's results are labelled: {listed}")
+    msg = f"the campaign baseline has no result labelled `{label}`"
+    return [_problem(project, rec, (*loc, "result"), "unknown-result", msg, hint)]
 
 
 def _builds_on_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> list[Problem]:
@@ -138,7 +152,8 @@ def _baseline_cycle(project: Project, by_slug: Mapping[str, RecordFile]) -> list
             where.setdefault(node, (rec, at))
             ref = result.baseline_from
             graph.setdefault(node, [])
-            target = (ref.record, ref.variant or "", ref.result) if ref is not None else None
+            # The campaign baseline's results (no `record`) have no baseline of their own: no circle.
+            target = (ref.record, ref.variant or "", ref.result) if ref is not None and ref.record else None
             if ref is not None and target is not None and ref.record in by_slug and target != node:
                 graph[node].append(target)
     try:

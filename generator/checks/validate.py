@@ -21,6 +21,7 @@ from generator.checks.runs import run_problems
 from generator.checks.stack import stack_problems
 from generator.checks.values import value_problems
 from generator.model import variants
+from generator.model.record import Record
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
 
@@ -309,8 +310,28 @@ def _record_problems(
                 p = _source_problem(result.source, project.root, where, pos, shown)
                 if p is not None:
                     problems.append(p)
+    problems += _decided_by_problems(r, pos, shown)
     problems += status_problems(rec, shown, project, shared)
     return problems
+
+
+def _decided_by_problems(r: Record, pos: Positions, shown: str) -> list[Problem]:
+    """`decided_by` names a result (of a variant, when it says which) that the record holds."""
+    d = r.decided_by
+    if d is None or variants.find_result(r, d.variant, d.result) is not None:
+        return []
+    where = f"variant `{d.variant}`'s results" if d.variant is not None else "the record's own results"
+    held = [x.label for x in (r.results if d.variant is None else variants.all_results(r))]
+    return [
+        Problem(
+            shown,
+            *pos.of(("decided_by", "result")),
+            "unknown-result",
+            f"`decided_by` names result `{d.result}`, not among {where}",
+            f"the results are labelled: {', '.join(f'`{x}`' for x in held) or 'none'}"
+            + ("; a variant's result needs `variant`" if d.variant is None and r.variants else ""),
+        )
+    ]
 
 
 def _docs_dir_problem(docs_dir: str, root: Path) -> str | None:

@@ -39,10 +39,16 @@ def command(root: Path | None, fmt: str) -> None:
     if project is not None and report.ok:
         # The status against the evidence needs the analysis, which only a valid project has.
         from generator.analysis.campaign import analyse
-        from generator.analysis.verdicts import evidence_problems, status_problems
+        from generator.analysis.verdicts import (
+            decider_problems,
+            evidence_problems,
+            removed_flag_problems,
+            status_problems,
+        )
 
         analysis = analyse(project)
-        for problem in [*status_problems(analysis), *evidence_problems(analysis)]:
+        found = [*status_problems(analysis), *decider_problems(analysis), *removed_flag_problems(analysis)]
+        for problem in [*found, *evidence_problems(analysis)]:
             report.add(problem)
     out = format_report(report, fmt)
     if fmt == "text":

@@ -24,6 +24,7 @@ Examples:
   improvements import bench-c16.json bench-c64.json --baseline
   improvements import console.txt --record 02   # a pasted "Serving Benchmark Result" block
   improvements import A.jsonl --record 03 --format h200-harness   # campaign.yaml import_formats
+  improvements import both.jsonl --record 05 --baseline-where run_name=no_cuda_graph
 """,
 )
 @root_option
@@ -31,6 +32,12 @@ Examples:
 @click.option("--record", "record_ref", metavar="SLUG|NN", help="Link the runs from this record's results.")
 @click.option("--baseline", is_flag=True, help="Link the runs from the campaign baseline (campaign.yaml) instead.")
 @click.option("--label", help="Result label (with several runs, each label also says its workload and load).")
+@click.option(
+    "--baseline-where",
+    metavar="KEY=VALUE",
+    help="The file holds both arms: runs whose setting KEY is VALUE are the baseline (each result names "
+    "them as `baseline_run`), the others the record's results.",
+)
 @click.option(
     "--format",
     "format_name",
@@ -44,6 +51,7 @@ def command(
     baseline: bool,
     label: str | None,
     format_name: str | None,
+    baseline_where: str | None,
 ) -> None:
     """Import benchmark output FILES as runs and link them from a record or the baseline.
 
@@ -72,6 +80,18 @@ def command(
         raise click.UsageError("say where the runs go: --record SLUG|NN, or --baseline for the campaign baseline")
     if label is not None and not label.strip():
         raise click.UsageError("--label needs some text")
+    arms: tuple[str, str] | None = None
+    if baseline_where is not None:
+        key, sep, value = baseline_where.partition("=")
+        if not sep or not key.strip():
+            raise click.UsageError(
+                "--baseline-where needs KEY=VALUE, a run setting and its value (run_name=no_cuda_graph)"
+            )
+        if baseline:
+            raise click.UsageError(
+                "--baseline-where splits a file between a record's results and their baseline; give --record"
+            )
+        arms = (key.strip(), value.strip())
 
     repo = resolve_root(root)
     # Locked from the first read to the write: two imports into one record, or an import beside
@@ -88,7 +108,7 @@ def command(
             raise ProblemsFound(Report(problems))
 
         runs = unique_runs(parsed)
-        text, added, problems = link(project, target, runs, label, baseline)
+        text, added, problems = link(project, target, runs, label, baseline, arms)
         if problems:
             sys.stderr.write(
                 f"{rel(target, repo)}: nothing imported; the edit would leave these problems "

@@ -62,6 +62,9 @@ class Step:
     base_command: str | None = None
     # Host commands run before the launch, as written (`Change.before`).
     before: tuple[str, ...] = ()
+    # Commands run inside the container before the launch (`Change.inside`), and its own image.
+    inside: tuple[str, ...] = ()
+    image: str | None = None
 
     @property
     def label(self) -> str:
@@ -80,6 +83,8 @@ class Step:
             env=tuple(change.env.items()),
             base_command=change.base_command,
             before=tuple(change.before),
+            inside=tuple(change.inside),
+            image=change.image,
         )
 
 
@@ -131,6 +136,10 @@ class Stack:
     # (step label, host command) run before the launch, in stack order; a command two steps
     # both list runs once, where it first comes.
     before: tuple[tuple[str, str], ...] = ()
+    # The same for the commands run inside the container, and (step label, image) of the last
+    # step that names its own image: the image in force (None: the campaign engine's).
+    inside: tuple[tuple[str, str], ...] = ()
+    image: tuple[str, str] | None = None
 
     @property
     def command(self) -> str:
@@ -325,14 +334,16 @@ def apply_ordered(command: str, env: Mapping[str, str], ordered: tuple[Step, ...
         absent=tuple(absent),
         base_from=base.slug if base else None,
         before=_before(ordered),
+        inside=_before(ordered, inside=True),
+        image=next(((s.label, s.image) for s in reversed(ordered) if s.image), None),
     )
 
 
-def _before(ordered: Sequence[Step]) -> tuple[tuple[str, str], ...]:
+def _before(ordered: Sequence[Step], *, inside: bool = False) -> tuple[tuple[str, str], ...]:
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
     for step in ordered:
-        for line in step.before:
+        for line in step.inside if inside else step.before:
             if line not in seen:
                 seen.add(line)
                 out.append((step.label, line))

@@ -37,7 +37,10 @@ class Stat:
 def stat(value: Value) -> Stat:
     if isinstance(value, Statistics):
         sd = value.sd if value.sd is not None else 0.0
-        return Stat(value.mean, sd, value.n, value.mean, value.mean, "statistics", value.sd is not None)
+        # The runs' range when the source gives it, else nothing beyond the mean is known.
+        low = value.min if value.min is not None else value.mean
+        high = value.max if value.max is not None else value.mean
+        return Stat(value.mean, sd, value.n, low, high, "statistics", value.sd is not None)
     if isinstance(value, About):
         return Stat(value.value, 0.0, 1, value.value, value.value, "single", about=value.about)
     if isinstance(value, Range):
@@ -78,9 +81,10 @@ def fmt_whole(x: float) -> str:
 
 def fmt_stat(s: Stat) -> str:
     if s.kind == "statistics":
+        span = f", range {fmt_number(s.low)}–{fmt_number(s.high)}" if s.low != s.high else ""
         if not s.spread_known:
-            return f"{fmt_number(s.mean)} (mean of n={s.n}, no spread given)"
-        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}, as statistics)"
+            return f"{fmt_number(s.mean)} (mean of n={s.n}{span}, no spread given)"
+        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}{span}, as statistics)"
     if s.about:
         return f"~{fmt_number(s.mean)}"
     if s.kind == "range":
@@ -102,6 +106,17 @@ def samples(value: Value) -> list[float]:
     if isinstance(value, list):
         return [float(v) for v in value]
     return [stat(value).mean]
+
+
+def unreplicated_text(n: int, baseline_n: int, spread_unknown: bool, *, advice: bool = True) -> str:
+    """Why a comparison gives no direction, in words: a single shot, or means published without spread.
+
+    Means of several runs without their spread are not single shots, and replicating them is
+    not what is missing: the spread is.
+    """
+    if spread_unknown and max(n, baseline_n) >= 2:
+        return f"unreplicated ({n} vs {baseline_n} runs, no spread published)"
+    return "unreplicated (single shot: replicate it)" if advice else "unreplicated (single shot)"
 
 
 def fmt_percent(p: float) -> str:

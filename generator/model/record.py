@@ -21,6 +21,7 @@ from generator.model.result import (
     Count,
     Finite,
     MetricName,
+    MetricValue,
     NonEmpty,
     Provenance,
     Range,
@@ -39,10 +40,32 @@ BlockerStatus = Literal["open", "worked-around", "resolved"]
 Outcome = Literal["worked", "partial", "failed", "not-recorded"]
 
 
+class Threshold(Strict):
+    """A level a metric must reach for the record to count (acceptance length at least 5)."""
+
+    metric: MetricName
+    at_least: Finite | None = None
+    at_most: Finite | None = None
+    # The result it is read on; left out, every result of the record that measures the metric.
+    result: NonEmpty | None = None
+
+    @model_validator(mode="after")
+    def _a_bound(self) -> Threshold:
+        if self.at_least is None and self.at_most is None:
+            raise ValueError("a threshold needs `at_least` or `at_most`")
+        if self.at_least is not None and self.at_most is not None and self.at_least > self.at_most:
+            raise ValueError(f"`at_least` ({self.at_least:g}) is above `at_most` ({self.at_most:g})")
+        return self
+
+
 class Expected(Strict):
     metric: MetricName
     # Percent; positive means better in the metric's own direction.
     gain: Finite | Range | None = None
+    # The same in the metric's own unit ("+20-25 tok/s"), positive = better.
+    gain_absolute: Finite | Range | None = None
+    # Levels other metrics must reach (acceptance length at least 5), checked against the results.
+    thresholds: list[Threshold] = Field(default_factory=list)
     concurrency: Count | None = None
     # This record's guardrails (metric -> margin percent), replacing the campaign's.
     guardrails: dict[MetricName, Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] | None = None
@@ -122,6 +145,11 @@ class Change(Strict):
     # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
     # whole shell command line, printed as written before the launch line.
     before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # Commands run inside the engine's container before the launch (`pip install --upgrade
+    # transformers`), in order: printed apart from the host's `before` steps.
+    inside: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # The container image this change runs in, when not the campaign engine's (with its tag or digest).
+    image: NonEmpty | None = None
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -144,6 +172,22 @@ class Change(Strict):
         if self.command == "not-recorded" and self.base_command:
             raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
         return self
+
+
+class DecidedBy(Strict):
+    """The metric that decided the record, as its write-up says it ("rejected: TTFT +38% at 124K").
+
+    Shown beside the decision and checked against the numbers of the result it names.
+    """
+
+    metric: MetricName
+    # The result the deciding number is read on: the record's own, or that of `variant`.
+    result: NonEmpty
+    variant: NonEmpty | None = None
+    # The change as the write-up states it, in percent with the number's own sign (+38 for a
+    # TTFT that rose 38%); `check` warns when the computed or reported change says otherwise.
+    change: Finite | None = None
+    note: str | None = None
 
 
 class Attempt(Strict):
@@ -211,6 +255,11 @@ class Record(Strict):
     # Left out, nothing is said.
     tier_source: Literal["sources", "own"] | None = None
     status: Status
+    # Finer than the status: "recommended" (the configuration the campaign recommends) or
+    # "latest" (the newest adopted, not yet the recommended one), both adopted; "undecided"
+    # (measured, no decision yet). `standing_note` says more ("kept for the Dev branch").
+    standing: Literal["recommended", "latest", "undecided"] | None = None
+    standing_note: str | None = None
     hypothesis: NonEmpty
     summary: str | None = None
     tags: list[Slug] = Field(default_factory=list)
@@ -220,6 +269,8 @@ class Record(Strict):
     blockers: list[Blocker] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
     verdict: str | None = None
+    # The metric whose change decided the status, when it is not the primary one (or to say so).
+    decided_by: DecidedBy | None = None
     caveats: list[str] = Field(default_factory=list)
     related: list[Slug] = Field(default_factory=list)
     superseded_by: Slug | None = None
@@ -231,6 +282,16 @@ class Record(Strict):
     sweep: Sweep | None = None
     # Where this record's runs differ from the campaign's setup.
     setup: Setup | None = None
+
+    @model_validator(mode="after")
+    def _standing_fits_status(self) -> Record:
+        if self.standing in ("recommended", "latest") and self.status != "adopted":
+            raise ValueError(f"`standing: {self.standing}` is for an adopted record; this one is `{self.status}`")
+        if self.standing == "undecided" and self.status in ("adopted", "rejected", "superseded"):
+            raise ValueError(f"`standing: undecided` contradicts status `{self.status}`, which is a decision")
+        if self.standing == "undecided" and not (self.results or any(v.results for v in self.variants)):
+            raise ValueError("`standing: undecided` says the record was measured; give its results")
+        return self
 
 
 VariantOutcome = Literal["retained", "rejected", "superseded", "diagnostic"]
@@ -341,7 +402,8 @@ class Goal(Strict):
     # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
     direction: Literal["above", "below"] | None = None
     concurrency: Count | None = None
-    current: Finite | Range | None = None
+    # Any value shape: a number, repetitions, a range, statistics or an approximate number (~100).
+    current: MetricValue | None = None
     note: str | None = None
 
 

@@ -81,12 +81,28 @@ class Statistics(Strict):
     """Repetitions known only by their summary statistics, as a paper or a dashboard gives them.
 
     Compared as the repetitions would be (Welch from the statistics); without `sd` there is no
-    spread, so the value is shown and never called better or worse.
+    spread, so the value is shown and never called better or worse. `min` and `max` (the range
+    of the n repetitions, as a write-up gives "985 (970-1000) over 3 runs") are shown and drawn
+    as the runs' range; they bound the sd only loosely (between R/sqrt(2(n-1)) and
+    R/2*sqrt(n/(n-1)) for a range R), too loosely to test on, so they never make a direction.
     """
 
     mean: Finite
     sd: Annotated[float, Field(ge=0, le=1e15, allow_inf_nan=False)] | None = None
     n: Count
+    min: Finite | None = None
+    max: Finite | None = None
+
+    @model_validator(mode="after")
+    def _mean_within_range(self) -> Statistics:
+        if (self.min is None) != (self.max is None):
+            raise ValueError("`min` and `max` go together: the range of the n repetitions")
+        if self.min is not None and self.max is not None:
+            if not self.min <= self.mean <= self.max:
+                raise ValueError(f"the mean ({self.mean:g}) lies outside min-max ({self.min:g} to {self.max:g})")
+            if self.n == 1 and self.min != self.max:
+                raise ValueError("one repetition has no range: `min` and `max` need n of 2 or more")
+        return self
 
 
 class About(Strict):
@@ -180,12 +196,20 @@ class Reported(Strict):
 
 
 class BaselineFrom(Strict):
-    """Another record's result whose numbers are this result's baseline, so none is typed twice."""
+    """Another result whose numbers are this result's baseline, so none is typed twice: another
+    record's, or (without `record`) the campaign baseline's result of that label, at any load."""
 
-    record: Slug
+    # Left out: the campaign baseline's results (`baseline.results` in campaign.yaml).
+    record: Slug | None = None
     # A variant's label when the result is one of that record's variants' (an arm of an A/B).
     variant: NonEmpty | None = None
     result: NonEmpty
+
+    @model_validator(mode="after")
+    def _variant_of_a_record(self) -> BaselineFrom:
+        if self.variant is not None and self.record is None:
+            raise ValueError("`variant` names one of a record's variants; give that `record` too")
+        return self
 
 
 class Provenance(Strict):
@@ -221,7 +245,8 @@ class Result(Strict):
     # repetitions of one configuration (each run one sample). A tuple, not a list, so the
     # value stays hashable for code that looks a single id up.
     run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
-    baseline_run: Slug | None = None
+    # The baseline's imported run, or its repetitions (compared as their mean and spread).
+    baseline_run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     # The repetitions and the baseline's are matched by position (same prompts, same seed):
     # the comparison uses the paired differences, and both sides need the same n.
     paired: bool = False
@@ -289,6 +314,13 @@ class Result(Strict):
         if self.run is None:
             return ()
         return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def baseline_run_ids(self) -> tuple[str, ...]:
+        """The baseline's imported runs this result names, in order (one per repetition)."""
+        if self.baseline_run is None:
+            return ()
+        return (self.baseline_run,) if isinstance(self.baseline_run, str) else tuple(self.baseline_run)
 
     @property
     def has_reported(self) -> bool:

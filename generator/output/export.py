@@ -131,6 +131,8 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
                 "ci_low_percent": g.ci_low_percent,
                 "ci_high_percent": g.ci_high_percent,
                 "held": g.held,
+                "result": g.result,
+                "reported": g.reported,
             }
             for g in (p.guardrails if p else ())
         ],

@@ -74,6 +74,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
                 "evidence": record_evidence(analysis, rec),
                 "open_blockers": list(entry.open_blockers),
                 "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],
+                "env": [f"{k}={v}" for k, v in (rec.record.change.env.items() if rec.record.change else ())],
             }
         )
     return {

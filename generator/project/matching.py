@@ -197,10 +197,14 @@ def match(project: Project, result: Result, run: Run) -> Match:
     """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
     runs = project.runs
     if result.baseline_run is not None:
-        base = runs.get(result.baseline_run)
-        if base is None:
-            return Match(notes=[f"The baseline run `{result.baseline_run}` does not exist."])
-        return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
+        missing = [rid for rid in result.baseline_run_ids if rid not in runs]
+        if missing:
+            return Match(notes=[f"The baseline run `{missing[0]}` does not exist."])
+        named = [runs[rid] for rid in result.baseline_run_ids]
+        if len(named) == 1:
+            return Match(named, [f"Compared with the baseline run `{named[0].id}`, named explicitly."])
+        ids = ", ".join(f"`{b.id}`" for b in named)
+        return Match(named, [f"Compared with the mean of {len(named)} baseline runs named explicitly: {ids}."])
     best: list[Run] = []
     best_score = -1
     own = {run.id, *result.run_ids}
@@ -465,6 +469,8 @@ def _baseline_from(
     """
     ref = result.baseline_from
     assert ref is not None
+    if ref.record is None:
+        return _campaign_baseline_from(project, result, ref.result, keys)
     target = project.slug_index.get(ref.record)
     found = variants.find_result(target.record, ref.variant, ref.result) if target else None
     whose = f"variant `{ref.variant}`'s result" if ref.variant is not None else "result"
@@ -476,7 +482,19 @@ def _baseline_from(
     return base, note
 
 
-def _measured(project: Project, result: Result, record: RecordFile) -> dict[str, Any]:
+def _campaign_baseline_from(
+    project: Project, result: Result, label: str, keys: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], str]:
+    """The campaign baseline's result `label` as this result's baseline, named rather than matched by load."""
+    found = next((r for r in project.campaign.baseline.results if r.label == label), None)
+    if found is None:
+        return {}, f"The baseline, the campaign baseline's result `{label}`, does not exist."
+    theirs = _measured(project, found, None)
+    base = {k: v for k, v in theirs.items() if k in (result.metrics if keys is None else keys)}
+    return base, f"Compared with the campaign baseline result `{found.label}`, named by `baseline_from`."
+
+
+def _measured(project: Project, result: Result, record: RecordFile | None) -> dict[str, Any]:
     """A result's own numbers (what `result_numbers(...).metrics` holds), without looking at its baseline."""
     if result.run is not None:
         # Its own runs only: a baseline_from of its own is not followed (no chain, no circle).

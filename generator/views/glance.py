@@ -12,7 +12,7 @@ from typing import Any
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
 from generator.model import metrics, variants
-from generator.model.quantity import fmt_number, fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import RecordFile
 from generator.views.paths import docs_root, relative, series_dir
@@ -33,6 +33,8 @@ class Decision:
     # The load it was measured at ("concurrency 64") and the result's label.
     where: str
     result: str
+    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
+    why: str | None = None
 
     @property
     def text(self) -> str:
@@ -40,6 +42,8 @@ class Decision:
         if self.interval:
             parts.append(f"interval {self.interval}")
         parts.append(f"n {self.n}")
+        if self.why:
+            parts.append(self.why)
         return ", ".join(parts)
 
 
@@ -60,6 +64,10 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
         metric=metric.label if metric else primary.metric,
         where=where,
         result=primary.label,
+        # Said only for means without spread: a single shot's n already says what it is.
+        why=unreplicated_text(c.n, c.baseline_n, c.spread_unknown).removeprefix("unreplicated (").removesuffix(")")
+        if c.decision == "unreplicated" and c.spread_unknown and max(c.n, c.baseline_n) >= 2
+        else None,
     )
 
 
@@ -89,13 +97,97 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
     return {
         "decision": decision(ra.primary, project.campaign.vocabulary()),
         "primary_metric": ra.primary_metric,
+        "primary_label": _label(project.campaign.vocabulary(), ra.primary_metric),
+        "variant_decisions": [
+            {
+                "variant": v.variant,
+                "word": v.comparison.decision,
+                "change": fmt_percent(v.comparison.change_percent) if v.comparison.change_percent is not None else "",
+            }
+            for v in ra.variant_decisions
+        ],
         "reported": ra.reported,
+        "decider": decider_text(ra, project.campaign.vocabulary()),
+        "expectations": expectation_lines(ra, project.campaign.vocabulary()),
+        "standing": standing_text(r.status, r.standing, r.standing_note) if r.standing or r.standing_note else None,
         "diff": change_diff(change),
         "diff_base": relative_to,
         "command_missing": bool(change is not None and change.command == "not-recorded"),
         "patches": len(change.patches) if change is not None else 0,
         "open_blockers": len(ra.open_blockers),
     }
+
+
+def decider_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> str | None:
+    """The metric the record says decided it, as its numbers give it: "TTFT (P99) in result `124K`:
+    +37.6% (interval ...), worse; stated +38%"."""
+    d = ra.decider
+    if d is None:
+        return None
+    c = d.comparison
+    if c is not None and c.change_percent is not None:
+        seen = fmt_percent(c.change_percent)
+        if c.ci_low_percent is not None and c.ci_high_percent is not None:
+            seen += f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
+        seen += f", {c.decision}"
+    elif isinstance(d.reported_change, tuple):
+        seen = f"{fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}% as reported"
+    elif d.reported_change is not None:
+        seen = f"{fmt_percent(d.reported_change)} as reported"
+    else:
+        seen = "not compared"
+    where = f"variant {d.variant}'s result {d.result}" if d.variant else f"result {d.result}"
+    text = f"{_label(vocabulary, d.metric)} in {where}: {seen}"
+    if d.stated is not None:
+        text += f"; stated {fmt_percent(d.stated)}" + (
+            "" if d.agrees is not False else ", which the numbers do not give"
+        )
+    elif d.agrees is False:
+        text += "; the numbers went the other way"
+    note = ra.file.record.decided_by.note if ra.file.record.decided_by is not None else None
+    return f"{text} ({note})" if note else text
+
+
+_KIND = {"gain": "expected gain", "gain_absolute": "expected gain in the metric's unit", "threshold": "threshold"}
+
+
+def expectation_lines(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> list[str]:
+    """Each expectation read on a result, in words: what was expected, what was seen, and the verdict."""
+    out = []
+    for e in ra.expectations:
+        metric = vocabulary.lookup(e.metric)
+        unit = "%" if e.kind == "gain" else f" {metric.unit}" if metric else ""
+        if e.kind == "threshold":
+            bars = [f"at least {fmt_number(e.low)}" if e.low is not None else ""]
+            bars += [f"at most {fmt_number(e.high)}" if e.high is not None else ""]
+            bar = " and ".join(b for b in bars if b)
+            seen = f"mean {fmt_number(e.point)}"
+        else:
+            low, high = e.low if e.low is not None else 0.0, e.high if e.high is not None else 0.0
+            bar = f"{low:+g}{unit}" if low == high else f"{low:+g} to {high:+g}{unit}"
+            sign = "+" if e.point > 0 else ""
+            seen = (
+                fmt_percent(e.point) if e.kind == "gain" else f"{sign}{fmt_number(e.point)}{unit}"
+            ) + " (+ = better)"
+        if e.interval is not None:
+            ends = [fmt_percent(x) if e.kind == "gain" else fmt_number(x) for x in e.interval]
+            seen += f", interval {ends[0]} to {ends[1]}"
+        verdict = e.verdict + (" at face value (no interval)" if e.face_value else "")
+        label = metric.label if metric else e.metric
+        out.append(f"{_KIND[e.kind]}, {label} {bar}, in result {e.result}: {seen}: {verdict}")
+    return out
+
+
+def standing_text(status: str, standing: str | None, note: str | None) -> str:
+    """The status with its standing: "adopted, recommended (kept for the Dev branch)"."""
+    words = {"recommended": "recommended", "latest": "latest, not the recommended", "undecided": "measured, undecided"}
+    text = status if standing is None else f"{status}, {words[standing]}"
+    return f"{text} ({note})" if note else text
+
+
+def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:
+    metric = vocabulary.lookup(name) if name is not None else None
+    return metric.label if metric is not None else name
 
 
 # --- the home page's first screen ---------------------------------------------------------------
@@ -117,6 +209,15 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "link": _link(analysis, rec),
         "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
     }
+
+
+def standings(analysis: Analysis) -> list[dict[str, Any]]:
+    """The records with a standing (recommended, latest, measured but undecided), in series order."""
+    return [
+        {**_entry(analysis, ra), "standing": ra.file.record.standing, "note": ra.file.record.standing_note}
+        for ra in analysis.records
+        if ra.file.record.standing is not None
+    ]
 
 
 def status_counts(analysis: Analysis) -> list[tuple[str, int]]:
@@ -215,6 +316,7 @@ def home_glance(analysis: Analysis) -> dict[str, Any]:
         "adopted": [f"{r.number:02d}" for r in stack.records],
         "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
         "counts": status_counts(analysis),
+        "standings": standings(analysis),
         "next": next_ideas(analysis),
         "latest": latest(analysis),
     }

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.campaign import Analysis, Guardrail, Launch, ResolvedResult
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.launch import assignment, env_prefix, quote
-from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value
+from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value, unreplicated_text
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
@@ -26,7 +26,15 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.glance import decision, home_glance, record_header
-from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
+from generator.views.paths import (
+    docs_root,
+    record_plot_path,
+    relative,
+    series_dir,
+    strip_path,
+    summary_plot_paths,
+    variant_strip_path,
+)
 from generator.views.road import level_text, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
@@ -107,7 +115,7 @@ def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
 
 def _decision_text(c: Comparison) -> str:
     if c.decision == "unreplicated":
-        return "unreplicated (single shot)"
+        return unreplicated_text(c.n, c.baseline_n, c.spread_unknown, advice=False)
     if c.p_value is None:
         return f"{c.decision} (no spread, no p)"
     return f"{c.decision} (p = {c.p_value:.2g})"
@@ -296,8 +304,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
         # The `before:` steps first, as written: the block runs as shown.
-        "command": "\n".join([*(launch.before if launch is not None else ()), shell_command(tokens, env)]),
-        "image": campaign.engine.image,
+        "command": "\n".join([*_steps_before(launch), shell_command(tokens, env)]),
+        "image": launch.image if launch is not None and launch.image else campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
         "launch_change": change,
@@ -310,6 +318,7 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
             result_view(res, _strip_view(charts, strip_path(project, rec, i), here), campaign.vocabulary())
             for i, res in enumerate(analysis.record(rec).results)
         ],
+        "variant_results": _variant_result_views(analysis, rec, charts),
         "evidence": record_evidence(analysis, rec),
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
@@ -328,6 +337,30 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
     }
 
 
+def _steps_before(launch: Launch | None) -> list[str]:
+    """The host's `before:` steps, then the container's `inside:` ones, each group marked when both are there."""
+    if launch is None:
+        return []
+    if not launch.inside:
+        return list(launch.before)
+    host = ["# on the host:", *launch.before] if launch.before else []
+    return [*host, "# inside the container:", *launch.inside]
+
+
+def _variant_result_views(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> list[dict[str, Any]]:
+    """Each variant's measured results with their decision, p, test and strip chart."""
+    project, here = analysis.project, series_dir(analysis.project)
+    vocabulary = project.campaign.vocabulary()
+    out: list[dict[str, Any]] = []
+    for j, (v, rs) in enumerate(zip(rec.record.variants, analysis.record(rec).variant_results, strict=True)):
+        for i, res in enumerate(rs):
+            if not res.metrics:
+                continue
+            strip = _strip_view(charts, variant_strip_path(project, rec, j, i), here)
+            out.append({"variant": v.label, "view": result_view(res, strip, vocabulary)})
+    return out
+
+
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
     """The other records a record's page shows something of; keep in step with `record_context`.
 
@@ -341,7 +374,9 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [index.shared[b.ref].record for b in r.blockers if b.ref and b.ref in index.shared]
     out += index.superseding.get(rec.slug, ())
     # What it builds on and its baselines (its place in the stack is `record_derived`'s).
-    refs = [res.baseline_from.record for res in variants.all_results(r) if res.baseline_from]
+    refs = [
+        res.baseline_from.record for res in variants.all_results(r) if res.baseline_from and res.baseline_from.record
+    ]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()
@@ -369,19 +404,33 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     interval = ""
     if c.ci_low_percent is not None and c.ci_high_percent is not None:
         interval = f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
-    word = "unreplicated (single shot: replicate it)" if c.decision == "unreplicated" else c.decision
+    word = unreplicated_text(c.n, c.baseline_n, c.spread_unknown) if c.decision == "unreplicated" else c.decision
     text = f"{primary.metric} in `{primary.label}`, {primary.chosen}: {change}{interval}, {word}"
     if primary.best_of is not None and primary.holm_p is not None:
-        text += f"; best of {primary.best_of} variants, Holm-adjusted p = {primary.holm_p:.2g}"
+        tested = primary.best_of_tested
+        with_p = f" ({tested} with a p-value)" if tested is not None and tested < primary.best_of else ""
+        text += f"; best of {primary.best_of} variants{with_p}, Holm-adjusted p = {primary.holm_p:.2g}"
     broken = primary.broken_guardrails
     if broken:
         text += "; guardrail broken: " + ", ".join(
             f"{g.metric} (margin {fmt_number(g.margin)}%, change "
-            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'})"
+            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'}"
+            f"{_guardrail_where(g, primary.label)})"
             for g in broken
         )
         text += ", so it does not count as a win"
+    elsewhere = [g for g in primary.guardrails if g.held is not False and g.result not in (None, primary.label)]
+    if elsewhere:
+        text += "; guardrails read in the record's other results: " + ", ".join(
+            f"{g.metric} in `{g.result}` {'held' if g.held else 'not shown within the margin'}" for g in elsewhere
+        )
     return text
+
+
+def _guardrail_where(g: Guardrail, primary_label: str) -> str:
+    """Where a guardrail reading comes from, when not the primary comparison's own result."""
+    where = f", in `{g.result}`" if g.result is not None and g.result != primary_label else ""
+    return where + (", as reported" if g.reported else "")
 
 
 def _current_text(level: Stat | None, about: bool) -> str | None:

@@ -42,6 +42,11 @@ def strip_path(project: Project, rec: RecordFile, index: int) -> str:
     return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}-result-{index + 1}-strip.svg")
 
 
+def variant_strip_path(project: Project, rec: RecordFile, variant: int, index: int) -> str:
+    """The strip chart of a variant's result; "--" keeps it apart from every record's own (slugs never hold it)."""
+    return pjoin(project.campaign.docs_dir, "plots", f"{rec.slug}--variant-{variant + 1}-result-{index + 1}-strip.svg")
+
+
 def summary_plot_paths(project: Project) -> tuple[str, str]:
     root = str(docs_root(project))
     return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")

@@ -60,12 +60,22 @@ def stack_script(analysis: Analysis) -> str:
 
 
 def before_lines(analysis: Analysis) -> list[str]:
-    """What runs before the launch line: the engine's container image (a comment, since how it is
-    started is not recorded) and each adopted change's `before:` steps, as written, in stack order."""
+    """What runs before the launch line: the container image in force (a comment, since how it is
+    started is not recorded), each adopted change's `before:` steps on the host, then its
+    `inside:` steps in the container, as written, in stack order."""
     found, image = _stack(analysis), analysis.project.campaign.engine.image
-    out = [f"# The engine runs in the container image {image}".replace("\n", " ")] if image else []
+    source = ""
+    if found.image is not None:
+        source, image = f" (from {found.image[0]})", found.image[1]
+    out = [f"# The engine runs in the container image {image}{source}".replace("\n", " ")] if image else []
+    if found.before and found.inside:
+        out.append("# On the host:")
     for label, line in found.before:
         out += [f"# before the launch, from {label}:", line]
+    if found.inside:
+        out.append("# Inside the container, before the launch:")
+    for label, line in found.inside:
+        out += [f"# in the container, from {label}:", line]
     return out
 
 
@@ -79,8 +89,10 @@ def stack_json(analysis: Analysis) -> str:
         "baseline": analysis.project.campaign.baseline.label,
         "records": [{"number": r.number, "slug": r.slug, "title": r.record.title} for r in stack.records],
         "base_command_from": found.base_from,
-        "image": analysis.project.campaign.engine.image,
+        "image": found.image[1] if found.image is not None else analysis.project.campaign.engine.image,
+        "image_from": found.image[0] if found.image is not None else None,
         "before": [{"command": line, "record": label} for label, line in found.before],
+        "inside": [{"command": line, "record": label} for label, line in found.inside],
         "lines": [
             {"text": line.text, "kind": line.kind, "record": line.source, "replaces": line.replaces}
             for line in found.lines

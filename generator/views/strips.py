@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.generated import svg_header
 from generator.model import metrics
-from generator.views.paths import strip_path
+from generator.views.paths import strip_path, variant_strip_path
 
 
 @dataclass(frozen=True)
@@ -43,20 +43,26 @@ def strips(analysis: Analysis) -> list[Strip]:
     out: list[Strip] = []
     for entry in analysis.records:
         rec = entry.file
-        for i, resolved in enumerate(entry.results):
+        # The record's own results, then each variant's (their p and test are on the page too).
+        located = [(strip_path(project, rec, i), f"{rec.slug}-{i + 1}", "", r) for i, r in enumerate(entry.results)]
+        located += [
+            (variant_strip_path(project, rec, j, i), f"{rec.slug}--{j + 1}-{i + 1}", f"{v.label}, ", r)
+            for j, (v, rs) in enumerate(zip(rec.record.variants, entry.variant_results, strict=True))
+            for i, r in enumerate(rs)
+        ]
+        for path, chart_id, arm, resolved in located:
             name = _chart_metric(resolved, entry.primary_metric)
             metric = metrics.lookup(name) if name else None
             if name is None or metric is None:
                 continue
-            path = strip_path(project, rec, i)
-            title = f"{rec.record.title}: {resolved.result.label}, {metric.label}, every repetition"
+            title = f"{rec.record.title}: {arm}{resolved.result.label}, {metric.label}, every repetition"
             svg = strip_chart(
-                f"strip-{rec.slug}-{i + 1}",
+                f"strip-{chart_id}",
                 title,
                 list(resolved.samples[name][1]),
                 list(resolved.samples[name][0]),
                 axis_label=f"{metric.label} ({metric.unit})",
-                labels=("baseline", "this record"),
+                labels=("baseline", "this record" if not arm else "this variant"),
             )
             text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
             out.append(Strip(path, description(svg), text))

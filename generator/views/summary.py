@@ -15,12 +15,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from generator.model import variants
-from generator.model.quantity import fmt_percent
+from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
-    from generator.analysis.campaign import Analysis
+    from generator.analysis.campaign import Analysis, RecordAnalysis
 
 # Columns, in order: the keys of each row and of each JSON object.
 COLUMNS = (
@@ -38,6 +38,8 @@ COLUMNS = (
     "primary_n",
     "primary_baseline_n",
     "primary_decision",
+    # True when a side of the primary comparison is a mean published without its spread.
+    "primary_spread_unknown",
     "open_blockers",
     "open_blocker_titles",
     # "sources" or "own" (the records' own placement, not given by their sources), or None.
@@ -55,6 +57,12 @@ COLUMNS = (
     "broken_guardrails",
     # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
     "best_of",
+    # Of those k, how many had a p-value to adjust (the others count as p = 1).
+    "best_of_tested",
+    # A record that retained none of its variants: each one's decision on the primary metric.
+    "variant_decisions",
+    # "recommended", "latest" (adopted, not the recommended) or "undecided" (measured, no decision), or None.
+    "standing",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -98,6 +106,8 @@ def summary_rows(
                 "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
                 "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
                 "primary_n": c.n if c else None,
+                # Means published without their spread: not a single shot, and said so.
+                "primary_spread_unknown": c.spread_unknown if c else None,
                 "primary_baseline_n": c.baseline_n if c else None,
                 "primary_decision": decision,
                 "open_blockers": len(blockers),
@@ -110,11 +120,21 @@ def summary_rows(
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
+                "best_of_tested": primary.best_of_tested if primary else None,
+                "variant_decisions": variant_decisions_text(entry),
+                "standing": r.standing,
             }
         )
         if analysis.project.campaign.slo:
             rows[-1][SLO_COLUMN] = capacity_cell(entry.sweeps)
     return rows
+
+
+def variant_decisions_text(entry: RecordAnalysis) -> str | None:
+    """A record that retained no variant: "mscclpp inconclusive, custom worse" (None otherwise)."""
+    if not entry.variant_decisions:
+        return None
+    return ", ".join(f"{v.variant} {v.comparison.decision}" for v in entry.variant_decisions)
 
 
 def _round(x: float | None) -> float | None:
@@ -130,6 +150,8 @@ def gain_text(row: dict[str, Any]) -> str:
     """
     decision = row["primary_decision"]
     tried = f" ({row['variants']})" if row.get("variants") else ""
+    if decision is None and row.get("variant_decisions"):
+        return f"none retained; variants compared on {row['primary_metric']}: {row['variant_decisions']}{tried}"
     if decision is None:
         missing = "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
         return missing + tried
@@ -148,9 +170,13 @@ def gain_text(row: dict[str, Any]) -> str:
     low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
     if low is not None and high is not None:
         text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
-    word = "unreplicated (single shot: replicate it)" if decision == "unreplicated" else decision
+    word = decision
+    if decision == "unreplicated":
+        word = unreplicated_text(row["primary_n"], row["primary_baseline_n"], bool(row.get("primary_spread_unknown")))
     if row.get("best_of"):
-        word += f" (best of {row['best_of']}, Holm-corrected)"
+        tested = row.get("best_of_tested")
+        with_p = f", {tested} with a p-value" if tested is not None and tested < row["best_of"] else ""
+        word += f" (best of {row['best_of']}{with_p}, Holm-corrected)"
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
@@ -164,7 +190,8 @@ def tier_text(row: dict[str, Any]) -> str:
 
 def status_text(row: dict[str, Any]) -> str:
     """The status, and "in the stack" for an adopted record whose change is in the command in force."""
-    return f"{row['status']}, in the stack" if row["in_stack"] else row["status"]
+    status = row["status"] if not row.get("standing") else f"{row['status']}, {row['standing']}"
+    return f"{status}, in the stack" if row["in_stack"] else status
 
 
 def blockers_text(row: dict[str, Any]) -> str:
@@ -186,18 +213,18 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
 
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-    text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
-    text |= {"reported", "variants", *slo_text}
+    text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing"}
+    text |= {"reported", "variants", "variant_decisions", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
         if column in ("open_blocker_titles", "broken_guardrails"):
             v = "; ".join(v)
-        elif column == "best_of":
+        elif column in ("best_of", "best_of_tested"):
             v = "" if v is None else str(v)
         elif column in percents:
             v = "" if v is None else f"{v:.1f}"
-        elif column == "in_stack":
+        elif column == "in_stack" or (column == "primary_spread_unknown" and v is not None):
             v = str(v).lower()
         if column in text and isinstance(v, str):
             v = formula_safe(v)

@@ -17,7 +17,7 @@ from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import fmt_percent, fmt_value, fmt_whole, stat
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_value, fmt_whole, stat
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -83,6 +83,14 @@ def variant_change_text(variant: Variant, record: Record) -> str:
     parts += [p.summary for p in change.patches]
     if change.command == "not-recorded":
         parts.append("command not recorded")
+    if change.image:
+        parts.append(f"image {change.image}")
+    if change.inside:
+        parts.append(f"in the container: {'; '.join(change.inside)}")
+    if change.before:
+        # Host steps are a change too: a variant made only of them still changed something.
+        steps = "; ".join(change.before)
+        parts.append(f"host steps before the launch{'' if parts else ' only'}: {steps}")
     return "; ".join(parts) or (change.note or "no change recorded")
 
 
@@ -249,8 +257,10 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
         if variant.value is None or value is None:
             continue
         s = stat(value)
-        interval = (s.low, s.high) if s.kind != "single" else None
-        points.append(charts.SweepPoint(variant.value, s.mean, interval))
+        # Only figures that span something draw an interval: repetitions or a range. A mean
+        # given with n (with or without its sd) has no range of figures behind it to draw.
+        interval = (s.low, s.high) if s.kind in ("repeated", "range") or s.low != s.high else None
+        points.append(charts.SweepPoint(variant.value, s.mean, interval, _point_note(s)))
         if variant.outcome == "retained":
             retained_x = variant.value
     if not points:
@@ -268,6 +278,14 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     )
     text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
     return SweepChart(sweep_path(analysis.project, rec), charts.description(svg), text)
+
+
+def _point_note(s: Stat) -> str | None:
+    if s.kind != "statistics" or s.low != s.high:
+        return None
+    if not s.spread_known:
+        return f"mean of {s.n} runs, no spread published"
+    return f"mean of {s.n} runs, sd {fmt_number(s.spread)}"
 
 
 def sweep_charts(analysis: Analysis) -> list[SweepChart]:

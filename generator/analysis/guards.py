@@ -1,0 +1,124 @@
+"""Reasons beside the primary comparison: guardrails read across a record, and the metric it says decided it.
+
+A guardrail is read on every result of the record's headline that measures its metric, not
+only on the primary comparison's result: a TTFT measured at 124K in a second result of the
+record is evaluated there too. A change the source only reported (`reported_change`) is read
+at face value: beyond the margin it breaks the guardrail; within it, it shows nothing, since a
+reported number has no interval. A mean without spread is read the same way (its comparison
+has no interval). Kept apart from `campaign.py` so the states a reading takes and where it is
+read can change separately.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from generator.analysis.records import Decider, Guardrail, ResolvedResult
+from generator.analysis.stats import Comparison
+from generator.model import metrics
+from generator.model.record import Record
+from generator.model.result import Range
+
+# A write-up rounds its percents: a stated change agrees with the numbers within this many points.
+STATED_TOLERANCE = 1.0
+
+
+def measured_reading(name: str, margin: float, c: Comparison, label: str) -> Guardrail:
+    """A guardrail read on a computed comparison (non-inferiority at alpha, the 1 - 2 alpha interval)."""
+    held: bool | None = None
+    if c.gain_eq_low_percent is not None:
+        held = c.gain_eq_low_percent >= -margin
+    elif c.gain_percent is not None and c.gain_percent < -margin:
+        # No interval (a single shot, a mean without spread) shows nothing, except a loss beyond
+        # the margin at face value.
+        held = False
+    return Guardrail(name, margin, c.change_percent, c.eq_low_percent, c.eq_high_percent, held, label)
+
+
+def reported_reading(name: str, margin: float, change: float | Range, higher_is_better: bool, label: str) -> Guardrail:
+    """A guardrail read on a change the source reported: it can break, never hold (no interval)."""
+    ends = (change, change) if isinstance(change, float | int) else (change.min, change.max)
+    worst = min(e if higher_is_better else -e for e in ends)
+    held = False if worst < -margin else None
+    point = float(change) if isinstance(change, float | int) else None
+    low, high = (None, None) if isinstance(change, float | int) else (change.min, change.max)
+    return Guardrail(name, margin, point, low, high, held, label, reported=True)
+
+
+def guardrails_across(
+    results: Sequence[ResolvedResult],
+    first: int,
+    primary_metric: str,
+    margins: Mapping[str, float],
+    vocabulary: metrics.Vocabulary,
+) -> tuple[Guardrail, ...]:
+    """Each guardrail read on every result that measures it, the primary comparison's result first.
+
+    A guardrail no result measures is one reading with `held` None and no result.
+    """
+    order = [results[first], *(r for i, r in enumerate(results) if i != first)] if results else []
+    out: list[Guardrail] = []
+    for name, margin in margins.items():
+        if name == primary_metric:
+            continue
+        found: list[Guardrail] = []
+        for res in order:
+            c = res.comparisons.get(name)
+            reported = res.result.reported_change.get(name)
+            metric = vocabulary.lookup(name)
+            if c is not None:
+                found.append(measured_reading(name, margin, c, res.result.label))
+            elif reported is not None and metric is not None:
+                found.append(reported_reading(name, margin, reported, metric.higher_is_better, res.result.label))
+        out += found or [Guardrail(name, margin, None, None, None, None)]
+    return tuple(out)
+
+
+def _find(
+    record: Record, own: Sequence[ResolvedResult], by_variant: Sequence[Sequence[ResolvedResult]], variant: str | None
+) -> list[ResolvedResult]:
+    if variant is None:
+        return list(own)
+    return [r for v, rs in zip(record.variants, by_variant, strict=True) if v.label == variant for r in rs]
+
+
+def decider(
+    record: Record, own: Sequence[ResolvedResult], by_variant: Sequence[Sequence[ResolvedResult]]
+) -> Decider | None:
+    """The record's `decided_by` read on the numbers of the result it names; None without one or
+    when the result is not there (`check` reports the reference)."""
+    d = record.decided_by
+    if d is None:
+        return None
+    res = next((r for r in _find(record, own, by_variant, d.variant) if r.result.label == d.result), None)
+    if res is None:
+        return None
+    c = res.comparisons.get(d.metric)
+    given = res.result.reported_change.get(d.metric)
+    reported: float | tuple[float, float] | None = None
+    if isinstance(given, Range):
+        reported = (given.min, given.max)
+    elif given is not None:
+        reported = float(given)
+    return Decider(d.metric, d.result, d.variant, c, reported, d.change, _agrees(record.status, d.change, c, reported))
+
+
+def _agrees(
+    status: str,
+    stated: float | None,
+    c: Comparison | None,
+    reported: float | tuple[float, float] | None,
+) -> bool | None:
+    """Whether the numbers bear out the stated change and the status it decided (None: nothing to check)."""
+    if c is not None and (status, c.decision) in (("rejected", "better"), ("adopted", "worse")):
+        # The metric said to decide the record went the other way, by the rule itself.
+        return False
+    if stated is None:
+        return None
+    if c is not None and c.change_percent is not None:
+        return abs(c.change_percent - stated) <= STATED_TOLERANCE
+    if isinstance(reported, tuple):
+        return reported[0] - STATED_TOLERANCE <= stated <= reported[1] + STATED_TOLERANCE
+    if reported is not None:
+        return abs(reported - stated) <= STATED_TOLERANCE
+    return None
