@@ -233,6 +233,10 @@ class Result(Strict):
     finding: str | None = None
     note: str | None = None
     provenance: Provenance | None = None
+    # The launch (server or process start) its repetitions came from: one name for all of them, or
+    # one per repetition. Runs of one launch are one observation, not repetitions (decisions.md).
+    # An imported run that names its own launch keeps it.
+    launch: NonEmpty | Annotated[tuple[NonEmpty, ...], Field(min_length=1)] | None = None
     # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
     # the metric's own: converted once, as the file is loaded.
     units: dict[MetricName, NonEmpty] = Field(default_factory=dict)

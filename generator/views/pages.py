@@ -24,6 +24,7 @@ from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
 from generator.project.load import RecordFile
 from generator.views import variants as experiments
+from generator.views.design import design_lines
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
@@ -81,6 +82,8 @@ class ResultView:
     reported_changes: list[ReportedMetric] = field(default_factory=list)
     # The result's strip chart (path relative to the page, alt text), when it has one.
     strip: dict[str, str] | None = None
+    # How its runs were made (views.design): start times, blocks, trends, launches; markdown.
+    design: list[str] = field(default_factory=list)
 
 
 _TESTS = {"welch": "Welch's t", "paired": "paired t", "bootstrap": "seeded bootstrap"}
@@ -202,6 +205,7 @@ def result_view(
         reported=figures(result),
         reported_changes=changes(result),
         strip=strip,
+        design=design_lines(resolved.design, any(c is not None for c in resolved.comparisons.values())),
     )
 
 

@@ -55,6 +55,9 @@ COLUMNS = (
     "broken_guardrails",
     # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
     "best_of",
+    # How the primary comparison's runs were made, where it weakens it (analysis.design): blocks,
+    # a time trend, a single launch.
+    "design",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -110,11 +113,20 @@ def summary_rows(
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
+                "design": list(primary_design(entry)),
             }
         )
         if analysis.project.campaign.slo:
             rows[-1][SLO_COLUMN] = capacity_cell(entry.sweeps)
     return rows
+
+
+def primary_design(entry: Any) -> tuple[str, ...]:
+    """The design warnings of the result a record's primary comparison comes from."""
+    primary = entry.primary
+    if primary is None or primary.kind != "metric" or primary.index >= len(entry.headline):
+        return ()
+    return tuple(entry.headline[primary.index].design.warnings)
 
 
 def _round(x: float | None) -> float | None:
@@ -154,6 +166,8 @@ def gain_text(row: dict[str, Any]) -> str:
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
+    for warning in row.get("design") or []:
+        word += f", {warning}"
     return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
 
 
@@ -187,11 +201,11 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
-    text |= {"reported", "variants", *slo_text}
+    text |= {"reported", "variants", "design", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails"):
+        if column in ("open_blocker_titles", "broken_guardrails", "design"):
             v = "; ".join(v)
         elif column == "best_of":
             v = "" if v is None else str(v)
