@@ -57,6 +57,8 @@ class Design:
     by_launch: tuple[int, int] | None = None
     # The first and last start time of each side (ISO 8601, UTC), when every run has one.
     spans: tuple[tuple[str, str] | None, tuple[str, str] | None] = (None, None)
+    # Paired results: the shortest and longest time between the starts of a pair, in seconds.
+    pair_gap_s: tuple[float, float] | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -120,6 +122,7 @@ def design(
     *,
     metric: str | None,
     alpha: float,
+    paired: bool = False,
 ) -> Design:
     """The design of one result: `values` is metric -> (own samples, baseline samples)."""
     if not values:
@@ -132,6 +135,10 @@ def design(
     spans: list[tuple[str, str] | None] = []
     for s in starts:
         spans.append((min(s).isoformat(), max(s).isoformat()) if s else None)
+    gaps = None
+    if paired and starts[0] and starts[1] and n[0] == n[1]:
+        apart = [abs((a - b).total_seconds()) for a, b in zip(starts[0], starts[1], strict=True)]
+        gaps = (min(apart), max(apart))
     blocked = False
     if starts[0] and starts[1] and min(n) >= 2:
         blocked = max(starts[0]) < min(starts[1]) or max(starts[1]) < min(starts[0])
@@ -175,6 +182,7 @@ def design(
         may_share=may_share,
         by_launch=by_launch,
         spans=(spans[0], spans[1]),
+        pair_gap_s=gaps,
     )
 
 
@@ -183,7 +191,8 @@ def of_result(
 ) -> Design:
     """The design of a resolved result (its numbers as `project.matching` found them)."""
     compared = {k: v for k, v in shown.items() if v[1]}
-    return design(compared, (found.origins, found.baseline_origins), metric=metric, alpha=alpha)
+    origins = (found.origins, found.baseline_origins)
+    return design(compared, origins, metric=metric, alpha=alpha, paired=found.result.paired)
 
 
 def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired: bool) -> tuple[Value, Value, bool]:

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import datetime as dt
+
 from generator.analysis.design import Design
+from generator.model.quantity import fmt_number
 from generator.views.markdown import code
 
 
 def _span(span: tuple[str, str] | None) -> str | None:
     if span is None:
         return None
-    first, last = (s.replace("+00:00", "") for s in span)
+    first, last = (dt.datetime.fromisoformat(s).strftime("%Y-%m-%d %H:%M:%S") for s in span)
     return f"{first} to {last} UTC" if first != last else f"{first} UTC"
 
 
@@ -23,6 +26,9 @@ def design_lines(d: Design, compared: bool) -> list[str]:
         if not (spans[0] and spans[1]):
             order = ""
         out.append("Runs started: " + "; ".join(parts) + order + ".")
+    if d.pair_gap_s is not None:
+        low, high = (fmt_number(round(x, 1)) for x in d.pair_gap_s)
+        out.append(f"The runs of a pair started {low} to {high} s apart: drift faster than that is not paired away.")
     if not compared:
         return out
     if d.blocked:

@@ -182,7 +182,7 @@ def _read_json(mapping: Mapping, name: str) -> Any:
 
 
 def _fact(value: Any) -> str | None:
-    if isinstance(value, bool) or value is None or isinstance(value, dict | list):
+    if value is _MISSING or isinstance(value, bool) or value is None or isinstance(value, dict | list):
         return None
     if isinstance(value, float) and not math.isfinite(value):
         return None
