@@ -40,10 +40,12 @@ def command(root: Path | None, fmt: str) -> None:
         # The status against the evidence needs the analysis, which only a valid project has.
         from generator.analysis.campaign import analyse
         from generator.analysis.design_warnings import design_problems
+        from generator.analysis.figures import reference_problems
         from generator.analysis.verdicts import evidence_problems, status_problems
 
         analysis = analyse(project)
-        for problem in [*status_problems(analysis), *evidence_problems(analysis), *design_problems(analysis)]:
+        found = [*reference_problems(analysis), *status_problems(analysis), *evidence_problems(analysis)]
+        for problem in [*found, *design_problems(analysis)]:
             report.add(problem)
     out = format_report(report, fmt)
     if fmt == "text":
