@@ -181,6 +181,19 @@ def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tup
     return start
 
 
+def quoted_records(analysis: Analysis, loaded: Any) -> list[Any]:
+    """The records whose figures a file's prose quotes (for a page's dependencies)."""
+    names = {
+        m.group(1).split(".")[0].strip() for _path, text in _strings(loaded.data) for m in REFERENCE.finditer(text)
+    }
+    return [e.file for e in analysis.records if names & {e.file.slug, f"{e.file.number:02d}", str(e.file.number)}]
+
+
+def quotes(loaded: Any) -> bool:
+    """Whether a file's prose quotes any figure."""
+    return any(REFERENCE.search(text) for _path, text in _strings(loaded.data))
+
+
 def reference_problems(analysis: Analysis) -> list[Problem]:
     """An `unknown-reference` error for each `{{ ... }}` in a record or campaign.yaml that names nothing."""
     project = analysis.project

@@ -20,7 +20,7 @@ from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
-from generator.analysis.figures import reference_problems
+from generator.analysis.figures import quotes, reference_problems
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
@@ -240,7 +240,8 @@ class _PageCache:
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
         parts += (repr(self.derived.get(rec.slug)),)
-        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
+        # Quoted figures (`{{ ... }}`) may be any record's, imported or not: the runs count too.
+        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)) or quotes(rec):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
 

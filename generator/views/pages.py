@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.figures import quoted_records
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
@@ -349,6 +350,8 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()
+    # The records whose numbers its prose quotes (`{{ record.result.metric.field }}`).
+    out += quoted_records(analysis, rec)
     return out
 
 
