@@ -127,7 +127,7 @@ def design(
     """The design of one result: `values` is metric -> (own samples, baseline samples)."""
     if not values:
         return Design()
-    name = metric if metric in values else next(iter(values))
+    name = metric if metric is not None and metric in values else next(iter(values))
     own, base = values[name]
     n = (len(own), len(base))
     both = (origins[0], origins[1])

@@ -412,9 +412,9 @@ def result_numbers(project: Project, result: Result, record: RecordFile | None =
         # An imported run: its numbers, and the baseline run matched by workload and load.
         resolved = resolve_values(project, result, record)
         assert resolved is not None
-        shown, run_values, run_base, run_notes, base_origins = resolved
+        shown, run_values, run_base, run_notes, run_base_origins = resolved
         own = origins(result, [project.runs[rid] for rid in result.run_ids if rid in project.runs])
-        return Numbers(shown, run_values, run_base, tuple(run_notes), not run_base, own, base_origins)
+        return Numbers(shown, run_values, run_base, tuple(run_notes), not run_base, own, run_base_origins)
     values: dict[str, Any] = dict(result.metrics)
     notes: list[str] = []
     base: dict[str, Any] = dict(result.baseline)

@@ -376,9 +376,10 @@ def _run(
         run.keys[name] = where
         if unit is not None and unit != to:
             run.conversions[name] = f"{unit} -> {to}"
-    for setting, where in spec.settings.items():
-        if isinstance(where, ProvenanceFile):
+    for setting, setting_at in spec.settings.items():
+        if isinstance(setting_at, ProvenanceFile):
             continue
+        where = setting_at
         value = lookup(row.obj, where)
         if value is _MISSING:
             missing.setdefault((where, f"setting `{setting}`"), []).append(row)
@@ -398,12 +399,12 @@ def _run(
         settings[key] = converted
         if key in _PROVENANCE:
             run.provenance[key], run.provenance_keys[key] = str(converted), where
-    for name, target in spec.provenance.items():
-        if isinstance(target, ProvenanceFile):
+    for name, fact_at in spec.provenance.items():
+        if isinstance(fact_at, ProvenanceFile):
             continue
-        fact = _fact(lookup(row.obj, target))
+        fact = _fact(lookup(row.obj, fact_at))
         if fact is not None:
-            run.provenance[name], run.provenance_keys[name] = fact, target
+            run.provenance[name], run.provenance_keys[name] = fact, fact_at
     used = {p.split(".")[0] for p in (*_paths(spec), *spec.skip)}
     run.unmapped = [k for k, v in row.obj.items() if k not in used and v is not None and not isinstance(v, list | dict)]
     run.notes.append(f"Read as `{mapping.name}`, a format of this campaign's own (import_formats in campaign.yaml).")
