@@ -266,3 +266,45 @@ def test_provenance_from_a_file_beside_the_rows(minimal: Path) -> None:
 def test_launch_means_keep_unknown_launches_apart() -> None:
     origins = [Origin("a"), Origin("a"), Origin(None), Origin(None), Origin("b")]
     assert launch_means([1.0, 3.0, 5.0, 7.0, 9.0], origins) == [2.0, 5.0, 7.0, 9.0]
+
+
+def test_a_typed_result_says_its_launches(minimal: Path) -> None:
+    # Typed repetitions of two launches a side: compared as two launch means a side.
+    record = RECORD + (
+        "results:\n  - label: c8\n    concurrency: 8\n"
+        "    metrics: {output_throughput: [104, 105, 99, 100]}\n"
+        "    baseline: {output_throughput: [100, 101, 95, 96]}\n"
+        "    launch: [x, x, y, y]\n"
+    )
+    (minimal / "improvements" / "01-kernel.yaml").write_text(record)
+    analysis = analyse(require_project(minimal))
+    (res,) = analysis.records[0].results
+    c = res.comparisons["output_throughput"]
+    assert c is not None and (c.n, c.baseline_n) == (2, 4)
+    assert res.design.by_launch == (2, 4)
+    # One name per repetition, or one for all: three names for four repetitions is an error.
+    (minimal / "improvements" / "01-kernel.yaml").write_text(record.replace("[x, x, y, y]", "[x, x, y]"))
+    out = run_cli("check", "--root", str(minimal))
+    assert out.returncode == 1 and "`launch` names 3 launch(es)" in out.stderr
+
+
+def test_the_h200_example_shows_what_its_data_warrant() -> None:
+    from conftest import REPO
+
+    root = REPO / "examples" / "h200-decode"
+    analysis = analyse(require_project(root))
+    for entry in analysis.records:
+        for res in entry.results:
+            d = res.design
+            # One process ran every arm, interleaved: one launch both sides share, no blocks.
+            assert d.shared_launch == "call2-full" and not d.blocked and not d.single_launch
+            assert d.by_launch is None and d.pair_gap_s is not None
+            assert len(d.starts[0]) == len(d.starts[1]) == 5
+    # Each result section shows the GPU, driver and versions the harness recorded.
+    rows = [json.loads(line) for line in (root / "data" / "B.jsonl").read_text().splitlines() if line.strip()]
+    first = next(r for r in rows if not r["warmup"] and r["batch"] == 1 and r["rep"] == 0)
+    page = (root / "docs" / "improvements" / "h200decode-01-sdpa-attention.md").read_text()
+    assert "hardware `NVIDIA H200` (file: data/provenance.json: gpu_name)" in page
+    assert "driver `580.159.04` (file: data/provenance.json: driver)" in page
+    assert first["utc_start"][11:19] in page
+    assert "Measured on: not stated by the file" not in page

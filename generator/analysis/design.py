@@ -57,6 +57,8 @@ class Design:
     by_launch: tuple[int, int] | None = None
     # The first and last start time of each side (ISO 8601, UTC), when every run has one.
     spans: tuple[tuple[str, str] | None, tuple[str, str] | None] = (None, None)
+    # Each run's start time (ISO 8601, UTC), by side, when every run of that side has one.
+    starts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     # Paired results: the shortest and longest time between the starts of a pair, in seconds.
     pair_gap_s: tuple[float, float] | None = None
 
@@ -182,6 +184,7 @@ def design(
         may_share=may_share,
         by_launch=by_launch,
         spans=(spans[0], spans[1]),
+        starts=(tuple(t.isoformat() for t in starts[0] or ()), tuple(t.isoformat() for t in starts[1] or ())),
         pair_gap_s=gaps,
     )
 
@@ -190,7 +193,8 @@ def of_result(
     found: Numbers, shown: Mapping[str, tuple[Sequence[float], Sequence[float]]], metric: str | None, alpha: float
 ) -> Design:
     """The design of a resolved result (its numbers as `project.matching` found them)."""
-    compared = {k: v for k, v in shown.items() if v[1]}
+    # A result without a baseline (the campaign baseline's own) still has its start times.
+    compared = {k: v for k, v in shown.items() if v[1]} or dict(shown)
     origins = (found.origins, found.baseline_origins)
     return design(compared, origins, metric=metric, alpha=alpha, paired=found.result.paired)
 

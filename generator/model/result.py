@@ -263,6 +263,17 @@ class Result(Strict):
             )
         if self.baseline_from is not None and not self.metrics and self.run is None:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
+        if isinstance(self.launch, tuple):
+            counts = {len(v) for v in self.metrics.values() if isinstance(v, list)} or {1}
+            if counts != {len(self.launch)} and self.run is None:
+                raise ValueError(
+                    f"`launch` names {len(self.launch)} launch(es), one per repetition, but the metrics have "
+                    f"{' or '.join(str(c) for c in sorted(counts))} repetition(s); give one name for all, or one each"
+                )
+            if self.run is not None and len(self.launch) != len(self.run_ids):
+                raise ValueError(
+                    f"`launch` names {len(self.launch)} launch(es), one per run, but `run` names {len(self.run_ids)}"
+                )
         ids = self.run_ids
         if len(set(ids)) != len(ids):
             raise ValueError("`run` names the same run twice; each repetition is a different run")

@@ -8,6 +8,9 @@ from generator.analysis.design import Design
 from generator.model.quantity import fmt_number
 from generator.views.markdown import code
 
+# Up to this many runs a side, each run's start time is listed (as the values are).
+_LISTED = 10
+
 
 def _span(span: tuple[str, str] | None) -> str | None:
     if span is None:
@@ -20,12 +23,19 @@ def design_lines(d: Design, compared: bool) -> list[str]:
     """Markdown list items (without the dash), in the order a reader needs them."""
     out: list[str] = []
     spans = [_span(s) for s in d.spans]
+    # Without a comparison there is one side, the result's own: no side is named.
+    sides = ("this record", "baseline") if compared else ("", "")
     if spans[0] or spans[1]:
-        parts = [f"{side} {text}" for side, text in zip(("this record", "baseline"), spans, strict=True) if text]
-        order = "" if not compared else (", one side after the other" if d.blocked else ", interleaved")
-        if not (spans[0] and spans[1]):
-            order = ""
+        parts = [f"{side} {text}".strip() for side, text in zip(sides, spans, strict=True) if text]
+        order = ""
+        if compared and spans[0] and spans[1]:
+            order = ", one side after the other" if d.blocked else ", interleaved"
         out.append("Runs started: " + "; ".join(parts) + order + ".")
+    for side, starts in zip(sides, d.starts, strict=True):
+        if 1 < len(starts) <= _LISTED:
+            times = ", ".join(dt.datetime.fromisoformat(t).strftime("%H:%M:%S") for t in starts)
+            whose = f", {side}" if side else ""
+            out.append(f"Start of each run{whose} (UTC, in the order of its values): {times}.")
     if d.pair_gap_s is not None:
         low, high = (fmt_number(round(x, 1)) for x in d.pair_gap_s)
         out.append(f"The runs of a pair started {low} to {high} s apart: drift faster than that is not paired away.")
