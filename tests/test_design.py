@@ -308,3 +308,19 @@ def test_the_h200_example_shows_what_its_data_warrant() -> None:
     assert "driver `580.159.04` (file: data/provenance.json: driver)" in page
     assert first["utc_start"][11:19] in page
     assert "Measured on: not stated by the file" not in page
+
+
+def test_one_launch_against_summary_statistics_is_a_single_shot(minimal: Path) -> None:
+    # Five benchmarks of one server launch are one observation, whatever the baseline is.
+    record = RECORD + (
+        "results:\n  - label: c8\n    concurrency: 8\n"
+        "    metrics: {output_throughput: [150, 151, 149, 150, 152]}\n"
+        "    baseline: {output_throughput: {mean: 100, sd: 1, n: 5}}\n"
+        "    launch: server-1\n"
+    )
+    (minimal / "improvements" / "01-kernel.yaml").write_text(record)
+    analysis = analyse(require_project(minimal))
+    (res,) = analysis.records[0].results
+    c = res.comparisons["output_throughput"]
+    assert c is not None and c.decision == "unreplicated" and c.n == 1
+    assert res.design.single_launch == ("this record",)

@@ -201,8 +201,15 @@ def of_result(
 
 def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired: bool) -> tuple[Value, Value, bool]:
     """The two sides a comparison counts, and whether it stays paired: launch means when runs
-    share launches (unpaired: a launch's runs have no partner of their own), else as given."""
-    if chosen.by_launch is None or not isinstance(value, list) or not isinstance(base, list):
+    share launches (unpaired: a launch's runs have no partner of their own), else as given.
+    Each side given as repetitions is counted so; one given as a number or statistics stays."""
+    if chosen.by_launch is None:
         return value, base, paired
-    own, theirs = launch_means(value, found.origins), launch_means(base, found.baseline_origins)
-    return (own if len(own) > 1 else own[0]), (theirs if len(theirs) > 1 else theirs[0]), False
+
+    def per_launch(side: Value, origins: Sequence[Origin]) -> Value:
+        if not isinstance(side, list):
+            return side
+        means = launch_means(side, origins)
+        return means if len(means) > 1 else means[0]
+
+    return per_launch(value, found.origins), per_launch(base, found.baseline_origins), False
