@@ -324,3 +324,18 @@ def test_one_launch_against_summary_statistics_is_a_single_shot(minimal: Path) -
     c = res.comparisons["output_throughput"]
     assert c is not None and c.decision == "unreplicated" and c.n == 1
     assert res.design.single_launch == ("this record",)
+
+
+def test_the_exact_trend_test_is_scipys() -> None:
+    import datetime as dt
+    import random
+
+    from generator.analysis.design import trend_p
+
+    rng = random.Random(37)
+    for n in (5, 6, 9, 14, 33):
+        for _ in range(20):
+            values = [rng.random() for _ in range(n)]
+            starts = [dt.datetime.fromtimestamp(T0 + 7 * i + rng.random(), dt.UTC) for i in range(n)]
+            expected = stats.kendalltau([s.timestamp() for s in starts], values, method="exact").pvalue
+            assert trend_p(values, starts) == pytest.approx(expected, rel=1e-9, abs=1e-12)

@@ -25,6 +25,7 @@ as an observation.
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -107,15 +108,45 @@ def _launches(origins: Sequence[Origin], n: int) -> set[str] | None:
     return {x for x in found if x is not None}
 
 
+# Up to this many runs without ties, the exact null distribution is counted here, as scipy's
+# `kendalltau` counts it; beyond, or with ties, scipy's test is used.
+_EXACT_N = 33
+
+
 def trend_p(values: Sequence[float], starts: Sequence[dt.datetime]) -> float | None:
-    """Kendall's tau test of values against start times (exact for small n), or None when undefined."""
+    """Kendall's tau test of values against start times, two-sided, or None when undefined.
+
+    Exact for small n without ties (the count of discordant pairs under all n! orders), so
+    a build does not import scipy.stats for it (the performance guide keeps that import out of
+    builds); scipy's `kendalltau` otherwise.
+    """
     if len(values) < TREND_MIN_N or len(set(values)) < 2 or len(set(starts)) < 2:
         return None
+    seconds = [s.timestamp() for s in starts]
+    n = len(values)
+    if n <= _EXACT_N and len(set(values)) == n and len(set(seconds)) == n:
+        order = [v for _t, v in sorted(zip(seconds, values, strict=True))]
+        discordant = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] > order[j])
+        return _exact_p(n, discordant)
     from scipy import stats as sp
 
-    seconds = [s.timestamp() for s in starts]
     p = float(sp.kendalltau(seconds, list(values)).pvalue)
     return p if p == p else None
+
+
+def _exact_p(n: int, discordant: int) -> float:
+    """Two-sided p of `discordant` pairs among n values in random order (Mahonian counts)."""
+    # counts[k]: orders of the first m values with k inversions, built up one value at a time.
+    counts = [1]
+    for m in range(2, n + 1):
+        grown = [0] * (len(counts) + m - 1)
+        for k, c in enumerate(counts):
+            for extra in range(m):
+                grown[k + extra] += c
+        counts = grown
+    total = n * (n - 1) // 2
+    tail = sum(counts[: min(discordant, total - discordant) + 1])
+    return min(1.0, 2 * tail / math.factorial(n))
 
 
 def design(
