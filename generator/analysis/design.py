@@ -180,32 +180,7 @@ def design(
         for i in (0, 1)
         if (s := starts[i]) is not None and (p := trend_p(values[name][i], s)) is not None and p < alpha
     )
-    launches = (_launches(both[0], n[0]), _launches(both[1], n[1]))
-    shared: str | None = None
-    if launches[0] and launches[1] and launches[0] & launches[1]:
-        shared = ", ".join(sorted(launches[0] & launches[1]))
-    single = tuple(
-        SIDES[i]
-        for i in (0, 1)
-        if shared is None and (found := launches[i]) is not None and len(found) == 1 and n[i] >= 2
-    )
-    repeated = shared is None and any(
-        len({o.launch for o in both[i][: n[i]] if o.launch is not None})
-        < sum(o.launch is not None for o in both[i][: n[i]])
-        for i in (0, 1)
-    )
-    by_launch = None
-    if repeated:
-        by_launch = (len(launch_means(own, both[0])), len(launch_means(base, both[1])))
-    may_share = tuple(
-        SIDES[i]
-        for i in (0, 1)
-        if n[i] >= 2
-        and len(both[i]) >= n[i]
-        and all(o.launch is None for o in both[i][: n[i]])
-        and len({o.file for o in both[i][: n[i]]}) == 1
-        and both[i][0].file is not None
-    )
+    shared, single, by_launch, may_share = _launch_findings(own, base, both)
     return Design(
         blocked=blocked,
         trend=trend,
@@ -218,6 +193,38 @@ def design(
         starts=(tuple(t.isoformat() for t in starts[0] or ()), tuple(t.isoformat() for t in starts[1] or ())),
         pair_gap_s=gaps,
     )
+
+
+def _launch_findings(
+    own: Sequence[float], base: Sequence[float], both: tuple[Sequence[Origin], Sequence[Origin]]
+) -> tuple[str | None, tuple[str, ...], tuple[int, int] | None, tuple[str, ...]]:
+    """(the launch both sides ran in, the sides of one launch, the launch counts when runs
+    share launches, the sides that may share an unrecorded launch)."""
+    n = (len(own), len(base))
+    sides = (both[0][: n[0]], both[1][: n[1]])
+    launches = (_launches(both[0], n[0]), _launches(both[1], n[1]))
+    shared: str | None = None
+    if launches[0] and launches[1] and launches[0] & launches[1]:
+        shared = ", ".join(sorted(launches[0] & launches[1]))
+    single = tuple(
+        SIDES[i]
+        for i in (0, 1)
+        if shared is None and (found := launches[i]) is not None and len(found) == 1 and n[i] >= 2
+    )
+    named = [[o.launch for o in side if o.launch is not None] for side in sides]
+    by_launch = None
+    if shared is None and any(len(set(names)) < len(names) for names in named):
+        by_launch = (len(launch_means(own, both[0])), len(launch_means(base, both[1])))
+    may_share = tuple(
+        SIDES[i]
+        for i in (0, 1)
+        if n[i] >= 2
+        and len(sides[i]) == n[i]
+        and not named[i]
+        and len({o.file for o in sides[i]}) == 1
+        and sides[i][0].file is not None
+    )
+    return shared, single, by_launch, may_share
 
 
 def of_result(
