@@ -292,12 +292,13 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     for column in ("best_of", "best_of_tested"):
         frame[column] = frame[column].map(lambda v: "" if v is None else str(v))
     frame["primary_spread_unknown"] = frame["primary_spread_unknown"].map(lambda v: v if v is None else str(v).lower())
+    frame["design"] = frame["design"].map("; ".join)
     for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing")
-    for column in (*text_columns, "reported", "variants", "variant_decisions", *slo_text):
+    for column in (*text_columns, "reported", "variants", "variant_decisions", "design", *slo_text):
         frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
     return str(frame.to_csv(index=False, lineterminator="\n"))
 

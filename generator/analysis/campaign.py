@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from generator.analysis import expect, guards, stats
+from generator.analysis import design, expect, guards, stats
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -190,17 +190,22 @@ def resolve(
     shown: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
     for name, value in found.metrics.items():
         base = found.baseline.get(name)
-        out[name] = (
-            None
-            if base is None or not_compared is not None
-            else compare(
-                name, value, base, paired=result.paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
-            )
-        )
         shown[name] = (tuple(samples(value)), tuple(samples(base)) if base is not None else ())
+    expected = record.record.expected if record is not None else None
+    made = design.of_result(found, shown, expected.metric if expected is not None else d.primary_metric, d.alpha)
+    for name, value in found.metrics.items():
+        base = found.baseline.get(name)
+        if base is None or not_compared is not None:
+            out[name] = None
+            continue
+        # Runs that share a launch are one observation (analysis.design): compared as launch means.
+        value, base, paired = design.counted(value, base, found, made, paired=result.paired)
+        out[name] = compare(
+            name, value, base, paired=paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
+        )
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
     return ResolvedResult(
-        found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared
+        found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made
     )
 
 

@@ -7,9 +7,10 @@ reads them) both import it and neither imports the other.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
+from generator.analysis.design import Design
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
 from generator.model.quantity import Value
@@ -35,6 +36,8 @@ class ResolvedResult:
     samples: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]]
     # Why this result is not compared at all (another model, backend or workload than its baseline's).
     not_compared: str | None = None
+    # How its two sides were run, as far as known: blocks, trends, launches (analysis.design).
+    design: Design = field(default_factory=Design)
 
 
 @dataclass(frozen=True)

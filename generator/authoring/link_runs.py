@@ -73,7 +73,7 @@ def campaign_mapping(project: Project, name: str) -> Mapping:
         )
         raise UsageProblem(f"{why}; import_formats declared: {declared}")
     shown = rel(project.campaign_file.path, project.root)
-    return Mapping(name, spec, project.campaign.vocabulary(), shown, project.campaign_file.positions)
+    return Mapping(name, spec, project.campaign.vocabulary(), shown, project.campaign_file.positions, project.root)
 
 
 def read_all(files: Iterable[Path], mapping: Mapping | None = None) -> tuple[list[ParsedFile], list[Problem]]:

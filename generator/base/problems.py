@@ -58,6 +58,7 @@ CODES: dict[str, str] = {
     "no-baseline": "a result has no baseline to compare with",
     "not-comparable": "a result and its baseline differ in more than the record's change",
     "status-contradicts-evidence": "a record's status contradicts its primary metric's decision",
+    "unknown-reference": "a number quoted in prose (`{{ record.result.metric.field }}`) names nothing",
     "other-setup": "an imported run's file names another model or engine than the campaign",
     "bad-template": "a template cannot be loaded or rendered",
     "output-conflict": "a generated file would overwrite a file the generator did not write",

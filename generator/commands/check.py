@@ -39,6 +39,8 @@ def command(root: Path | None, fmt: str) -> None:
     if project is not None and report.ok:
         # The status against the evidence needs the analysis, which only a valid project has.
         from generator.analysis.campaign import analyse
+        from generator.analysis.design_warnings import design_problems
+        from generator.analysis.figures import reference_problems
         from generator.analysis.verdicts import (
             decider_problems,
             evidence_problems,
@@ -47,8 +49,13 @@ def command(root: Path | None, fmt: str) -> None:
         )
 
         analysis = analyse(project)
-        found = [*status_problems(analysis), *decider_problems(analysis), *removed_flag_problems(analysis)]
-        for problem in [*found, *evidence_problems(analysis)]:
+        found = [
+            *reference_problems(analysis),
+            *status_problems(analysis),
+            *decider_problems(analysis),
+            *removed_flag_problems(analysis),
+        ]
+        for problem in [*found, *evidence_problems(analysis), *design_problems(analysis)]:
             report.add(problem)
     out = format_report(report, fmt)
     if fmt == "text":

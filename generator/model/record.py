@@ -504,6 +504,10 @@ MappedSetting = Literal[
     "tag",
     "run_name",
     "date",
+    # Not settings of the run but how it was made (`Run.launch`, `Run.started`): the launch the
+    # row came from, and when it started (ISO 8601 with an offset, or epoch seconds).
+    "launch",
+    "started",
 ]
 # The built-in formats' names (`generator.project.runs.formats.registry.FORMATS`, a test keeps them
 # equal): a campaign's own format may not take one, since a run's format says who read it.
@@ -517,6 +521,19 @@ BUILTIN_FORMATS = frozenset(
         "serving-console",
     }
 )
+
+
+class ProvenanceFile(Strict):
+    """A fact the harness wrote once for the whole measurement, in a JSON file beside the rows."""
+
+    # Relative to the campaign folder (the one that holds improvements/).
+    file: NonEmpty
+    path: DottedPath
+
+
+# A provenance fact's name: the ones pages know (`engine_version`, `hardware`, `date`, ...) or
+# any other in snake case, shown with its underscores as spaces (`driver`, `cuda`, `torch`).
+ProvenanceName = Annotated[str, Field(pattern=r"^[a-z][a-z0-9_]*$")]
 
 
 class MappedMetric(Strict):
@@ -541,7 +558,10 @@ class ImportFormat(Strict):
     # Rows that are not measurements (warm-ups): a row whose key holds the value is left out.
     skip: dict[DottedPath, SkipValue] = Field(default_factory=dict)
     metrics: Annotated[dict[MetricName, DottedPath | MappedMetric], Field(min_length=1)]
-    settings: dict[MappedSetting, DottedPath] = Field(default_factory=dict)
+    # `launch` may also name a key of a JSON file beside the rows: one launch for the whole file.
+    settings: dict[MappedSetting, DottedPath | ProvenanceFile] = Field(default_factory=dict)
+    # Where it was measured: a fact's name -> a key of the row, or a key of a JSON file beside it.
+    provenance: dict[ProvenanceName, DottedPath | ProvenanceFile] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _units_convert(self, info: ValidationInfo) -> ImportFormat:
@@ -563,6 +583,19 @@ class ImportFormat(Strict):
                         ),
                         loc=("metrics", name, "unit"),
                         input=spec.unit,
+                    )
+                )
+        for setting, target in self.settings.items():
+            if isinstance(target, ProvenanceFile) and setting != "launch":
+                errors.append(
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "row_setting",
+                            "`{setting}` is read from each row: give the key, not a file",
+                            {"setting": setting},
+                        ),
+                        loc=("settings", setting),
+                        input=target.model_dump(),
                     )
                 )
         if self.settings.get("concurrency") and self.settings.get("max_concurrency"):

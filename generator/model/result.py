@@ -258,6 +258,10 @@ class Result(Strict):
     finding: str | None = None
     note: str | None = None
     provenance: Provenance | None = None
+    # The launch (server or process start) its repetitions came from: one name for all of them, or
+    # one per repetition. Runs of one launch are one observation, not repetitions (decisions.md).
+    # An imported run that names its own launch keeps it.
+    launch: NonEmpty | Annotated[tuple[NonEmpty, ...], Field(min_length=1)] | None = None
     # The unit a metric's values (in `metrics` and `baseline`) are written in, when it is not
     # the metric's own: converted once, as the file is loaded.
     units: dict[MetricName, NonEmpty] = Field(default_factory=dict)
@@ -284,6 +288,17 @@ class Result(Strict):
             )
         if self.baseline_from is not None and not self.metrics and self.run is None:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
+        if isinstance(self.launch, tuple):
+            counts = {len(v) for v in self.metrics.values() if isinstance(v, list)} or {1}
+            if counts != {len(self.launch)} and self.run is None:
+                raise ValueError(
+                    f"`launch` names {len(self.launch)} launch(es), one per repetition, but the metrics have "
+                    f"{' or '.join(str(c) for c in sorted(counts))} repetition(s); give one name for all, or one each"
+                )
+            if self.run is not None and len(self.launch) != len(self.run_ids):
+                raise ValueError(
+                    f"`launch` names {len(self.launch)} launch(es), one per run, but `run` names {len(self.run_ids)}"
+                )
         ids = self.run_ids
         if len(set(ids)) != len(ids):
             raise ValueError("`run` names the same run twice; each repetition is a different run")

@@ -20,6 +20,7 @@ from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
+from generator.analysis.figures import quotes, reference_problems
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
@@ -33,6 +34,7 @@ from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
 from generator.views.plots import plots
+from generator.views.prose import filling
 from generator.views.road import road_plot
 from generator.views.strips import strips
 from generator.views.sweeps import frontier_charts
@@ -238,7 +240,8 @@ class _PageCache:
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
         parts += (repr(self.derived.get(rec.slug)),)
-        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)):
+        # Quoted figures (`{{ ... }}`) may be any record's, imported or not: the runs count too.
+        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)) or quotes(rec):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
 
@@ -254,10 +257,24 @@ class _PageCache:
         return self._runs_digest
 
 
+def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environment:
+    """The environment with its prose filters filling quoted numbers from this analysis.
+
+    The filters are looked up when a template runs, so the compiled templates stay shared.
+    """
+    for name in ("inline", "cell", "paragraphs"):
+        env.filters[name] = filling(analysis, env.filters[name])
+    return env
+
+
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
     project = analysis.project
-    env = environment(project.root)
+    found = reference_problems(analysis)
+    if found:
+        # A number quoted from nowhere: nothing is written, as for any other problem.
+        raise ProblemsFound(Report(found))
+    env = with_figures(environment(project.root), analysis)
     report = Report()
     out: dict[str, str] = {}
     charts = plots(analysis, build_cache)

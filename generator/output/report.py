@@ -15,7 +15,7 @@ import jinja2
 
 from generator.analysis.campaign import Analysis
 from generator.base.problems import ProblemsFound, Report
-from generator.output.render import _template_problem, environment
+from generator.output.render import _template_problem, environment, with_figures
 from generator.views import pages
 from generator.views.evidence import record_evidence
 from generator.views.markdown import TemplateFailure
@@ -93,7 +93,7 @@ def report_text(analysis: Analysis) -> str:
     """The report's markdown; ProblemsFound when a campaign's own report template fails."""
     root = analysis.project.root
     try:
-        text = environment(root).get_template(TEMPLATE).render(report_context(analysis))
+        text = with_figures(environment(root), analysis).get_template(TEMPLATE).render(report_context(analysis))
     except (jinja2.TemplateError, TemplateFailure) as exc:
         report = Report()
         report.add(_template_problem(root, TEMPLATE, exc))

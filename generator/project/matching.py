@@ -316,8 +316,9 @@ def as_result(result: Result, run: Run) -> Result:
 
 def resolve_values(
     project: Project, result: Result, record: RecordFile | None = None, *, with_baseline: bool = True
-) -> tuple[Result, dict[str, Any], dict[str, Any], list[str]] | None:
-    """(result with its run's settings, metrics, baseline metrics, notes) for a run result, or None.
+) -> tuple[Result, dict[str, Any], dict[str, Any], list[str], tuple[Origin, ...]] | None:
+    """(result with its run's settings, metrics, baseline metrics, notes, where the baseline's
+    repetitions came from) for a run result, or None.
 
     None when the result names no run; a missing run gives empty numbers and a note (`check`
     reports it as an error).
@@ -329,7 +330,7 @@ def resolve_values(
         found_run = project.runs.get(rid)
         if found_run is None:
             why = project.broken_runs.get(rid, f"the imported run `{rid}` does not exist under results/runs/")
-            return result, {}, {}, [why]
+            return result, {}, {}, [why], ()
         repeats.append(found_run)
     run = repeats[0]
     if record is None:
@@ -340,15 +341,16 @@ def resolve_values(
         points = [r.metrics[name] for r in repeats if name in r.metrics]
         values[name] = first if len(points) == 1 else points
     notes: list[str] = []
+    base_origins: tuple[Origin, ...] = ()
     if len(repeats) > 1:
         notes.append(f"{len(repeats)} repeated runs of one configuration, each one sample.")
     if not with_baseline:
-        return as_result(result, run), values, {}, notes
+        return as_result(result, run), values, {}, notes, ()
     if result.baseline_from is not None:
         # A step measured on top of another record: that record's result is the baseline, its
         # repetitions in their order (so a paired comparison pairs repetition i with i).
         theirs, note = _baseline_from(project, result, keys=values)
-        return as_result(result, run), values, theirs, [*notes, note]
+        return as_result(result, run), values, theirs, [*notes, note], _from_origins(project, result)
     found = match(project, result, run)
     notes += found.notes
     base: dict[str, Any] = {}
@@ -362,8 +364,11 @@ def resolve_values(
             diffs = sorted({d for r in repeats for b in found.runs for d in differences(r, b, allowed)})
             if diffs:
                 notes.append("Not comparable with its baseline beyond the declared change: " + "; ".join(diffs) + ".")
+        owner_result = next((r for r, b in baseline_runs(project) if b.id == found.runs[0].id), None)
+        base_origins = origins(owner_result, found.runs)
     elif found.typed is not None:
         base = {k: v for k, v in found.typed.metrics.items() if k in values}
+        base_origins = typed_origins(found.typed)
     if values and base:
         missing = [k for k in values if k not in base]
         if missing and len(missing) < len(values):
@@ -371,7 +376,7 @@ def resolve_values(
     for note in (n for r in repeats for n in r.notes):
         if note not in notes:
             notes.append(note)
-    return as_result(result, run), values, base, notes
+    return as_result(result, run), values, base, notes, base_origins
 
 
 def owner(project: Project, result: Result) -> RecordFile | None:
@@ -396,6 +401,9 @@ class Numbers:
     # Said next to the delta: where the baseline came from, what limits the comparison.
     notes: tuple[str, ...] = ()
     no_baseline: bool = False
+    # Where each repetition came from (launch, start, file), by position: own side, baseline side.
+    origins: tuple[Origin, ...] = ()
+    baseline_origins: tuple[Origin, ...] = ()
 
 
 def result_numbers(project: Project, result: Result, record: RecordFile | None = None) -> Numbers:
@@ -408,14 +416,17 @@ def result_numbers(project: Project, result: Result, record: RecordFile | None =
         # An imported run: its numbers, and the baseline run matched by workload and load.
         resolved = resolve_values(project, result, record)
         assert resolved is not None
-        shown, run_values, run_base, run_notes = resolved
-        return Numbers(shown, run_values, run_base, tuple(run_notes), no_baseline=not run_base)
+        shown, run_values, run_base, run_notes, run_base_origins = resolved
+        own = origins(result, [project.runs[rid] for rid in result.run_ids if rid in project.runs])
+        return Numbers(shown, run_values, run_base, tuple(run_notes), not run_base, own, run_base_origins)
     values: dict[str, Any] = dict(result.metrics)
     notes: list[str] = []
     base: dict[str, Any] = dict(result.baseline)
+    base_origins: tuple[Origin, ...] = ()
     if result.baseline_from is not None:
         base, note = _baseline_from(project, result)
         notes.append(note)
+        base_origins = _from_origins(project, result)
     own_setup = record is not None and any(
         v.setup is not None and any(r is result for r in v.results) for v in record.record.variants
     )
@@ -435,6 +446,7 @@ def result_numbers(project: Project, result: Result, record: RecordFile | None =
             shared = {k: v for k, v in candidate.metrics.items() if k in values}
             if shared:
                 base = shared
+                base_origins = typed_origins(candidate)
                 notes.append(f"Compared with the campaign baseline result `{candidate.label}` at the same concurrency.")
                 break
         if not base and skipped:
@@ -446,7 +458,59 @@ def result_numbers(project: Project, result: Result, record: RecordFile | None =
         missing = [k for k in values if k not in base]
         if missing:
             notes.append(f"No baseline for {', '.join(f'`{k}`' for k in missing)}.")
-    return Numbers(result, values, base, tuple(notes), no_baseline=not base)
+    return Numbers(result, values, base, tuple(notes), not base, typed_origins(result), base_origins)
+
+
+# --- where repetitions came from ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Origin:
+    """Where one repetition came from, as far as known: its launch, its start time (ISO 8601,
+    UTC) and the kept file it was read from. The analysis reads them for the design warnings."""
+
+    launch: str | None = None
+    started: str | None = None
+    file: str | None = None
+
+
+def _stated_launch(result: Result | None, index: int) -> str | None:
+    stated = result.launch if result is not None else None
+    if isinstance(stated, str):
+        return stated
+    return stated[index] if stated is not None and index < len(stated) else None
+
+
+def origins(result: Result | None, runs: list[Run]) -> tuple[Origin, ...]:
+    """Each run's origin: the launch the run names, else the one its result states."""
+    out: list[Origin] = []
+    for i, run in enumerate(runs):
+        stored = run.source.get("file")
+        launch = run.launch if run.launch is not None else _stated_launch(result, i)
+        out.append(Origin(launch, run.started, stored if isinstance(stored, str) else None))
+    return tuple(out)
+
+
+def typed_origins(result: Result) -> tuple[Origin, ...]:
+    """A typed result's repetitions: only the launch(es) it states are known."""
+    if result.launch is None:
+        return ()
+    if isinstance(result.launch, str):
+        n = max((len(v) if isinstance(v, list) else 1 for v in result.metrics.values()), default=1)
+        return tuple(Origin(result.launch) for _ in range(n))
+    return tuple(Origin(name) for name in result.launch)
+
+
+def _from_origins(project: Project, result: Result) -> tuple[Origin, ...]:
+    """The origins of the result `baseline_from` names (empty when it does not exist)."""
+    ref = result.baseline_from
+    target = project.slug_index.get(ref.record) if ref is not None else None
+    found = variants.find_result(target.record, ref.variant, ref.result) if target and ref else None
+    if found is None:
+        return ()
+    if found.run is None:
+        return typed_origins(found)
+    return origins(found, [project.runs[rid] for rid in found.run_ids if rid in project.runs])
 
 
 def _workload_differs(a: Result, b: Result) -> bool:

@@ -124,6 +124,12 @@ def provenance_rows(own: Provenance | None, owner: str, run: Run | None) -> list
         if theirs is not None and (mine is None or str(mine) != theirs):
             assert run is not None
             rows.append(ProvenanceRow(label, _value(theirs), f"file: {run.provenance_keys.get(name, name)}"))
+    # Facts an `import_formats` mapping names beyond these (`driver`, `cuda`), in its order.
+    for name, theirs in from_file.items():
+        if name not in LABELS:
+            assert run is not None
+            key = run.provenance_keys.get(name, name)
+            rows.append(ProvenanceRow(name.replace("_", " "), _value(theirs), f"file: {key}"))
     return rows
 
 

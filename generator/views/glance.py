@@ -205,6 +205,8 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "title": rec.record.title,
         "status": rec.record.status,
         "tier": rec.record.tier,
+        # The tier is the records' own placement, not their sources': marked wherever it is shown.
+        "own_tier": rec.record.tier_source == "own",
         "date": rec.record.date.isoformat() if rec.record.date else None,
         "link": _link(analysis, rec),
         "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from generator.analysis.campaign import Analysis, Guardrail, Launch, ResolvedResult
+from generator.analysis.figures import quoted_records
 from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
@@ -24,6 +25,7 @@ from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
 from generator.project.load import RecordFile
 from generator.views import variants as experiments
+from generator.views.design import design_lines
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import (
@@ -89,6 +91,8 @@ class ResultView:
     reported_changes: list[ReportedMetric] = field(default_factory=list)
     # The result's strip chart (path relative to the page, alt text), when it has one.
     strip: dict[str, str] | None = None
+    # How its runs were made (views.design): start times, blocks, trends, launches; markdown.
+    design: list[str] = field(default_factory=list)
 
 
 _TESTS = {"welch": "Welch's t", "paired": "paired t", "bootstrap": "seeded bootstrap"}
@@ -210,6 +214,7 @@ def result_view(
         reported=figures(result),
         reported_changes=changes(result),
         strip=strip,
+        design=design_lines(resolved.design, any(c is not None for c in resolved.comparisons.values())),
     )
 
 
@@ -380,6 +385,8 @@ def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]
     out += [by_slug[s] for s in refs if s in by_slug]
     launch = analysis.record(rec).launch
     out += launch.chain if launch is not None else ()
+    # The records whose numbers its prose quotes (`{{ record.result.metric.field }}`).
+    out += quoted_records(analysis, rec)
     return out
 
 

@@ -63,6 +63,9 @@ COLUMNS = (
     "variant_decisions",
     # "recommended", "latest" (adopted, not the recommended) or "undecided" (measured, no decision), or None.
     "standing",
+    # How the primary comparison's runs were made, where it weakens it (analysis.design): blocks,
+    # a time trend, a single launch.
+    "design",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -123,6 +126,7 @@ def summary_rows(
                 "best_of_tested": primary.best_of_tested if primary else None,
                 "variant_decisions": variant_decisions_text(entry),
                 "standing": r.standing,
+                "design": list(primary_design(entry)),
             }
         )
         if analysis.project.campaign.slo:
@@ -135,6 +139,14 @@ def variant_decisions_text(entry: RecordAnalysis) -> str | None:
     if not entry.variant_decisions:
         return None
     return ", ".join(f"{v.variant} {v.comparison.decision}" for v in entry.variant_decisions)
+
+
+def primary_design(entry: Any) -> tuple[str, ...]:
+    """The design warnings of the result a record's primary comparison comes from."""
+    primary = entry.primary
+    if primary is None or primary.kind != "metric" or primary.index >= len(entry.headline):
+        return ()
+    return tuple(entry.headline[primary.index].design.warnings)
 
 
 def _round(x: float | None) -> float | None:
@@ -180,6 +192,8 @@ def gain_text(row: dict[str, Any]) -> str:
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
+    for warning in row.get("design") or []:
+        word += f", {warning}"
     return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
 
 
@@ -214,11 +228,11 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing"}
-    text |= {"reported", "variants", "variant_decisions", *slo_text}
+    text |= {"reported", "variants", "variant_decisions", "design", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails"):
+        if column in ("open_blocker_titles", "broken_guardrails", "design"):
             v = "; ".join(v)
         elif column in ("best_of", "best_of_tested"):
             v = "" if v is None else str(v)

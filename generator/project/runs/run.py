@@ -234,6 +234,34 @@ def request_rate(value: Any) -> RequestRate | None:
     return None
 
 
+def started_utc(value: Any) -> str | None:
+    """A start time as ISO 8601 in UTC, from ISO 8601 with an offset or from epoch seconds; else None.
+
+    A time without an offset is refused (None): read as the importing machine's local time it
+    could be hours off, and the order of two arms is what it is for.
+    """
+    import datetime as dt
+
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int | float):
+        if not math.isfinite(value) or not 0 <= value < 32503680000:  # up to the year 3000
+            return None
+        when = dt.datetime.fromtimestamp(value, dt.UTC)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            when = dt.datetime.fromisoformat(text[:-1] + "+00:00" if text.endswith(("Z", "z")) else text)
+        except ValueError:
+            return None
+        if when.tzinfo is None or when.utcoffset() is None:
+            return None
+        when = when.astimezone(dt.UTC)
+    else:
+        return None
+    return when.isoformat()
+
+
 # The latency keys are the vocabulary's, so records typed by hand accept them too.
 latency_metric = vocabulary.latency_metric
 

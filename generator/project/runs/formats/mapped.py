@@ -19,11 +19,20 @@ from typing import TYPE_CHECKING, Any
 from generator.base.problems import Problem
 from generator.base.read import text_position
 from generator.model import metrics as vocabulary
-from generator.model.record import ImportFormat, MappedMetric
+from generator.model.record import ImportFormat, MappedMetric, ProvenanceFile
 from generator.project.runs import intake
 from generator.project.runs.parse import ParsedFile, _apply, _json_spans, _unrecognised, read_text
 from generator.project.runs.redact import redact, redact_text
-from generator.project.runs.run import BOOKKEEPING, Run, integer, number, rate_slug, request_rate, run_id
+from generator.project.runs.run import (
+    BOOKKEEPING,
+    Run,
+    integer,
+    number,
+    rate_slug,
+    request_rate,
+    run_id,
+    started_utc,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -38,6 +47,11 @@ _NUMBERS = frozenset({"range_ratio", "burstiness"})
 # Settings a reader also needs as provenance, so `import` and `check` see another model or engine.
 _PROVENANCE = ("engine", "engine_version", "model", "backend", "date")
 _MISSING = object()
+# How a run was made, not what defines it: kept on the run apart from its settings, and never
+# part of its identity (a mapping that learns to read start times keeps its runs' ids).
+_HOW_MADE = ("launch", "started")
+# The key the launch read from a file beside the rows goes by among the file's facts.
+_FILE_LAUNCH = " launch"
 
 
 @dataclass(frozen=True)
@@ -49,6 +63,8 @@ class Mapping:
     vocabulary: vocabulary.Vocabulary
     campaign_shown: str
     positions: Positions
+    # The campaign folder, where the files `provenance:` names are read (None: no such file read).
+    root: Path | None = None
 
     def where(self, *loc: str | int) -> tuple[int, int]:
         return self.positions.of(("import_formats", self.name, *loc))
@@ -82,9 +98,96 @@ def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile |
     if isinstance(read, list):
         return None, read
     text, original_sha = read
+    facts, problems = _file_facts(mapping)
+    if problems:
+        return None, problems
+    # One launch for every row, where the mapping reads it from a file beside them.
+    launch = facts.pop(_FILE_LAUNCH, None)
     if text.lstrip()[:1] in ("{", "["):
-        return _from_json(path, shown, text, original_sha, mapping)
-    return _from_csv(path, shown, text, original_sha, mapping)
+        parsed, problems = _from_json(path, shown, text, original_sha, mapping)
+    else:
+        parsed, problems = _from_csv(path, shown, text, original_sha, mapping)
+    for run in parsed.runs if parsed is not None else ():
+        if launch is not None and run.launch is None:
+            run.launch = launch[0]
+        for name, (value, key) in facts.items():
+            run.provenance.setdefault(name, value)
+            run.provenance_keys.setdefault(name, key)
+    return parsed, problems
+
+
+def _file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Problem]]:
+    """name -> (value, where it was read) for each `provenance:` fact read from a file beside the rows."""
+    facts: dict[str, tuple[str, str]] = {}
+    problems: list[Problem] = []
+    documents: dict[str, Any] = {}
+    wanted = [("provenance", name, target) for name, target in mapping.spec.provenance.items()]
+    wanted += [("settings", _FILE_LAUNCH, t) for s, t in mapping.spec.settings.items() if s == "launch"]
+    for section, name, target in wanted:
+        if not isinstance(target, ProvenanceFile):
+            continue
+        shown_name = "launch" if name == _FILE_LAUNCH else name
+        line, col = mapping.where(section, shown_name, "file")
+        if target.file not in documents:
+            documents[target.file] = _read_json(mapping, target.file)
+        doc = documents[target.file]
+        if isinstance(doc, str):
+            problems.append(
+                Problem(
+                    mapping.campaign_shown,
+                    line,
+                    col,
+                    "import-missing-key",
+                    f"import_formats `{mapping.name}` reads `{shown_name}` from {target.file}, which {doc}",
+                    "name a JSON file inside the campaign folder, relative to it (`data/provenance.json`)",
+                )
+            )
+            continue
+        value = _fact(lookup(doc, target.path))
+        if value is None:
+            line, col = mapping.where(section, shown_name, "path")
+            problems.append(
+                Problem(
+                    mapping.campaign_shown,
+                    line,
+                    col,
+                    "import-missing-key",
+                    f"{target.file} has no text or number at `{target.path}` for {section} `{shown_name}`",
+                    "write the key as the file spells it, levels joined by `.`",
+                )
+            )
+            continue
+        facts[name] = (value, f"{target.file}: {target.path}")
+    return facts, problems
+
+
+def _read_json(mapping: Mapping, name: str) -> Any:
+    """The JSON document at `name` under the campaign folder, or why it cannot be read (text)."""
+    from pathlib import PurePosixPath
+
+    from generator.base.fsio import read_regular
+
+    if mapping.root is None:
+        return "is not read here"
+    where = PurePosixPath(name)
+    if where.is_absolute() or ".." in where.parts:
+        return "is outside the campaign folder"
+    data = read_regular(mapping.root, where.as_posix())
+    if data is None:
+        return "does not exist (or is not a regular file)"
+    try:
+        return json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return "is not JSON"
+
+
+def _fact(value: Any) -> str | None:
+    if value is _MISSING or isinstance(value, bool) or value is None or isinstance(value, dict | list):
+        return None
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    text = str(value).strip()
+    return text or None
 
 
 # --- rows ---------------------------------------------------------------------------------------
@@ -273,12 +376,20 @@ def _run(
         run.keys[name] = where
         if unit is not None and unit != to:
             run.conversions[name] = f"{unit} -> {to}"
-    for setting, where in spec.settings.items():
+    for setting, setting_at in spec.settings.items():
+        if isinstance(setting_at, ProvenanceFile):
+            continue
+        where = setting_at
         value = lookup(row.obj, where)
         if value is _MISSING:
             missing.setdefault((where, f"setting `{setting}`"), []).append(row)
             continue
         if value is None or value == "":
+            continue
+        if setting in _HOW_MADE:
+            problem = _how_made(shown, row, run, setting, where, value)
+            if problem is not None:
+                problems.append(problem)
             continue
         key = "max_concurrency" if setting == "concurrency" else setting
         converted, want = _setting(key, value)
@@ -288,6 +399,12 @@ def _run(
         settings[key] = converted
         if key in _PROVENANCE:
             run.provenance[key], run.provenance_keys[key] = str(converted), where
+    for name, fact_at in spec.provenance.items():
+        if isinstance(fact_at, ProvenanceFile):
+            continue
+        fact = _fact(lookup(row.obj, fact_at))
+        if fact is not None:
+            run.provenance[name], run.provenance_keys[name] = fact, fact_at
     used = {p.split(".")[0] for p in (*_paths(spec), *spec.skip)}
     run.unmapped = [k for k, v in row.obj.items() if k not in used and v is not None and not isinstance(v, list | dict)]
     run.notes.append(f"Read as `{mapping.name}`, a format of this campaign's own (import_formats in campaign.yaml).")
@@ -303,9 +420,25 @@ def _run(
     return run, []
 
 
+def _how_made(shown: str, row: _Row, run: Run, setting: str, where: str, value: Any) -> Problem | None:
+    """Fill the run's launch or start time from the row, or the problem with the value."""
+    if setting == "launch":
+        if isinstance(value, bool) or not isinstance(value, str | int):
+            return _not_a(shown, row, where, value, "text or a whole number", "setting `launch`")
+        run.launch = str(value)
+        return None
+    started = started_utc(value)
+    if started is None:
+        want = "a time in ISO 8601 with a UTC offset (`2026-12-01T18:44:59+00:00`) or epoch seconds"
+        return _not_a(shown, row, where, value, want, "setting `started`")
+    run.started = started
+    return None
+
+
 def _paths(spec: ImportFormat) -> list[str]:
     out = [t.path if isinstance(t, MappedMetric) else t for t in spec.metrics.values()]
-    return out + list(spec.settings.values())
+    rows = [t for t in spec.provenance.values() if isinstance(t, str)]
+    return out + [t for t in spec.settings.values() if isinstance(t, str)] + rows
 
 
 def _setting(key: str, value: Any) -> tuple[Any, str]:
@@ -332,7 +465,10 @@ def _identify(run: Run, row: _Row, mapping: Mapping) -> None:
     else:
         parts.append(rate_slug(run.request_rate))
     # The mapping is part of what the run is: the same row read through another mapping is another run.
-    content = [mapping.spec.model_dump(mode="json"), row.obj]
+    # How the run was made (its launch, start time, provenance) is not what it is.
+    spec = mapping.spec.model_dump(mode="json", exclude={"provenance"})
+    spec["settings"] = {k: v for k, v in spec["settings"].items() if k not in _HOW_MADE}
+    content = [spec, row.obj]
     run.id = run_id("-".join(p for p in parts if p and len(p) <= 24), mapping.name, content)
     run.source["line"] = row.line
 

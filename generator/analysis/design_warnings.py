@@ -1,0 +1,65 @@
+"""`check`'s warnings about how a comparison's runs were made, read from the analysis' `Design`.
+
+Each names the result and what the design lets through: arms run in blocks (`design-blocked`),
+a side whose values move with time (`design-trend`), a side that is one launch (`design-one-launch`).
+None stops a build; the record page and the summary row say the same.
+"""
+
+from __future__ import annotations
+
+from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.base.problems import Problem, rel
+
+# code -> the hint `check` gives with it
+_HINTS = {
+    "design-blocked": "interleave the arms (run every arm once per block, in a random order) and measure again",
+    "design-trend": "look for what drifted (clocks, host load, thermals); interleave the arms and measure again",
+    "design-one-launch": "restart the server or process between repetitions: each launch is one observation",
+}
+
+
+def design_problems(analysis: Analysis) -> list[Problem]:
+    """A warning per design finding of each result of each record, at that result."""
+    out: list[Problem] = []
+    root = analysis.project.root
+    for entry in analysis.records:
+        rec = entry.file
+        shown = rel(rec.path, root)
+        placed: list[tuple[tuple[str | int, ...], ResolvedResult]] = [
+            (("results", i), r) for i, r in enumerate(entry.results)
+        ]
+        placed += [
+            (("variants", k, "results", i), r) for k, rs in enumerate(entry.variant_results) for i, r in enumerate(rs)
+        ]
+        for path, res in placed:
+            line, col = rec.positions.of(path)
+            for code, text in findings(res):
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        code,
+                        f"result `{res.result.label}`: {text}",
+                        _HINTS[code],
+                        severity="warning",
+                    )
+                )
+    return out
+
+
+def findings(res: ResolvedResult) -> list[tuple[str, str]]:
+    """(code, words) for each design finding of one compared result."""
+    d = res.design
+    if not any(c is not None for c in res.comparisons.values()):
+        return []
+    out: list[tuple[str, str]] = []
+    if d.blocked:
+        out.append(("design-blocked", "run in blocks, not interleaved: drift can look like an effect"))
+    for side in d.trend:
+        out.append(
+            ("design-trend", f"{side}'s `{d.trend_metric}` moves with its start times: drift can look like an effect")
+        )
+    for side in d.single_launch:
+        out.append(("design-one-launch", f"{side}: one launch: a single shot, whatever its runs"))
+    return out

@@ -1,0 +1,222 @@
+"""Numbers that prose quotes, looked up in the analysis: `{{ record.result.metric.field }}`.
+
+A verdict, caveat or note that says "SDPA more than doubles eager" would go stale the day the
+data change; written as `{{ sdpa-attention.c256.output_throughput.ratio }}` it is the number the
+analysis holds, wherever the text is shown. The syntax (docs/guide/format.md, "Numbers in
+prose"): four parts joined by dots, spaces inside the braces allowed:
+
+- the record, by slug or number (`sdpa-attention`, `01`), or `baseline` for the campaign
+  baseline's results;
+- the result, by load (`c256`: the one result at concurrency 256) or position (`r2`: the second);
+- the metric, by its name (`output_throughput`, `ttft_median`, a campaign metric);
+- the field (`FIELDS`).
+
+This module finds the value; `views.prose` formats it. A reference that names nothing is an
+error `check` reports at its place (`unknown-reference`), and the build refuses it.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.base.problems import Problem, rel
+
+REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+# percent: a signed change; share: an unsigned percent (a spread); the rest as named.
+Kind = Literal["percent", "share", "interval", "number", "ratio", "count", "p", "word"]
+
+# field -> (what it is, in words for the guide and the errors)
+FIELDS: dict[str, str] = {
+    "change": "the change in percent of the baseline mean, signed (`+124.3%`)",
+    "low": "the low end of the change's interval, in percent",
+    "high": "the high end of the change's interval, in percent",
+    "interval": "the change's interval (`+91.6% to +159.5%`)",
+    "ratio": "the record's mean over the baseline's (`2.24x`)",
+    "mean": "the record's mean",
+    "baseline_mean": "the baseline's mean",
+    "min": "the record's smallest repetition",
+    "max": "the record's largest repetition",
+    "baseline_min": "the baseline's smallest repetition",
+    "baseline_max": "the baseline's largest repetition",
+    "cv": "the record's coefficient of variation in percent (sample sd over mean)",
+    "baseline_cv": "the baseline's coefficient of variation in percent",
+    "n": "the record's repetitions (or launches, when runs share them)",
+    "baseline_n": "the baseline's repetitions",
+    "p": "the p-value of the comparison",
+    "decision": "the decision (`better`, `worse`, `no-change`, `inconclusive`, `unreplicated`)",
+}
+_NEEDS_COMPARISON = {"change", "low", "high", "interval", "ratio", "baseline_mean", "n", "baseline_n", "p", "decision"}
+_NEEDS_BASELINE = {"baseline_min", "baseline_max", "baseline_cv"}
+
+
+@dataclass(frozen=True)
+class Figure:
+    """One quoted number, as the analysis holds it; the views format it by its kind."""
+
+    kind: Kind
+    value: float | str | tuple[float, float]
+
+
+def _results(analysis: Analysis, where: str) -> tuple[list[ResolvedResult], str] | str:
+    if where == "baseline":
+        return list(analysis.baseline_results), "the campaign baseline"
+    for entry in analysis.records:
+        rec = entry.file
+        if where in (rec.slug, f"{rec.number:02d}", str(rec.number)):
+            every = list(entry.results) + [r for rs in entry.variant_results for r in rs]
+            return every, f"record `{rec.slug}`"
+    return f"no record `{where}` (name a record by its slug or number, or `baseline`)"
+
+
+def _pick(results: list[ResolvedResult], selector: str, whose: str) -> ResolvedResult | str:
+    m = re.fullmatch(r"([cr])(\d+)", selector)
+    if m is None:
+        return f"`{selector}` is not a result: write `c` and its concurrency (`c256`) or `r` and its position (`r2`)"
+    number = int(m.group(2))
+    if m.group(1) == "r":
+        if 1 <= number <= len(results):
+            return results[number - 1]
+        return f"{whose} has {len(results)} result(s), no result {number}"
+    at = [r for r in results if r.result.concurrency == number]
+    if len(at) == 1:
+        return at[0]
+    if not at:
+        return f"{whose} has no result at concurrency {number}"
+    labels = ", ".join(f"`{r.result.label}`" for r in at)
+    return f"{whose} has {len(at)} results at concurrency {number} ({labels}): name one by position (`r2`)"
+
+
+def _spread(values: Sequence[float]) -> float | None:
+    if len(values) < 2:
+        return None
+    mean = statistics.fmean(values)
+    return statistics.stdev(values) / mean * 100 if mean else None
+
+
+def lookup(analysis: Analysis, reference: str) -> Figure | str:
+    """The figure `reference` names (the text inside the braces), or why it names nothing."""
+    parts = [p.strip() for p in reference.split(".")]
+    if len(parts) != 4 or not all(parts):
+        return f"`{reference}` is not `record.result.metric.field` (four parts joined by dots)"
+    where, selector, metric, field = parts
+    found = _results(analysis, where)
+    if isinstance(found, str):
+        return found
+    results, whose = found
+    picked = _pick(results, selector, whose)
+    if isinstance(picked, str):
+        return picked
+    if field not in FIELDS:
+        return f"no field `{field}`; the fields are {', '.join(f'`{f}`' for f in FIELDS)}"
+    if metric not in picked.samples:
+        return f"result `{picked.result.label}` of {whose} has no metric `{metric}`"
+    own, base = picked.samples[metric]
+    if field in _NEEDS_BASELINE and not base:
+        return f"`{metric}` in result `{picked.result.label}` has no baseline"
+    c = picked.comparisons.get(metric)
+    if field in _NEEDS_COMPARISON and c is None:
+        return f"`{metric}` in result `{picked.result.label}` of {whose} is not compared, so it has no `{field}`"
+    return (
+        _figure(field, own, base, c) or f"`{metric}` in result `{picked.result.label}` has no `{field}` (not computed)"
+    )
+
+
+def _figure(field: str, own: Sequence[float], base: Sequence[float], c: Any) -> Figure | None:
+    percent = {"change": "change_percent", "low": "ci_low_percent", "high": "ci_high_percent"}
+    if field in percent:
+        value = getattr(c, percent[field])
+        return Figure("percent", value) if value is not None else None
+    if field == "interval":
+        if c.ci_low_percent is None or c.ci_high_percent is None:
+            return None
+        return Figure("interval", (c.ci_low_percent, c.ci_high_percent))
+    if field == "ratio":
+        return Figure("ratio", c.mean / c.baseline_mean) if c.baseline_mean else None
+    if field in ("n", "baseline_n"):
+        return Figure("count", float(c.n if field == "n" else c.baseline_n))
+    if field == "p":
+        return Figure("p", c.p_value) if c.p_value is not None else None
+    if field == "decision":
+        return Figure("word", c.decision)
+    if field == "baseline_mean":
+        return Figure("number", c.baseline_mean)
+    side = base if field.startswith("baseline_") else own
+    name = field.removeprefix("baseline_")
+    if name == "mean":
+        return Figure("number", c.mean if c is not None else statistics.fmean(own))
+    if name in ("min", "max"):
+        return Figure("number", min(side) if name == "min" else max(side)) if side else None
+    spread = _spread(side)
+    return Figure("share", spread) if spread is not None and math.isfinite(spread) else None
+
+
+# --- where prose quotes them -------------------------------------------------------------------
+
+
+def _strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    if isinstance(data, str):
+        yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            yield from _strings(value, (*path, str(key)))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from _strings(value, (*path, i))
+
+
+def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tuple[int, int]:
+    """The reference's own line and column, searched from its field's start; else the field's."""
+    line, col = start
+    for i in range(line - 1, len(text_lines)):
+        at = text_lines[i].find(reference, col - 1 if i == line - 1 else 0)
+        if at >= 0:
+            return i + 1, at + 1
+    return start
+
+
+def quoted_records(analysis: Analysis, loaded: Any) -> list[Any]:
+    """The records whose figures a file's prose quotes (for a page's dependencies)."""
+    names = {
+        m.group(1).split(".")[0].strip() for _path, text in _strings(loaded.data) for m in REFERENCE.finditer(text)
+    }
+    return [e.file for e in analysis.records if names & {e.file.slug, f"{e.file.number:02d}", str(e.file.number)}]
+
+
+def quotes(loaded: Any) -> bool:
+    """Whether a file's prose quotes any figure."""
+    return any(REFERENCE.search(text) for _path, text in _strings(loaded.data))
+
+
+def reference_problems(analysis: Analysis) -> list[Problem]:
+    """An `unknown-reference` error for each `{{ ... }}` in a record or campaign.yaml that names nothing."""
+    project = analysis.project
+    out: list[Problem] = []
+    for loaded in [project.campaign_file, *project.records]:
+        lines: list[str] | None = None
+        for path, text in _strings(loaded.data):
+            for m in REFERENCE.finditer(text):
+                why = lookup(analysis, m.group(1))
+                if not isinstance(why, str):
+                    continue
+                if lines is None:
+                    lines = loaded.path.read_text(encoding="utf-8").splitlines()
+                line, col = _place(lines, loaded.positions.of(path), m.group(0))
+                out.append(
+                    Problem(
+                        rel(loaded.path, project.root),
+                        line,
+                        col,
+                        "unknown-reference",
+                        f"`{m.group(0)}` names nothing: {why}",
+                        "write `{{ record.result.metric.field }}`, as in `{{ 01.c256.output_throughput.change }}`; "
+                        "docs/guide/format.md, Numbers in prose, lists the parts",
+                    )
+                )
+    return out
