@@ -152,8 +152,9 @@ class Patch(Strict):
 
 class Change(Strict):
     # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
-    # whole shell command line, printed as written before the launch line.
-    before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # whole shell command line, printed as written before the launch line. bash itself reads
+    # each one in `check` (`checks.shell`), not `shlex`, whose grammar is not bash's.
+    before: list[NonEmpty] = Field(default_factory=list)
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
