@@ -94,7 +94,21 @@ RUNS: list[tuple[str, dict[str, Any], list[list[str]], list[str], dict[str, str]
     ("for", {"before": ["for i in 1 2; do stubpre $i; done"]}, [["1"], ["2"]], BASE_ARGV, {}),
     ("several-steps", {"before": ["stubpre 1", "stubpre 2", "stubpre 1"]}, [["1"], ["2"]], BASE_ARGV, {}),
     ("flag-semicolon", {"flags": ["--name ';touch PWNED;#'"]}, [], [*BASE_ARGV, "--name", ";touch PWNED;#"], {}),
-    ("flag-substitution", {"flags": ['--name "$(touch PWNED)"']}, [], [*BASE_ARGV, "--name", "$(touch PWNED)"], {}),
+    (
+        "flag-quoted-substitution",
+        {"flags": ["--name '$(touch PWNED)'"]},
+        [],
+        [*BASE_ARGV, "--name", "$(touch PWNED)"],
+        {},
+    ),
+    (
+        "flag-escaped-operators",
+        {"flags": ["--x a\\;b 'c|d' \"e&f\""]},
+        [],
+        [*BASE_ARGV, "--x", "a;b", "c|d", "e&f"],
+        {},
+    ),
+    ("flag-hash-inside-word", {"flags": ["--x a#b"]}, [], [*BASE_ARGV, "--x", "a#b"], {}),
     ("flag-backticks", {"flags": ["--name '`touch PWNED`'"]}, [], [*BASE_ARGV, "--name", "`touch PWNED`"], {}),
     ("flag-words", {"flags": ["--x a 'b c' \"d e\""]}, [], [*BASE_ARGV, "--x", "a", "b c", "d e"], {}),
     ("flag-unicode", {"flags": ["--x héllo"]}, [], [*BASE_ARGV, "--x", "héllo"], {}),
@@ -176,6 +190,15 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("escape-env", {"env": {"E": "a\x1b[31mb"}}, "invalid-value"),
     ("no-break-space", {"base_command": "stubengine --x\u00a01"}, "invisible-character"),
     ("unbalanced-flag", {"flags": ["--x 'a"]}, "invalid-value"),
+    # Words the tool would pass as text where bash would act on them.
+    ("flag-substitution", {"flags": ['--name "$(touch PWNED)"']}, "shell-syntax"),
+    ("flag-backticks-unquoted", {"flags": ["--name `touch PWNED`"]}, "shell-syntax"),
+    ("flag-operator", {"flags": ["--x a;touch PWNED"]}, "shell-syntax"),
+    ("flag-comment", {"flags": ["--x 1 # the default"]}, "shell-syntax"),
+    ("flag-ansi-c", {"flags": ["--x $'a\\tb'"]}, "shell-syntax"),
+    ("flag-process-substitution", {"flags": ["--x <(touch PWNED)"]}, "shell-syntax"),
+    ("base-command-list", {"base_command": "stubengine serve; touch PWNED"}, "shell-syntax"),
+    ("base-command-pipe", {"base_command": "stubengine serve | tee log"}, "shell-syntax"),
 ]
 
 
@@ -374,3 +397,15 @@ def test_a_setup_base_command_that_does_not_split_is_refused_not_a_traceback(tmp
     assert "improvements/01-setup.yaml:6:17: error[invalid-value]: `setup.base_command`: the ' at character 12" in (
         check.stderr
     )
+
+
+def test_the_baseline_command_is_words_too(tmp_path: Path) -> None:
+    root = _campaign(tmp_path / "repo")
+    campaign = root / "improvements" / "campaign.yaml"
+    campaign.write_text(CAMPAIGN.replace("--tp-size 8", "--tp-size 8 > log"))
+    check = run_cli("check", "--root", str(root))
+    assert check.returncode == 1
+    assert (
+        "improvements/campaign.yaml:8:12: error[shell-syntax]: `baseline.command`: bash reads `>` at character 49 "
+        "as an operator, not as part of a word; the printed command would pass it to the program as text"
+    ) in check.stderr

@@ -117,6 +117,52 @@ def joined_text(step: str) -> str | None:
     return step + "\nfi" if step.endswith("\\") else None
 
 
+# --- text split into words ------------------------------------------------------------------------
+
+_OPERATORS = frozenset(";&|<>()")
+
+
+def words_problem(text: str) -> str | None:
+    """Where bash would read `text` as more than words, though the tool splits it into words and
+    prints each one quoted: an operator (`;`, `|`, `&&`, a redirection), a command it would run
+    (`$(...)`, backticks, `<(...)`), ANSI-C quoting (`$'...'`, which `shlex` misreads) or a
+    comment. The printed command would pass these as text, which the record did not mean, or
+    mean otherwise than bash. None when the text is plain words (quotes, `$NAME` and globs are)."""
+    quote, start, i = "", True, 0
+    while i < len(text):
+        c, two = text[i], text[i : i + 2]
+        at = f"at character {i + 1}"
+        if quote == "'":
+            quote = "" if c == "'" else quote
+        elif c == "\\":
+            i, start = i + 2, False
+            continue
+        elif quote == '"':
+            if c == "`" or two == "$(":
+                return f"bash would run the command substitution {_shown(two)} {at}"
+            quote = "" if c == '"' else quote
+        elif c in " \t\n":
+            start = True
+        elif two in ("$'", '$"'):
+            return f"`{two}` {at} is quoting bash reads otherwise than the tool (ANSI-C or locale quoting)"
+        elif c == "`" or two in ("$(", "<(", ">("):
+            return f"bash would run the command substitution {_shown(two)} {at}"
+        elif c in _OPERATORS:
+            op = two if two in ("&&", "||", ">>", "<<", ">&", "<&", "&>", ";;") else c
+            return f"bash reads `{op}` {at} as an operator, not as part of a word"
+        elif c == "#" and start:
+            return f"bash reads the `#` {at} as the start of a comment"
+        else:
+            quote = c if c in "'\"" else ""
+            start = False
+        i += 1
+    return None
+
+
+def _shown(two: str) -> str:
+    return "a backtick" if two.startswith("`") else f"`{two}`"
+
+
 # --- characters a reader cannot see -------------------------------------------------------------
 
 # Controls (C0, C1, DEL), format characters (bidi overrides and isolates, zero-width ones, the

@@ -5,6 +5,10 @@
   quote, bracket or compound command, no trailing `&&`, `|` or line-joining backslash
   (`shell-syntax`). bash itself reads each step (`base.shell`), in one process for the
   campaign, and the whole script `stack --format command` prints is read too.
+- A command or a flag's value in the string form is split into words and printed each quoted:
+  an operator (`;`, `|`, `&&`, a redirection), a command substitution (`$(...)`, backticks,
+  `<(...)`), `$'...'` or a comment in it would be passed as text where bash would act on it,
+  so it is refused too (`shell-syntax`), with the quoting that says "text" as the hint.
 - Every text a launch command is made of (`before:` steps, flag values, environment values,
   the base commands, the container image) holds no control, bidi, zero-width or unusual space
   character (`invisible-character`): what a reader sees on the page is then what runs.
@@ -17,10 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Literal
 
 from generator.base.problems import Problem, Severity, rel
 from generator.base.read import Path_
-from generator.base.shell import bash_read, char_name, first_hidden, joined_text, step_problem, visible
+from generator.base.shell import (
+    bash_read,
+    char_name,
+    first_hidden,
+    joined_text,
+    step_problem,
+    visible,
+    words_problem,
+)
 from generator.model.launch import Cycle, Step, apply_steps
 from generator.model.record import Change, Setup
 from generator.project.load import Loaded, Project
@@ -31,7 +44,13 @@ class _Text:
     loaded: Loaded
     loc: Path_
     text: str
-    step: bool  # a `before:` step, printed as written
+    # "step": a `before:` step, printed as written; "words": split into words, each printed
+    # quoted (a command, a flag's value in the string form); "literal": one word or a value.
+    kind: Literal["step", "words", "literal"]
+
+    @property
+    def step(self) -> bool:
+        return self.kind == "step"
 
 
 def shell_problems(project: Project) -> list[Problem]:
@@ -45,6 +64,9 @@ def shell_problems(project: Project) -> list[Problem]:
             out.append(_invisible(project, t, *found))
         elif t.step:
             steps.append(t)
+        elif t.kind == "words" and (why := words_problem(t.text)) is not None:
+            msg = f"`{_dotted(t.loc)}`: {why}; the printed command would pass it to the program as text"
+            out.append(_problem(project, t, "shell-syntax", msg, _WORDS_HINT))
     if not steps:
         return out
     script = _stack_script(project)
@@ -69,14 +91,20 @@ def shell_problems(project: Project) -> list[Problem]:
     return out
 
 
+_WORDS_HINT = (
+    "quote it ('...') if it is text for the program; a command to run first belongs in `before:`, "
+    "and a flag written as a mapping passes its `value` as one argument, exactly as written"
+)
+
+
 def _texts(project: Project) -> Iterator[_Text]:
     campaign = project.campaign_file
     if campaign.model is not None:
         c = project.campaign
-        yield _Text(campaign, ("baseline", "command"), c.baseline.command, False)
-        yield from (_Text(campaign, ("baseline", "env", k), v, False) for k, v in c.baseline.env.items())
+        yield _Text(campaign, ("baseline", "command"), c.baseline.command, "words")
+        yield from (_Text(campaign, ("baseline", "env", k), v, "literal") for k, v in c.baseline.env.items())
         if c.engine.image:
-            yield _Text(campaign, ("engine", "image"), c.engine.image, False)
+            yield _Text(campaign, ("engine", "image"), c.engine.image, "literal")
     for rec in project.records:
         r = rec.record
         if r.change is not None:
@@ -91,20 +119,24 @@ def _texts(project: Project) -> Iterator[_Text]:
 
 
 def _change_texts(rec: Loaded, at: Path_, change: Change) -> Iterator[_Text]:
-    yield from (_Text(rec, (*at, "before", i), step, True) for i, step in enumerate(change.before))
+    yield from (_Text(rec, (*at, "before", i), step, "step") for i, step in enumerate(change.before))
     for i, flag in enumerate(change.flags):
-        if flag.value is not None:
-            yield _Text(rec, (*at, "flags", i, *(("value",) if flag.literal else ())), flag.value, False)
-    yield from (_Text(rec, (*at, "env", k), v, False) for k, v in change.env.items())
+        if flag.value is None:
+            continue
+        if flag.literal:
+            yield _Text(rec, (*at, "flags", i, "value"), flag.value, "literal")
+        else:
+            yield _Text(rec, (*at, "flags", i), flag.value, "words")
+    yield from (_Text(rec, (*at, "env", k), v, "literal") for k, v in change.env.items())
     if change.base_command:
-        yield _Text(rec, (*at, "base_command"), change.base_command, False)
+        yield _Text(rec, (*at, "base_command"), change.base_command, "words")
 
 
 def _setup_texts(rec: Loaded, at: Path_, setup: Setup) -> Iterator[_Text]:
     if setup.base_command:
-        yield _Text(rec, (*at, "base_command"), setup.base_command, False)
+        yield _Text(rec, (*at, "base_command"), setup.base_command, "words")
     if setup.engine is not None and setup.engine.image:
-        yield _Text(rec, (*at, "engine", "image"), setup.engine.image, False)
+        yield _Text(rec, (*at, "engine", "image"), setup.engine.image, "literal")
 
 
 def _stack_script(project: Project) -> str | None:
