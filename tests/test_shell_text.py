@@ -188,6 +188,8 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("joiner-mapping", {"flags": [{"flag": "--x", "value": "x\u200d"}]}, "invisible-character"),
     ("mark-flag", {"flags": ["--x \u200e"]}, "invisible-character"),
     ("escape-env", {"env": {"E": "a\x1b[31mb"}}, "invalid-value"),
+    ("nul-step", {"before": ["stubpre \x00"]}, "invalid-value"),
+    ("surrogate-step", {"before": ["stubpre \ud800"]}, "yaml-syntax"),
     ("no-break-space", {"base_command": "stubengine --x\u00a01"}, "invisible-character"),
     ("unbalanced-flag", {"flags": ["--x 'a"]}, "invalid-value"),
     # Words the tool would pass as text where bash would act on them.
@@ -296,7 +298,7 @@ def test_check_refuses_what_bash_would_not_run_as_printed(tmp_path: Path, change
     assert "Traceback" not in check.stderr
     errors = [line for line in check.stderr.splitlines() if "error[" in line]
     assert len(errors) == 1, errors
-    hint = r" \(hint: .+\)" if code != "invalid-value" else ""
+    hint = r" \(hint: .+\)" if code in ("shell-syntax", "invisible-character") else ""
     assert re.match(rf"improvements/01-hostile-1\.yaml:6:\d+: error\[{code}\]: .+{hint}$", errors[0]), errors
     # The report itself shows what it found, escaped: never the raw character.
     assert first_hidden(check.stderr, "\n") is None
@@ -374,9 +376,17 @@ def test_without_bash_check_warns_once_and_goes_on(tmp_path: Path) -> None:
     assert "improvements/01-hostile-1.yaml:6:" in warning and "warning[shell-syntax]: bash was not found" in warning
 
 
-def test_pages_show_invisible_characters_as_escapes() -> None:
+def test_pages_show_invisible_characters_as_escapes(tmp_path: Path) -> None:
     assert visible("a\u202eb\u200bc\x1bd\u00a0e\u2066") == "a\\u202eb\\u200bc\\x1bd\\xa0e\\u2066"
     assert visible("tab\there héllo ✓", "\t") == "tab\there héllo ✓"
+    # Not shell text, so `check` takes it; in code on the page it is an escape, never the character.
+    change = {"patches": [{"path": "src/evil\u202eyp.exe", "summary": "Patched."}]}
+    root = _campaign(tmp_path / "repo", change)
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    [page] = (root / "docs" / "improvements").glob("*-01-hostile-1.md")
+    text = page.read_text()
+    # The backslash makes it an HTML code span (`&#92;` is `\\`): it shows as `src/evil\\u202eyp.exe`.
+    assert "<code>src/evil&#92;u202eyp.exe</code>" in text and "\u202e" not in text
 
 
 @pytest.mark.slow

@@ -56,13 +56,12 @@ def bash_path() -> str | None:
 
 def bash_read(texts: Sequence[str]) -> list[Reading] | None:
     """Each text as bash reads it alone (`-n`), in one bash process; None when bash is missing
-    or does not answer. A text must not hold a NUL (bash cannot be given one)."""
+    or does not answer."""
     bash = bash_path()
     if bash is None:
         return None
-    unique = list(dict.fromkeys(texts))
-    if any("\0" in t for t in unique):
-        raise ValueError("a text for bash holds a NUL")
+    # bash cannot be given a NUL; `check` refuses one before this (a control character).
+    unique = [t for t in dict.fromkeys(texts) if "\0" not in t]
     env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV")}
     # English messages, whatever the user's locale; bytes beyond ASCII are word characters either way.
     env["LC_ALL"] = "C"
@@ -80,13 +79,14 @@ def bash_read(texts: Sequence[str]) -> list[Reading] | None:
     parts = done.stdout.decode("utf-8", "replace").split("\0")
     if done.returncode != 0 or len(parts) != 2 * len(unique) + 1:
         return None
-    found = {}
+    found: dict[str, Reading] = {}
     for i, text in enumerate(unique):
         said = tuple(_AT_LINE.sub("", _PREFIX.sub("", line)) for line in parts[2 * i].splitlines() if line.strip())
         # bash repeats the offending line in backquotes after a syntax error: not a message.
         said = tuple(m for m in said if not (m.startswith("`") and m.endswith("'")))
         found[text] = Reading(int(parts[2 * i + 1]), said)
-    return [found[t] for t in texts]
+    nul = Reading(2, ("the text holds a NUL character, which bash cannot be given",))
+    return [found.get(t, nul) for t in texts]
 
 
 _HINT = "a step is one complete command line, as in a script: close what it opens, or split it into steps"

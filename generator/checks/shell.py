@@ -69,7 +69,8 @@ def shell_problems(project: Project) -> list[Problem]:
             out.append(_problem(project, t, "shell-syntax", msg, _WORDS_HINT))
     if not steps:
         return out
-    script = _stack_script(project)
+    # The whole script only when every text in it is one bash may be given (no hidden character).
+    script = _stack_script(project) if not out else None
     texts = [t.text for t in steps] + [j for t in steps if (j := joined_text(t.text))]
     readings = bash_read([*texts, *([script] if script is not None else [])])
     if readings is None:
