@@ -109,6 +109,13 @@ RUNS: list[tuple[str, dict[str, Any], list[list[str]], list[str], dict[str, str]
         {},
     ),
     ("flag-hash-inside-word", {"flags": ["--x a#b"]}, [], [*BASE_ARGV, "--x", "a#b"], {}),
+    (
+        "flag-plain-braces",
+        {"flags": ["--x {a} a~b ${MODEL_PATH}"]},
+        [],
+        [*BASE_ARGV, "--x", "{a}", "a~b", "/models/m"],
+        {},
+    ),
     ("flag-backticks", {"flags": ["--name '`touch PWNED`'"]}, [], [*BASE_ARGV, "--name", "`touch PWNED`"], {}),
     ("flag-words", {"flags": ["--x a 'b c' \"d e\""]}, [], [*BASE_ARGV, "--x", "a", "b c", "d e"], {}),
     ("flag-unicode", {"flags": ["--x héllo"]}, [], [*BASE_ARGV, "--x", "héllo"], {}),
@@ -199,6 +206,9 @@ REFUSED: list[tuple[str, dict[str, Any], str]] = [
     ("flag-comment", {"flags": ["--x 1 # the default"]}, "shell-syntax"),
     ("flag-ansi-c", {"flags": ["--x $'a\\tb'"]}, "shell-syntax"),
     ("flag-process-substitution", {"flags": ["--x <(touch PWNED)"]}, "shell-syntax"),
+    ("flag-json-unquoted", {"flags": ['--speculative-config {"method":"eagle3","n":3}']}, "shell-syntax"),
+    ("flag-brace-sequence", {"flags": ["--cuda-graph-bs {1..4}"]}, "shell-syntax"),
+    ("flag-tilde", {"flags": ["--model-path ~/models/m"]}, "shell-syntax"),
     ("base-command-list", {"base_command": "stubengine serve; touch PWNED"}, "shell-syntax"),
     ("base-command-pipe", {"base_command": "stubengine serve | tee log"}, "shell-syntax"),
 ]

@@ -19,7 +19,7 @@ import re
 import shutil
 import subprocess
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 # Runs under `bash --norc --noprofile`, with BASH_ENV unset: no start-up file runs either.
@@ -125,24 +125,20 @@ _OPERATORS = frozenset(";&|<>()")
 def words_problem(text: str) -> str | None:
     """Where bash would read `text` as more than words, though the tool splits it into words and
     prints each one quoted: an operator (`;`, `|`, `&&`, a redirection), a command it would run
-    (`$(...)`, backticks, `<(...)`), ANSI-C quoting (`$'...'`, which `shlex` misreads) or a
-    comment. The printed command would pass these as text, which the record did not mean, or
-    mean otherwise than bash. None when the text is plain words (quotes, `$NAME` and globs are)."""
-    quote, start, i = "", True, 0
-    while i < len(text):
-        c, two = text[i], text[i : i + 2]
-        at = f"at character {i + 1}"
-        if quote == "'":
-            quote = "" if c == "'" else quote
-        elif c == "\\":
-            i, start = i + 2, False
+    (`$(...)`, backticks, `<(...)`), ANSI-C quoting (`$'...'`, which `shlex` misreads), a
+    comment, a brace expansion (`{a,b}`, `{1..4}`: an unquoted JSON object is one) or a `~` it
+    would expand. The printed command would pass these as text, which the record did not mean.
+    None when the text is plain words (quotes, escapes, `$NAME`; globs match no file as a rule)."""
+    start, brace, spread = True, -1, False
+    for i, c, where in _scan(text):
+        two, at = text[i : i + 2], f"at character {i + 1}"
+        if where == '"' and (c == "`" or two == "$("):
+            return f"bash would run the command substitution {_shown(two)} {at}"
+        if where:
+            start = False
             continue
-        elif quote == '"':
-            if c == "`" or two == "$(":
-                return f"bash would run the command substitution {_shown(two)} {at}"
-            quote = "" if c == '"' else quote
-        elif c in " \t\n":
-            start = True
+        if c in " \t\n":
+            start, brace, spread = True, -1, False
         elif two in ("$'", '$"'):
             return f"`{two}` {at} is quoting bash reads otherwise than the tool (ANSI-C or locale quoting)"
         elif c == "`" or two in ("$(", "<(", ">("):
@@ -152,11 +148,40 @@ def words_problem(text: str) -> str | None:
             return f"bash reads `{op}` {at} as an operator, not as part of a word"
         elif c == "#" and start:
             return f"bash reads the `#` {at} as the start of a comment"
-        else:
-            quote = c if c in "'\"" else ""
+        elif c == "~" and start:
+            return f"bash would expand the `~` {at} to a home folder; write `$HOME` for yours"
+        elif c == "{" and text[i - 1 : i] != "$":
+            brace, spread = i, False
+        elif brace >= 0 and (c == "," or two == ".."):
+            spread = True
+        elif c == "}" and brace >= 0 and spread:
+            return f"bash would expand the braces at character {brace + 1} into several words"
+        if not c.isspace():
             start = False
-        i += 1
     return None
+
+
+def _scan(text: str) -> Iterator[tuple[int, str, str]]:
+    """Each character of `text` with where bash sees it: "" unquoted, "'" or '"' inside such
+    quotes (the quotes themselves unquoted), "\\" escaped by a backslash."""
+    quote, i = "", 0
+    while i < len(text):
+        c = text[i]
+        if quote == "'" and c != "'":
+            yield i, c, "'"
+        elif c == "\\" and quote != "'":
+            yield i, c, "\\"
+            if i + 1 < len(text):
+                yield i + 1, text[i + 1], "\\"
+            i += 2
+            continue
+        elif quote == '"' and c != '"':
+            yield i, c, '"'
+        else:
+            yield i, c, ""
+            if c in "'\"":
+                quote = "" if quote == c else c
+        i += 1
 
 
 def _shown(two: str) -> str:

@@ -7,8 +7,9 @@
   campaign, and the whole script `stack --format command` prints is read too.
 - A command or a flag's value in the string form is split into words and printed each quoted:
   an operator (`;`, `|`, `&&`, a redirection), a command substitution (`$(...)`, backticks,
-  `<(...)`), `$'...'` or a comment in it would be passed as text where bash would act on it,
-  so it is refused too (`shell-syntax`), with the quoting that says "text" as the hint.
+  `<(...)`), `$'...'`, a comment, braces or a `~` bash would expand would be passed as text
+  where bash would act on them, so it is refused too (`shell-syntax`), with the quoting that
+  says "text" as the hint.
 - Every text a launch command is made of (`before:` steps, flag values, environment values,
   the base commands, the container image) holds no control, bidi, zero-width or unusual space
   character (`invisible-character`): what a reader sees on the page is then what runs.
