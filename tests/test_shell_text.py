@@ -429,3 +429,23 @@ def test_the_baseline_command_is_words_too(tmp_path: Path) -> None:
         "improvements/campaign.yaml:8:12: error[shell-syntax]: `baseline.command`: bash reads `>` at character 49 "
         "as an operator, not as part of a word; the printed command would pass it to the program as text"
     ) in check.stderr
+
+
+def test_the_stack_script_comments_show_invisible_characters_as_escapes(tmp_path: Path) -> None:
+    # A patch's summary is prose, so `check` takes it; in the script's comment it is an escape.
+    change = {"flags": ["--x 1"], "patches": [{"summary": "Skip the copy \u202e;touch PWNED"}]}
+    root = _campaign(tmp_path / "repo", change)
+    script = run_cli("stack", "--root", str(root)).stdout
+    assert "# Not in the command: 01-hostile-1: patch: Skip the copy \\u202e;touch PWNED\n" in script
+    assert "\u202e" not in script
+
+
+def test_many_texts_are_read_in_shares_with_the_same_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    import generator.base.shell as shell
+
+    texts = [f"stubpre {i}" if i % 7 else f"(x{i}" for i in range(3 * shell.CHUNK)]
+    monkeypatch.setattr(shell.os, "cpu_count", lambda: 4)
+    shared = bash_read(texts)
+    monkeypatch.setattr(shell, "CHUNK", 10**9)
+    assert shared is not None and shared == bash_read(texts)
+    assert [r.clean for r in shared] == [bool(i % 7) for i in range(len(texts))]

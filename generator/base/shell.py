@@ -8,8 +8,10 @@ is read by bash itself, with `-n` (read, never run): what `check` accepts is wha
 One bash process reads every text: for each one it forks a subshell that turns `-n` on and
 `eval`s the text, so the text is parsed alone, as the only thing in the subshell, and nothing
 in it runs (`-n` cannot be turned off again; `set +n` is itself not run). Forking costs about
-0.8 ms a text where starting `bash -n` costs about 3 ms (measured on 1,000 steps); identical
-texts are read once. The texts travel on stdin, NUL-separated, never as part of the code.
+0.5-0.8 ms a text where starting `bash -n` costs about 3 ms (measured on 1,000 steps);
+identical texts are read once, and past `CHUNK` texts one process a core reads a share (601
+texts: 0.55-0.70 s in one process, 0.25 s in two, on a loaded two-core machine). The texts
+travel on stdin, NUL-separated, never as part of the code.
 """
 
 from __future__ import annotations
@@ -36,6 +38,8 @@ _PREFIX = re.compile(r"^.*?\bline \d+: ")
 _AT_LINE = re.compile(r" at line \d+")
 # A parse that never ends is not bash's answer; seconds for thousands of texts is.
 TIMEOUT_S = 60
+# Texts a process reads before another one is worth starting (about 3 ms against 0.5 ms a text).
+CHUNK = 64
 
 
 @dataclass(frozen=True)
@@ -55,8 +59,10 @@ def bash_path() -> str | None:
 
 
 def bash_read(texts: Sequence[str]) -> list[Reading] | None:
-    """Each text as bash reads it alone (`-n`), in one bash process; None when bash is missing
-    or does not answer."""
+    """Each text as bash reads it alone (`-n`); None when bash is missing or does not answer.
+
+    One bash process reads them all; past `CHUNK` texts, one process a CPU core reads a share
+    each, side by side (forking a subshell a text is the cost, and it parallelises)."""
     bash = bash_path()
     if bash is None:
         return None
@@ -65,10 +71,29 @@ def bash_read(texts: Sequence[str]) -> list[Reading] | None:
     env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV")}
     # English messages, whatever the user's locale; bytes beyond ASCII are word characters either way.
     env["LC_ALL"] = "C"
+    shares = max(1, min(os.cpu_count() or 1, len(unique) // CHUNK))
+    chunks = [unique[i::shares] for i in range(shares)]
+    if shares == 1:
+        answers = [_read_chunk(bash, env, unique)]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(shares) as pool:
+            answers = list(pool.map(lambda chunk: _read_chunk(bash, env, chunk), chunks))
+    found: dict[str, Reading] = {}
+    for answer in answers:
+        if answer is None:
+            return None
+        found.update(answer)
+    nul = Reading(2, ("the text holds a NUL character, which bash cannot be given",))
+    return [found.get(t, nul) for t in texts]
+
+
+def _read_chunk(bash: str, env: dict[str, str], texts: list[str]) -> dict[str, Reading] | None:
     try:
         done = subprocess.run(
             [bash, "--norc", "--noprofile", "-c", _DRIVER, "bash"],
-            input="".join(t + "\0" for t in unique).encode("utf-8", "surrogateescape"),
+            input="".join(t + "\0" for t in texts).encode("utf-8", "surrogateescape"),
             capture_output=True,
             env=env,
             timeout=TIMEOUT_S,
@@ -77,16 +102,15 @@ def bash_read(texts: Sequence[str]) -> list[Reading] | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     parts = done.stdout.decode("utf-8", "replace").split("\0")
-    if done.returncode != 0 or len(parts) != 2 * len(unique) + 1:
+    if done.returncode != 0 or len(parts) != 2 * len(texts) + 1:
         return None
     found: dict[str, Reading] = {}
-    for i, text in enumerate(unique):
+    for i, text in enumerate(texts):
         said = tuple(_AT_LINE.sub("", _PREFIX.sub("", line)) for line in parts[2 * i].splitlines() if line.strip())
         # bash repeats the offending line in backquotes after a syntax error: not a message.
         said = tuple(m for m in said if not (m.startswith("`") and m.endswith("'")))
         found[text] = Reading(int(parts[2 * i + 1]), said)
-    nul = Reading(2, ("the text holds a NUL character, which bash cannot be given",))
-    return [found.get(t, nul) for t in texts]
+    return found
 
 
 _HINT = "a step is one complete command line, as in a script: close what it opens, or split it into steps"
