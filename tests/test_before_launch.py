@@ -1,7 +1,7 @@
 """What runs before the launch: the engine's container `image` and a change's `before:` steps.
 
 `stack` (every format), the record page and the report print the steps before the launch line,
-as written and in stack order; `check` refuses a step a shell cannot split, at its position.
+as written and in stack order; `check` refuses a step bash does not read as one complete line, at its position.
 """
 
 from __future__ import annotations
@@ -155,6 +155,6 @@ def test_a_step_the_shell_cannot_split_is_refused_where_it_is(repo: Path) -> Non
     check = run_cli("check", "--root", str(repo))
     assert check.returncode == 1
     assert (
-        "improvements/01-kill-stale.yaml:8:7: error[invalid-value]: `change.before[0]`: the ' at character 10 of "
-        "`pkill -f 'sglang.launch_server` is never closed"
+        "improvements/01-kill-stale.yaml:8:7: error[shell-syntax]: `change.before[0]`: bash does not read it as one "
+        "complete command: unexpected EOF while looking for matching `''"
     ) in check.stderr

@@ -68,6 +68,11 @@ CODES: dict[str, str] = {
     "import-missing-key": "a row lacks a key that the campaign's import format reads",
     "usage": "a command was called with arguments that do not fit",
     "cut-text": "prose that a `#` comment may have cut short (an unquoted `#`)",
+    "shell-syntax": (
+        "shell text bash would not read as printed: a `before:` step that is not one complete line, "
+        "or an operator, substitution or comment in a command (a warning when bash is missing)"
+    ),
+    "invisible-character": "text printed for a shell holds a control, bidi, zero-width or unusual space character",
 }
 
 

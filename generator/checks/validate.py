@@ -18,6 +18,7 @@ from generator.base.read import Path_, Positions
 from generator.checks.evidence import evidence_problems
 from generator.checks.links import reference_problems
 from generator.checks.runs import run_problems
+from generator.checks.shell import shell_problems
 from generator.checks.stack import stack_problems
 from generator.checks.values import value_problems
 from generator.model import variants
@@ -151,6 +152,8 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     problems += run_problems(project)
     # Numbers as written (not as converted), shell names, variants' values.
     problems += value_problems(project)
+    # Text printed for a shell, read by bash itself.
+    problems += shell_problems(project)
     return problems
 
 

@@ -55,7 +55,7 @@ class Step:
     slug: str
     number: int
     builds_on: tuple[str, ...] = ()
-    # (flag, value) as written; the value is split like `model.Flag.tokens`.
+    # (flag, value as shell words: `Flag.shell_value`, so a mapping's value is one word).
     flags: tuple[tuple[str, str | None], ...] = ()
     remove_flags: tuple[str, ...] = ()
     env: tuple[tuple[str, str], ...] = ()
@@ -78,7 +78,7 @@ class Step:
             slug=slug,
             number=number,
             builds_on=tuple(builds_on),
-            flags=tuple((f.flag, f.value) for f in change.flags),
+            flags=tuple((f.flag, f.shell_value()) for f in change.flags),
             remove_flags=tuple(change.remove_flags),
             env=tuple(change.env.items()),
             base_command=change.base_command,

@@ -12,7 +12,15 @@ import re
 import shlex
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    Field,
+    ModelWrapValidatorHandler,
+    PrivateAttr,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
 from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
 from generator.model import metrics
@@ -109,29 +117,53 @@ ShellText = Annotated[str, AfterValidator(_shell_words)]
 
 
 class Flag(Strict):
-    """A launch flag. Written as "--flag value" or as a mapping when it needs a note."""
+    """A launch flag. Written as "--flag value" or as a mapping when it needs a note.
+
+    The two forms read `value` differently, each the way it looks: in the string form what
+    follows the flag is shell words (`--cuda-graph-bs 1 2 4`, `--name 'a b'`), split by the
+    shell's quoting rules; in the mapping form `value` is one argument, exactly as written, so a JSON
+    value keeps its quotes (`{flag: --speculative-config, value: '{"method":"eagle3"}'}`). The
+    launch command quotes it (`launch.quote`).
+    """
 
     flag: Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]
-    value: ShellText | None = None
+    value: str | None = None
     note: str | None = None
     # Where the flag's meaning depends on the engine version, say how.
     versions: str | None = None
+    # Written as a mapping: `value` is one literal argument (see above).
+    _literal: bool = PrivateAttr(default=False)
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _from_string(cls, data: Any) -> Any:
+    def _forms(cls, data: Any, handler: ModelWrapValidatorHandler[Flag]) -> Flag:
         if isinstance(data, str):
             parts = data.split(None, 1)
-            if not parts:
-                return {"flag": data}
-            out: dict[str, Any] = {"flag": parts[0]}
+            out: dict[str, Any] = {"flag": parts[0] if parts else data}
             if len(parts) > 1:
-                out["value"] = parts[1]
-            return out
-        return data
+                out["value"] = _shell_words(parts[1])
+            return handler(out)
+        flag = handler(data)
+        if isinstance(data, dict):
+            flag._literal = True
+        return flag
+
+    @property
+    def literal(self) -> bool:
+        return self._literal
+
+    def words(self) -> list[str]:
+        """The arguments after the flag, as the engine receives them."""
+        if self.value is None:
+            return []
+        return [self.value] if self._literal else shlex.split(self.value)
+
+    def shell_value(self) -> str | None:
+        """`value` as shell words (the string form's reading), whichever form it was written in."""
+        return shlex.quote(self.value) if self._literal and self.value is not None else self.value
 
     def tokens(self) -> list[str]:
-        return [self.flag] if self.value is None else [self.flag, *shlex.split(self.value)]
+        return [self.flag, *self.words()]
 
 
 class Patch(Strict):
@@ -143,11 +175,12 @@ class Patch(Strict):
 
 class Change(Strict):
     # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
-    # whole shell command line, printed as written before the launch line.
-    before: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # whole shell command line, printed as written before the launch line. bash itself reads
+    # each one in `check` (`checks.shell`), not `shlex`, whose grammar is not bash's.
+    before: list[NonEmpty] = Field(default_factory=list)
     # Commands run inside the engine's container before the launch (`pip install --upgrade
-    # transformers`), in order: printed apart from the host's `before` steps.
-    inside: list[Annotated[NonEmpty, AfterValidator(_shell_words)]] = Field(default_factory=list)
+    # transformers`), in order: printed apart from the host's `before` steps, read by bash alike.
+    inside: list[NonEmpty] = Field(default_factory=list)
     # The container image this change runs in, when not the campaign engine's (with its tag or digest).
     image: NonEmpty | None = None
     flags: list[Flag] = Field(default_factory=list)
@@ -341,7 +374,8 @@ class Setup(Strict):
     engine: Engine | None = None
     # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
     benchmark: NonEmpty | None = None
-    base_command: NonEmpty | None = None
+    # Split into words like the other commands, so it must split (an unclosed quote was a traceback).
+    base_command: Annotated[NonEmpty, AfterValidator(_shell_words)] | None = None
     command: Literal["not-recorded"] | None = None
     note: str | None = None
 

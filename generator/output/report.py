@@ -15,6 +15,7 @@ import jinja2
 
 from generator.analysis.campaign import Analysis
 from generator.base.problems import ProblemsFound, Report
+from generator.model.launch import assignment, words
 from generator.output.render import _template_problem, environment, with_figures
 from generator.views import pages
 from generator.views.evidence import record_evidence
@@ -73,8 +74,8 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
                 ],
                 "evidence": record_evidence(analysis, rec),
                 "open_blockers": list(entry.open_blockers),
-                "flags": [" ".join(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],
-                "env": [f"{k}={v}" for k, v in (rec.record.change.env.items() if rec.record.change else ())],
+                "flags": [words(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],
+                "env": [assignment(k, v) for k, v in (rec.record.change.env.items() if rec.record.change else ())],
             }
         )
     return {

@@ -504,8 +504,13 @@ def typed_origins(result: Result) -> tuple[Origin, ...]:
 def _from_origins(project: Project, result: Result) -> tuple[Origin, ...]:
     """The origins of the result `baseline_from` names (empty when it does not exist)."""
     ref = result.baseline_from
-    target = project.slug_index.get(ref.record) if ref is not None else None
-    found = variants.find_result(target.record, ref.variant, ref.result) if target and ref else None
+    if ref is None:
+        return ()
+    if ref.record is None:
+        found = next((r for r in project.campaign.baseline.results if r.label == ref.result), None)
+    else:
+        target = project.slug_index.get(ref.record)
+        found = variants.find_result(target.record, ref.variant, ref.result) if target else None
     if found is None:
         return ()
     if found.run is None:

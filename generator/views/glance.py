@@ -12,6 +12,7 @@ from typing import Any
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
 from generator.model import metrics, variants
+from generator.model.launch import assignment, words
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import RecordFile
@@ -75,9 +76,10 @@ def change_diff(change: Change | None) -> list[str]:
     """The words a change adds to or takes from the command it applies to, as shell text."""
     if change is None:
         return []
-    out = [" ".join(f.tokens()) for f in change.flags]
+    # Through the one quoting (`launch.words`): a mapping's value with a space is one word.
+    out = [words(f.tokens()) for f in change.flags]
     out += [f"without {flag}" for flag in change.remove_flags]
-    out += [f"{k}={v}" for k, v in change.env.items()]
+    out += [assignment(k, v) for k, v in change.env.items()]
     return out
 
 

@@ -13,6 +13,7 @@ from urllib.parse import quote as url_quote
 
 from markupsafe import Markup
 
+from generator.base.shell import visible
 from generator.model.quantity import fmt_number
 
 # A code span as Python-Markdown finds one: a run of backticks not after a backslash, content,
@@ -106,8 +107,12 @@ def paragraphs(value: Any, indent: int = 0) -> Markup:
 
 
 def code(value: Any) -> Markup:
-    """Inline code, with a backtick fence longer than any run inside."""
-    text = " ".join(str(value).split())
+    """Inline code, with a backtick fence longer than any run inside.
+
+    Code is what a reader copies: a character they cannot see (a bidi override, a zero-width
+    space) is written as its escape (`\\u202e`), so what they see is what they copy.
+    """
+    text = visible(" ".join(str(value).split()))
     longest = max((len(r) for r in re.findall(r"`+", text)), default=0)
     fence = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -115,8 +120,9 @@ def code(value: Any) -> Markup:
 
 
 def code_block(value: Any, lang: str = "", indent: int = 0) -> Markup:
-    """A fenced code block whose fence no line of the content can close."""
-    text = str(value).rstrip("\n")
+    """A fenced code block whose fence no line of the content can close; characters a reader
+    cannot see written as escapes, as in `code`."""
+    text = visible(str(value).rstrip("\n"), "\t\n")
     longest = max((len(r) for r in re.findall(r"^\s*(`{3,})", text, re.M)), default=0)
     fence = "`" * max(3, longest + 1)
     pad = " " * indent

@@ -16,6 +16,7 @@ from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
+from generator.base.shell import visible
 from generator.model.launch import Stack
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
@@ -55,7 +56,8 @@ def stack_script(analysis: Analysis) -> str:
         head += [f"# Not in the command: {label}: {note}" for label, note in analysis.stack.notes]
     else:
         head = [f"# No record is adopted: the launch command in force is the campaign baseline ({baseline.label})."]
-    head = [h.replace("\n", " ") for h in head]
+    # Comments too: a bidi override in a note would make the lines around it read otherwise.
+    head = [visible(h.replace("\n", " ")) for h in head]
     return "\n".join([*head, *before_lines(analysis), found.script()]) + "\n"
 
 
