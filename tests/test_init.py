@@ -22,7 +22,7 @@ from generator.base.read import parse
 from generator.cli import main
 from generator.commands import init
 
-from conftest import BENCH, REPO, run_cli, serve_folder
+from conftest import BENCH, REPO, copy_campaign, run_cli, serve_folder
 
 WRITTEN = [
     "improvements/campaign.yaml",
@@ -113,6 +113,40 @@ def test_nothing_is_overwritten_and_nothing_half_written(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "mkdocs.yml"]
     assert (tmp_path / ".gitignore").read_text() == "mine\n"
     assert not (tmp_path / "elsewhere.yml").exists()
+
+
+def test_the_samples_are_the_real_files_and_import_in_a_campaign_that_exists(tmp_path: Path) -> None:
+    # Written with a new campaign: the benchmark tools' own files, byte for byte as the tests have them.
+    run = run_cli("init", "--sample", cwd=tmp_path, input="")
+    assert run.returncode == 0, run.stderr
+    samples = tmp_path / "samples"
+    assert sorted(p.name for p in samples.iterdir()) == [
+        "README.md",
+        "sglang-bench-serving.jsonl",
+        "vllm-benchmark-serving.json",
+    ]
+    assert (samples / "sglang-bench-serving.jsonl").read_bytes() == (
+        BENCH / "sglang-bench-serving-2024-sweep.jsonl"
+    ).read_bytes()
+    assert (samples / "vllm-benchmark-serving.json").read_bytes() == (
+        BENCH / "vllm-benchmark-serving-legacy.json"
+    ).read_bytes()
+    # In a folder that holds a campaign already (the shipped one), only the samples are written.
+    root = copy_campaign(tmp_path / "shipped")
+    before = sorted(p for p in root.rglob("*"))
+    run = run_cli("init", "--sample", cwd=root, input="")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [f"samples/{p.name}" for p in sorted(samples.iterdir())]
+    assert sorted(p for p in root.rglob("*") if "samples" not in p.parts) == before
+    run = run_cli("new", "Practice", "--tier", "1", "--hypothesis", "h", cwd=root)
+    assert run.returncode == 0, run.stderr
+    run = run_cli("import", "samples/vllm-benchmark-serving.json", "--record", "practice", cwd=root)
+    assert run.returncode == 0, run.stderr
+    # Never over a sample that exists: nothing is written, and it says what is in the way.
+    (root / "samples" / "README.md").write_text("mine\n")
+    run = run_cli("init", "--sample", cwd=root, input="")
+    assert run.returncode != 0 and "samples/README.md" in run.stderr
+    assert (root / "samples" / "README.md").read_text() == "mine\n"
 
 
 def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
@@ -298,6 +332,8 @@ def _fresh_venv(tmp_path: Path) -> Path:
     # Built from a copy of what the wheel is made of, so no build/ or egg-info lands in the checkout.
     source = tmp_path / "source"
     shutil.copytree(REPO / "generator", source / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    # The package `generator.guide` is docs/guide (pyproject.toml's package-dir).
+    shutil.copytree(REPO / "docs" / "guide", source / "docs" / "guide")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
     wheels = tmp_path / "wheels"

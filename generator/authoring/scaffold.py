@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -260,7 +261,19 @@ def scaffold_files(answers: Answers, install: Install) -> dict[str, str]:
     return out
 
 
-def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
+# The sample benchmark files `init --sample` writes, under this folder of the campaign.
+SAMPLES_DIR = "samples"
+
+
+def sample_files() -> dict[str, bytes]:
+    """The sample benchmark files and their README, byte for byte as the package holds them."""
+    from importlib.resources import files
+
+    folder = files("generator").joinpath("templates", SAMPLES_DIR)
+    return {f"{SAMPLES_DIR}/{f.name}": f.read_bytes() for f in sorted(folder.iterdir(), key=lambda f: f.name)}
+
+
+def write_all(root: Path, texts: Mapping[str, str | bytes]) -> list[Path]:
     """Create every file, or none: each exclusively, and what was made removed again if one fails.
 
     A folder on the way that is a link is refused too: writing through it would put a file
