@@ -1,0 +1,184 @@
+"""Every way to install improvements, from a `git clone` of this repository, as a new user would.
+
+From a clone (the tree's uncommitted changes and new files committed on top, so the test checks
+the tree it runs in, not only its last commit), `python -m build` makes the sdist and, from that sdist, the
+wheel. Five installs, each into a virtual environment of its own: the wheel, the sdist, the
+clone's folder (`pip install .`), the clone by git URL and the folder editable (`pip install -e
+.`). With each, in an empty folder, a campaign is started with the sample benchmark files, given
+a record and the sample's runs, checked and built into a site, whose pages are read back.
+
+Cheap enough for every CI run (about 10 s of CPU an install): the package is built without
+build isolation and installed with --no-deps and --no-index, offline; its dependencies come
+from the test's own environment through a .pth line, which adds that folder to the path
+without running the .pth files inside it, so the checkout's own editable install is not active
+there and `generator` can only come from the install under test (asserted). Downloading the
+dependencies into five environments would cost minutes.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import sysconfig
+import tarfile
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+
+pytestmark = pytest.mark.slow  # builds and installs the package, then starts a few dozen processes
+
+INSTALLS = ("wheel", "sdist", "folder", "git", "editable")
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "test",
+    "GIT_AUTHOR_EMAIL": "test@example.invalid",
+    "GIT_COMMITTER_NAME": "test",
+    "GIT_COMMITTER_EMAIL": "test@example.invalid",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def _run(*args: str | Path, cwd: Path | None = None, env: dict[str, str] | None = None) -> str:
+    proc = subprocess.run(
+        [str(a) for a in args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, f"{' '.join(map(str, args))}\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def _git(*args: str | Path, cwd: Path | None = None) -> str:
+    return _run("git", *args, cwd=cwd, env={**os.environ, **_GIT_ENV})
+
+
+@dataclass(frozen=True)
+class Built:
+    clone: Path
+    sdist: Path
+    wheel: Path
+    version: str
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    """A clone of this repository, and the sdist and wheel `python -m build` makes from a clone of it."""
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if head.returncode != 0:
+        pytest.skip("not a git checkout: the installs are made from a clone")
+    tmp = tmp_path_factory.mktemp("install")
+    clone = tmp / "improvements"
+    _git("clone", "--quiet", REPO, clone)
+    _git("checkout", "--quiet", "--detach", head.stdout.strip(), cwd=clone)
+    diff = _git("diff", "HEAD", "--binary", cwd=REPO)
+    if diff:
+        subprocess.run(["git", "apply"], cwd=clone, input=diff, text=True, check=True)
+    for name in _git("ls-files", "-z", "--others", "--exclude-standard", cwd=REPO).split("\0"):
+        if name and (REPO / name).is_file():
+            (clone / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, clone / name)
+    if _git("status", "--porcelain", cwd=clone):
+        _git("add", "--all", cwd=clone)
+        _git("commit", "--quiet", "--no-verify", "-m", "the tree's uncommitted changes", cwd=clone)
+    # Built from a clone of its own, so the clone the folder installs use stays as git left it.
+    source = tmp / "source"
+    _git("clone", "--quiet", clone, source)
+    dist = tmp / "dist"
+    _run(sys.executable, "-m", "build", "--no-isolation", "--outdir", dist, source)
+    (sdist,) = dist.glob("improvements-*.tar.gz")
+    (wheel,) = dist.glob("improvements-*-py3-none-any.whl")
+    version = sdist.name.removeprefix("improvements-").removesuffix(".tar.gz")
+    return Built(clone, sdist, wheel, version)
+
+
+def test_the_sdist_and_the_wheel_hold_no_link_and_carry_the_guide(built: Built) -> None:
+    with tarfile.open(built.sdist) as tar:
+        members = tar.getmembers()
+    assert [m.name for m in members if m.issym() or m.islnk()] == []
+    with zipfile.ZipFile(built.wheel) as whl:
+        infos = whl.infolist()
+    assert [i.filename for i in infos if stat.S_ISLNK(i.external_attr >> 16)] == []
+    names = {i.filename for i in infos}
+    guide = REPO / "docs" / "guide"
+    for page in [*guide.glob("*.md"), *(guide / "examples").iterdir()]:
+        assert f"generator/guide/{page.relative_to(guide).as_posix()}" in names
+    templates = REPO / "generator" / "templates"
+    for path in templates.rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            assert f"generator/{path.relative_to(REPO / 'generator').as_posix()}" in names
+    assert "generator/py.typed" in names
+
+
+def _venv(tmp_path: Path) -> Path:
+    """An empty virtual environment whose path ends with this one's site-packages; returns its python."""
+    venv = tmp_path / "venv"
+    _run(sys.executable, "-m", "venv", "--without-pip", venv)
+    site = Path(sysconfig.get_paths(vars={"base": str(venv), "platbase": str(venv)})["purelib"])
+    ours = dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]])
+    (site / "zz_dependencies.pth").write_text("".join(f"{p}\n" for p in ours))
+    return venv / "bin" / "python"
+
+
+def _install(how: str, built: Built, tmp_path: Path) -> tuple[Path, Path]:
+    """Install improvements the way `how` names; returns the environment's python and where its code must come from."""
+    python = _venv(tmp_path)
+    pip = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index"]
+    pip += ["--no-build-isolation", "--disable-pip-version-check"]
+    venv = python.parent.parent
+    if how == "wheel":
+        _run(*pip, built.wheel)
+    elif how == "sdist":
+        _run(*pip, built.sdist)
+    elif how == "git":
+        # `localhost`: pip before 24 rejects a git+file:/// URL with an empty host in a requirement.
+        _run(*pip, f"improvements @ git+file://localhost{built.clone.as_posix()}")
+    else:
+        # `pip install .` and `pip install -e .`, run in a clone of its own (the editable one stays in use).
+        folder = tmp_path / "improvements"
+        _git("clone", "--quiet", built.clone, folder)
+        _run(*pip, *(["-e"] if how == "editable" else []), ".", cwd=folder)
+        if how == "editable":
+            return python, folder / "generator"
+    return python, venv
+
+
+@pytest.mark.parametrize("how", INSTALLS)
+def test_a_new_campaign_from_each_install(how: str, built: Built, tmp_path: Path) -> None:
+    python, code = _install(how, built, tmp_path)
+    bindir = python.parent
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(PATH=f"{bindir}{os.pathsep}{env.get('PATH', '')}", NO_MKDOCS_2_WARNING="1")
+
+    def user(*args: str) -> str:
+        return _run(bindir / args[0], *args[1:], cwd=work, env=env)
+
+    where = Path(user("python", "-c", "import generator; print(generator.__file__)").strip())
+    assert where.is_relative_to(code), where
+    assert user("improvements", "--version") == f"improvements, version {built.version}\n"
+    user("improvements", "init", "--no-input", "--name", "Llama 3.3 70B on H200", "--sample",
+         "--model", "meta-llama/Llama-3.3-70B-Instruct", "--gpu", "H200", "--engine", "SGLang")  # fmt: skip
+    new = user("improvements", "new", "Larger chunked prefill", "--tier", "1",
+               "--hypothesis", "Larger prefill chunks may raise output throughput.")  # fmt: skip
+    assert new == "improvements/01-larger-chunked-prefill.yaml\n"
+    user("improvements", "import", "samples/sglang-bench-serving.jsonl", "--record", "larger-chunked-prefill")
+    user("improvements", "check")
+    user("improvements", "build", "--site")
+    site = work / "site"
+    index = (site / "index.html").read_text()
+    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
+    (page_file,) = (site / "improvements").glob("*-01-larger-chunked-prefill.html")
+    page = page_file.read_text()
+    assert "537.4" in page  # the sample's first output throughput, imported
+    # The package data: the stylesheet, the tags page and the guide, each as this tree has it.
+    clone = built.clone
+    assert (site / "stylesheets" / "improvements.css").read_bytes() == (
+        clone / "generator" / "templates" / "site" / "improvements.css"
+    ).read_bytes()
+    assert (site / "tags.html").is_file()
+    assert "Start a campaign of your own" in (site / "guide" / "workflow.html").read_text()
