@@ -18,12 +18,17 @@ dependencies into five environments would cost minutes.
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
+import socket
 import stat
 import subprocess
 import sys
 import sysconfig
 import tarfile
+import time
+import urllib.request
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -201,3 +206,83 @@ def test_a_tree_without_git_metadata_builds_as_the_stated_fallback_version(
     out = _run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist", tree)
     assert "Traceback" not in out
     assert [p.name for p in (tmp_path / "dist").iterdir()] == ["improvements-0.0-py3-none-any.whl"]
+
+
+# --- the README's "Start your own campaign", as written -----------------------------------------
+
+README = REPO / "README.md"
+FENCE = re.compile(r"^```sh\n(.*?)^```$", flags=re.M | re.S)
+
+
+def readme_block() -> list[str]:
+    """The commands of the README's own-campaign section, one a line."""
+    text = README.read_text()
+    section = text.split("## Start your own campaign\n", 1)[1].split("\n## ", 1)[0]
+    (block,) = FENCE.findall(section)
+    return block.splitlines()
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -> None:
+    *commands, serve = readme_block()
+    assert serve == ".venv/bin/improvements serve"
+    # Offline and cheap, the README's commands unchanged: pip installs the wheel alone (no index,
+    # no dependencies), and every python finds the dependencies at the end of its path, from this
+    # environment, through a sitecustomize module (the README makes the environment itself).
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    ours = list(dict.fromkeys([sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]]))
+    (hook / "sitecustomize.py").write_text(f"import sys\nsys.path.extend({ours!r})\n")
+    work = tmp_path / "empty"
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
+    env.update(
+        # `python3` is this interpreter's, so the dependencies on the path fit it.
+        PATH=f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}",
+        PYTHONPATH=str(hook),
+        PIP_NO_INDEX="1",
+        PIP_NO_DEPS="1",
+        PIP_DISABLE_PIP_VERSION_CHECK="1",
+        IMPROVEMENTS=str(built.wheel),
+        NO_MKDOCS_2_WARNING="1",
+    )
+    _run("bash", "-euo", "pipefail", "-c", "\n".join(commands), cwd=work, env=env)
+    campaign = work / "my-campaign"
+    where = _run(
+        campaign / ".venv" / "bin" / "python",
+        "-c",
+        "import generator; print(generator.__file__)",
+        cwd=campaign,
+        env=env,
+    )
+    assert Path(where.strip()).is_relative_to(campaign / ".venv"), where
+    index = (campaign / "site" / "index.html").read_text()
+    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
+    # `serve` runs until stopped: started as written (on a free port), a page fetched, stopped.
+    port = _free_port()
+    argv = [*shlex.split(serve), "--dev-addr", f"127.0.0.1:{port}"]
+    proc = subprocess.Popen(argv, cwd=campaign, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        page = _fetch_when_up(f"http://127.0.0.1:{port}/", proc)
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=60)
+    assert "Llama 3.3 70B on H200" in page and "Larger chunked prefill" in page, err
+
+
+def _fetch_when_up(url: str, proc: subprocess.Popen[bytes]) -> str:
+    """The page at `url` once the server answers; fails when it exits first or takes minutes."""
+    deadline = time.monotonic() + 180
+    while True:
+        try:
+            with urllib.request.urlopen(url, timeout=10) as response:
+                return str(response.read().decode())
+        except OSError:
+            assert proc.poll() is None, "serve exited before it answered"
+            assert time.monotonic() < deadline, "serve did not answer in 3 minutes"
+            time.sleep(0.2)
