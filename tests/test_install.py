@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+import yaml
 from filelock import FileLock
 
-from conftest import REPO
+from conftest import REPO, serve_folder
 
 pytestmark = pytest.mark.slow  # builds and installs the package, then starts a few dozen processes
 
@@ -144,11 +145,16 @@ def _venv(tmp_path: Path) -> Path:
     return venv / "bin" / "python"
 
 
+def _pip(python: Path) -> list[str | Path]:
+    """`pip install` into that environment, offline: no index, no dependencies, no build isolation."""
+    pip: list[str | Path] = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps"]
+    return [*pip, "--no-index", "--no-build-isolation", "--disable-pip-version-check"]
+
+
 def _install(how: str, built: Built, tmp_path: Path) -> tuple[Path, Path]:
     """Install improvements the way `how` names; returns the environment's python and where its code must come from."""
     python = _venv(tmp_path)
-    pip = [sys.executable, "-m", "pip", "--python", python, "install", "--quiet", "--no-deps", "--no-index"]
-    pip += ["--no-build-isolation", "--disable-pip-version-check"]
+    pip = _pip(python)
     venv = python.parent.parent
     if how == "wheel":
         _run(*pip, built.wheel)
@@ -224,6 +230,28 @@ def test_a_tree_without_git_metadata_builds_as_the_stated_fallback_version(
     assert [p.name for p in (tmp_path / "dist").iterdir()] == ["improvements-0.0-py3-none-any.whl"]
     with zipfile.ZipFile(tmp_path / "dist" / "improvements-0.0-py3-none-any.whl") as whl:
         assert "generator/guide/workflow.md" in whl.namelist()
+
+
+def test_the_ci_workflow_init_writes_installs_improvements(built: Built, tmp_path: Path) -> None:
+    # A code host as git sees one: a bare clone served over HTTP (git's "dumb" protocol).
+    host = tmp_path / "host"
+    _git("clone", "--quiet", "--bare", built.clone, host / "improvements.git")
+    _git("update-server-info", cwd=host / "improvements.git")
+    commit = _git("rev-parse", "HEAD", cwd=built.clone).strip()
+    with serve_folder(host) as url:
+        user = _venv(tmp_path / "user")
+        _run(*_pip(user), f"improvements @ git+{url}improvements.git")
+        work = tmp_path / "campaign"
+        _run(user.parent / "improvements", "init", "--no-input", work)
+        workflow = yaml.safe_load((work / ".github" / "workflows" / "improvements.yml").read_text())
+        (step,) = [s["run"] for s in workflow["jobs"]["check"]["steps"] if s.get("name") == "Install improvements"]
+        argv = shlex.split(step)
+        assert argv == ["pip", "install", f"improvements @ git+{url}improvements.git@{commit}"]
+        # The step as CI runs it (offline here), into a fresh environment: the same version.
+        ci = _venv(tmp_path / "ci")
+        _run(*_pip(ci), *argv[2:])
+    version = _run(ci.parent / "improvements", "--version", cwd=tmp_path)
+    assert version == f"improvements, version {built.version}\n"
 
 
 # --- the README's "Start your own campaign", as written -----------------------------------------
