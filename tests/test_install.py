@@ -219,17 +219,26 @@ def test_a_tree_without_git_metadata_builds_as_the_stated_fallback_version(
     tree = tmp_path / "tree"
     tree.mkdir()
     if how == "git archive":
-        archive = subprocess.run(["git", "archive", "HEAD"], cwd=built.clone, capture_output=True, check=True).stdout
+        # Archived where no tag is known (before the first release, or a clone without tags): git
+        # fills in the commit in .git_archival.txt and leaves the description empty.
+        repo = tmp_path / "repo"
+        _git("clone", "--quiet", "--no-tags", built.clone, repo)
+        archive = subprocess.run(["git", "archive", "HEAD"], cwd=repo, capture_output=True, check=True).stdout
         subprocess.run(["tar", "-x", "-C", tree], input=archive, check=True)
-        # No tag: `git archive` fills in the commit and leaves the description empty.
         assert "describe-name: \n" in (tree / ".git_archival.txt").read_text()
+        out = _run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist", tree)
+        built_name = "improvements-0.0-py3-none-any.whl"
     else:
+        # A copy of the folder: .git_archival.txt as committed, never filled in. The sdist is
+        # enough to see the version (a wheel from it is what the sdist install above does).
         shutil.copytree(built.clone, tree, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".git"))
-    out = _run(sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", tmp_path / "dist", tree)
+        out = _run(sys.executable, "-m", "build", "--sdist", "--no-isolation", "--outdir", tmp_path / "dist", tree)
+        built_name = "improvements-0.0.tar.gz"
     assert "Traceback" not in out
-    assert [p.name for p in (tmp_path / "dist").iterdir()] == ["improvements-0.0-py3-none-any.whl"]
-    with zipfile.ZipFile(tmp_path / "dist" / "improvements-0.0-py3-none-any.whl") as whl:
-        assert "generator/guide/workflow.md" in whl.namelist()
+    assert [p.name for p in (tmp_path / "dist").iterdir()] == [built_name]
+    if built_name.endswith(".whl"):
+        with zipfile.ZipFile(tmp_path / "dist" / built_name) as whl:
+            assert "generator/guide/workflow.md" in whl.namelist()
 
 
 def test_the_ci_workflow_init_writes_installs_improvements(built: Built, tmp_path: Path) -> None:
