@@ -260,6 +260,58 @@ def test_an_install_ci_cannot_reach_is_a_step_that_says_so(version: str, direct_
     assert "/home/me" not in comment and "/tmp" not in comment  # no path of this machine in a committed file
 
 
+def _clone_with_origin(tmp_path: Path, origin: str, pushed: bool) -> tuple[Path, str]:
+    """A checkout whose origin is `origin`; `pushed`: a remote-tracking branch of it holds HEAD."""
+    repo = tmp_path / "clone"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    for args in (["init", "-q", str(repo)], ["-C", str(repo), "commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", *args], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", origin], check=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    if pushed:
+        subprocess.run(["git", "-C", str(repo), "update-ref", "refs/remotes/origin/main", "HEAD"], check=True)
+    return repo, head.stdout.strip()
+
+
+@pytest.mark.slow  # git processes
+@pytest.mark.parametrize("installed", ["editable", "folder", "git"])
+def test_a_clone_installed_here_gives_its_origin_at_the_commit(tmp_path: Path, installed: str) -> None:
+    repo, head = _clone_with_origin(tmp_path, "https://github.com/OWNER/improvements.git", pushed=True)
+    url = repo.as_uri()
+    direct_url: dict[str, object] = {
+        "editable": {"url": url, "dir_info": {"editable": True}},
+        "folder": {"url": url, "dir_info": {}},
+        "git": {"url": url, "vcs_info": {"vcs": "git", "commit_id": head}},
+    }[installed]
+    version = f"0.1.dev3+g{head[:9]}"
+    install = scaffold.install_of(version, json.dumps(direct_url))
+    assert install.reachable
+    assert shlex.split(install.run) == [
+        "pip", "install", f"improvements @ git+https://github.com/OWNER/improvements.git@{head}"
+    ]  # fmt: skip
+    assert str(tmp_path) not in install.run + " ".join(install.comment)  # no path of this machine in a committed file
+
+
+@pytest.mark.slow  # git processes
+@pytest.mark.parametrize(
+    ("origin", "pushed", "version"),
+    [
+        ("https://github.com/OWNER/improvements.git", False, "0.1.dev3+g{h}"),  # the origin may not have it
+        ("https://me:s3cret@example.org/improvements.git", True, "0.1.dev3+g{h}"),  # a credential, never written
+        ("git@github.com:OWNER/improvements.git", True, "0.1.dev3+g{h}"),  # ssh: CI has no key for it
+        ("https://github.com/OWNER/improvements.git", True, "0.1.dev3+g{h}.d20261202"),  # uncommitted changes
+    ],
+)
+def test_a_clone_ci_cannot_get_the_commit_from_is_a_step_that_says_so(
+    tmp_path: Path, origin: str, pushed: bool, version: str
+) -> None:
+    repo, head = _clone_with_origin(tmp_path, origin, pushed)
+    install = scaffold.install_of(version.format(h=head[:9]), json.dumps({"url": repo.as_uri(), "dir_info": {}}))
+    assert install.run == scaffold.UNREACHABLE_RUN and not install.reachable
+    assert "s3cret" not in " ".join(install.comment)
+
+
 class _Installed:
     """A distribution as importlib.metadata gives it: a version and its direct_url.json."""
 
