@@ -22,7 +22,7 @@ from generator.base.read import parse
 from generator.cli import main
 from generator.commands import init
 
-from conftest import BENCH, REPO, run_cli, serve_folder
+from conftest import BENCH, REPO, copy_campaign, run_cli, serve_folder
 
 WRITTEN = [
     "improvements/campaign.yaml",
@@ -113,6 +113,40 @@ def test_nothing_is_overwritten_and_nothing_half_written(tmp_path: Path) -> None
     assert sorted(p.name for p in tmp_path.iterdir()) == [".gitignore", "mkdocs.yml"]
     assert (tmp_path / ".gitignore").read_text() == "mine\n"
     assert not (tmp_path / "elsewhere.yml").exists()
+
+
+def test_the_samples_are_the_real_files_and_import_in_a_campaign_that_exists(tmp_path: Path) -> None:
+    # Written with a new campaign: the benchmark tools' own files, byte for byte as the tests have them.
+    run = run_cli("init", "--sample", cwd=tmp_path, input="")
+    assert run.returncode == 0, run.stderr
+    samples = tmp_path / "samples"
+    assert sorted(p.name for p in samples.iterdir()) == [
+        "README.md",
+        "sglang-bench-serving.jsonl",
+        "vllm-benchmark-serving.json",
+    ]
+    assert (samples / "sglang-bench-serving.jsonl").read_bytes() == (
+        BENCH / "sglang-bench-serving-2024-sweep.jsonl"
+    ).read_bytes()
+    assert (samples / "vllm-benchmark-serving.json").read_bytes() == (
+        BENCH / "vllm-benchmark-serving-legacy.json"
+    ).read_bytes()
+    # In a folder that holds a campaign already (the shipped one), only the samples are written.
+    root = copy_campaign(tmp_path / "shipped")
+    before = sorted(p for p in root.rglob("*"))
+    run = run_cli("init", "--sample", cwd=root, input="")
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.splitlines() == [f"samples/{p.name}" for p in sorted(samples.iterdir())]
+    assert sorted(p for p in root.rglob("*") if "samples" not in p.parts) == before
+    run = run_cli("new", "Practice", "--tier", "1", "--hypothesis", "h", cwd=root)
+    assert run.returncode == 0, run.stderr
+    run = run_cli("import", "samples/vllm-benchmark-serving.json", "--record", "practice", cwd=root)
+    assert run.returncode == 0, run.stderr
+    # Never over a sample that exists: nothing is written, and it says what is in the way.
+    (root / "samples" / "README.md").write_text("mine\n")
+    run = run_cli("init", "--sample", cwd=root, input="")
+    assert run.returncode != 0 and "samples/README.md" in run.stderr
+    assert (root / "samples" / "README.md").read_text() == "mine\n"
 
 
 def test_a_linked_folder_is_not_written_through(tmp_path: Path) -> None:
@@ -226,6 +260,58 @@ def test_an_install_ci_cannot_reach_is_a_step_that_says_so(version: str, direct_
     assert "/home/me" not in comment and "/tmp" not in comment  # no path of this machine in a committed file
 
 
+def _clone_with_origin(tmp_path: Path, origin: str, pushed: bool) -> tuple[Path, str]:
+    """A checkout whose origin is `origin`; `pushed`: a remote-tracking branch of it holds HEAD."""
+    repo = tmp_path / "clone"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid"}  # fmt: skip
+    for args in (["init", "-q", str(repo)], ["-C", str(repo), "commit", "-q", "--allow-empty", "-m", "one"]):
+        subprocess.run(["git", *args], check=True, env=env)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", origin], check=True)
+    head = subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    if pushed:
+        subprocess.run(["git", "-C", str(repo), "update-ref", "refs/remotes/origin/main", "HEAD"], check=True)
+    return repo, head.stdout.strip()
+
+
+@pytest.mark.slow  # git processes
+@pytest.mark.parametrize("installed", ["editable", "folder", "git"])
+def test_a_clone_installed_here_gives_its_origin_at_the_commit(tmp_path: Path, installed: str) -> None:
+    repo, head = _clone_with_origin(tmp_path, "https://github.com/OWNER/improvements.git", pushed=True)
+    url = repo.as_uri()
+    direct_url: dict[str, object] = {
+        "editable": {"url": url, "dir_info": {"editable": True}},
+        "folder": {"url": url, "dir_info": {}},
+        "git": {"url": url, "vcs_info": {"vcs": "git", "commit_id": head}},
+    }[installed]
+    version = f"0.1.dev3+g{head[:9]}"
+    install = scaffold.install_of(version, json.dumps(direct_url))
+    assert install.reachable
+    assert shlex.split(install.run) == [
+        "pip", "install", f"improvements @ git+https://github.com/OWNER/improvements.git@{head}"
+    ]  # fmt: skip
+    assert str(tmp_path) not in install.run + " ".join(install.comment)  # no path of this machine in a committed file
+
+
+@pytest.mark.slow  # git processes
+@pytest.mark.parametrize(
+    ("origin", "pushed", "version"),
+    [
+        ("https://github.com/OWNER/improvements.git", False, "0.1.dev3+g{h}"),  # the origin may not have it
+        ("https://me:s3cret@example.org/improvements.git", True, "0.1.dev3+g{h}"),  # a credential, never written
+        ("git@github.com:OWNER/improvements.git", True, "0.1.dev3+g{h}"),  # ssh: CI has no key for it
+        ("https://github.com/OWNER/improvements.git", True, "0.1.dev3+g{h}.d20261202"),  # uncommitted changes
+    ],
+)
+def test_a_clone_ci_cannot_get_the_commit_from_is_a_step_that_says_so(
+    tmp_path: Path, origin: str, pushed: bool, version: str
+) -> None:
+    repo, head = _clone_with_origin(tmp_path, origin, pushed)
+    install = scaffold.install_of(version.format(h=head[:9]), json.dumps({"url": repo.as_uri(), "dir_info": {}}))
+    assert install.run == scaffold.UNREACHABLE_RUN and not install.reachable
+    assert "s3cret" not in " ".join(install.comment)
+
+
 class _Installed:
     """A distribution as importlib.metadata gives it: a version and its direct_url.json."""
 
@@ -298,6 +384,8 @@ def _fresh_venv(tmp_path: Path) -> Path:
     # Built from a copy of what the wheel is made of, so no build/ or egg-info lands in the checkout.
     source = tmp_path / "source"
     shutil.copytree(REPO / "generator", source / "generator", ignore=shutil.ignore_patterns("__pycache__"))
+    # The package `generator.guide` is docs/guide (pyproject.toml's package-dir).
+    shutil.copytree(REPO / "docs" / "guide", source / "docs" / "guide")
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
     wheels = tmp_path / "wheels"

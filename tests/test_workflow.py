@@ -33,10 +33,8 @@ def tutorial_blocks() -> list[tuple[str, str, str]]:
 
 
 def test_workflow_doc_end_to_end(tmp_path: Path) -> None:
+    # The tutorial imports the samples `init --sample` writes: nothing from this repository's tests.
     root = copy_campaign(tmp_path / "clone", with_docs=True)
-    # The tutorial works on the repository's own benchmark fixtures, as a clone has them.
-    (root / "tests" / "fixtures").mkdir(parents=True)
-    (root / "tests" / "fixtures" / "bench").symlink_to(REPO / "tests" / "fixtures" / "bench")
     record: Path | None = None
     # The first record is the one walked to `adopted`; a later `new` is measured on top of it.
     first: Path | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,13 +147,50 @@ def _unreachable(how: str) -> Install:
     return Install(UNREACHABLE_RUN, comment, reachable=False)
 
 
+def _git_out(folder: Path, *args: str) -> str | None:
+    """What git prints for `args` in `folder`, or None when it fails (no git, not a checkout)."""
+    import subprocess
+
+    try:
+        proc = subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout.strip() if proc.returncode == 0 else None
+
+
+def _from_checkout(url: str, ref: str) -> Install | None:
+    """A clone on this machine, installed from: its origin at the commit, when the origin is known to have it.
+
+    Known: a remote-tracking branch of `origin` holds the commit (as of the last fetch). Only a
+    web address without credentials, which CI can clone and a committed file may show.
+    """
+    from urllib.parse import unquote, urlsplit
+
+    folder = Path(unquote(urlsplit(url).path))
+    origin = _git_out(folder, "remote", "get-url", "origin")
+    if origin is None:
+        return None
+    parts = urlsplit(origin)
+    if parts.scheme != "https" or not parts.hostname or "@" in parts.netloc:
+        return None
+    commit = _git_out(folder, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    if not commit or not _git_out(folder, "branch", "--remotes", "--list", "origin/*", "--contains", commit):
+        return None
+    return _install(
+        f"improvements @ git+{origin}@{commit}",
+        f"improvements as it was installed here, from a clone of {origin}: that repository at commit {commit}, "
+        "which its origin has (changes not committed and pushed are not in it).",
+    )
+
+
 def install_of(version: str, direct_url: str | None) -> Install:
     """How CI gets the improvements installed here, from its version and PEP 610's direct_url.json.
 
     A repository at a commit and an archive at a web address are installed from there; a package
-    index gives a range that holds this version; a folder, a file or a repository on this machine
-    cannot be reached from CI, so the step says so and fails until it is set. The same install
-    always gives the same step.
+    index gives a range that holds this version; a clone on this machine (a folder, editable or
+    not, or a git URL) gives its origin's web address at the commit installed, when the origin is
+    known to have it. Anything else on this machine cannot be reached from CI, so the step says
+    so and fails until it is set.
     """
     import json
 
@@ -178,6 +216,8 @@ def install_of(version: str, direct_url: str | None) -> Install:
     here = url.startswith("file:")
     vcs, archive = data.get("vcs_info"), data.get("archive_info")
     if isinstance(vcs, dict):
+        if here and vcs.get("commit_id") and (found := _from_checkout(url, str(vcs["commit_id"]))):
+            return found
         if here or not vcs.get("commit_id"):
             return _unreachable("a repository on this machine")
         spec = f"improvements @ {vcs.get('vcs', 'git')}+{url}@{vcs['commit_id']}"
@@ -199,7 +239,23 @@ def install_of(version: str, direct_url: str | None) -> Install:
             if fragment
             else "improvements as it was installed here: that file.",
         )
+    folder = data.get("dir_info")
+    if here and isinstance(folder, dict) and (ref := _installed_ref(version, bool(folder.get("editable")))):
+        found = _from_checkout(url, ref)
+        if found is not None:
+            return found
     return _unreachable("a folder on this machine")
+
+
+def _installed_ref(version: str, editable: bool) -> str | None:
+    """The commit a folder install holds: the checkout's HEAD when editable, else the one its version names."""
+    if editable:
+        return "HEAD"
+    if _RELEASE_RE.match(version):
+        return f"v{version}"
+    m = re.search(r"\+g([0-9a-f]{7,40})(?:\.|$)", version)
+    # A version with `.dYYYYMMDD` was built from uncommitted changes: no commit holds them.
+    return m[1] if m and ".d" not in version.split("+", 1)[1] else None
 
 
 def ci_install(package: str | None) -> Install:
@@ -260,7 +316,19 @@ def scaffold_files(answers: Answers, install: Install) -> dict[str, str]:
     return out
 
 
-def write_all(root: Path, texts: dict[str, str]) -> list[Path]:
+# The sample benchmark files `init --sample` writes, under this folder of the campaign.
+SAMPLES_DIR = "samples"
+
+
+def sample_files() -> dict[str, bytes]:
+    """The sample benchmark files and their README, byte for byte as the package holds them."""
+    from importlib.resources import files
+
+    folder = files("generator").joinpath("templates", SAMPLES_DIR)
+    return {f"{SAMPLES_DIR}/{f.name}": f.read_bytes() for f in sorted(folder.iterdir(), key=lambda f: f.name)}
+
+
+def write_all(root: Path, texts: Mapping[str, str | bytes]) -> list[Path]:
     """Create every file, or none: each exclusively, and what was made removed again if one fails.
 
     A folder on the way that is a link is refused too: writing through it would put a file

@@ -111,8 +111,14 @@ Examples:
     help='What CI pip-installs, e.g. "improvements @ git+https://github.com/OWNER/improvements@v0.2.0" '
     "(default: improvements the way it was installed here).",
 )
+@click.option(
+    "--sample",
+    is_flag=True,
+    help="Also write samples/: real benchmark output files to try `improvements import` on. In a folder "
+    "that holds a campaign already, only these are written.",
+)
 @click.option("--no-input", "no_input", is_flag=True, help="Ask nothing, even on a terminal.")
-def command(folder: Path, package: str | None, no_input: bool, **options: Any) -> None:
+def command(folder: Path, package: str | None, sample: bool, no_input: bool, **options: Any) -> None:
     """Start a campaign in DIR (default: here).
 
     Writes improvements/campaign.yaml, a short mkdocs.yml (the improvements plugin supplies
@@ -123,20 +129,24 @@ def command(folder: Path, package: str | None, no_input: bool, **options: Any) -
     told: nothing is guessed. It never overwrites a file: if any of them exists, nothing is
     written.
     """
-    from generator.authoring.scaffold import ci_install, scaffold_files, write_all
+    from generator.authoring.scaffold import ci_install, sample_files, scaffold_files, write_all
     from generator.base.problems import rel
 
     root = folder.resolve()
     if root.exists() and not root.is_dir():
         raise click.UsageError(f"{folder} is not a folder")
+    here = Path.cwd()
+    if sample and (root / "improvements" / "campaign.yaml").is_file():
+        for path in write_all(root, sample_files()):
+            sys.stdout.write(rel(path, here) + "\n")
+        return
     options["folder_name"] = root.name or "campaign"
     interactive = not no_input and stdin_is_terminal()
     answers = ask(options, interactive)
     install = ci_install(package)
-    texts = scaffold_files(answers, install)
+    texts: dict[str, str | bytes] = {**scaffold_files(answers, install), **(sample_files() if sample else {})}
     root.mkdir(parents=True, exist_ok=True)
     made = write_all(root, texts)
-    here = Path.cwd()
     for path in made:
         sys.stdout.write(rel(path, here) + "\n")
     unknown = [

@@ -205,11 +205,21 @@ GUIDE_FILES = ("examples/publish.yml",)
 GUIDE_DIR = "guide"
 
 
+def guide_folder() -> Path:
+    """Where the guide's pages are: generator/guide/ in an installed package, docs/guide beside it in a checkout.
+
+    pyproject.toml maps the package `generator.guide` to docs/guide, so a wheel holds the pages
+    as generator/guide/; an editable install runs the checkout's generator/, which has no guide/
+    (setuptools' editable finder does not map a subpackage without an __init__.py).
+    """
+    package = Path(__file__).resolve().parent.parent
+    installed = package / GUIDE_DIR
+    return installed if installed.is_dir() else package.parent / "docs" / "guide"
+
+
 def add_guide(files: Files, config: MkDocsConfig) -> None:
     """The guide's pages under guide/, from the package; a campaign's own guide/ page of a name wins."""
-    from importlib.resources import files as package_files
-
-    guide = package_files("generator").joinpath("guide")
+    guide = guide_folder()
     for name in [page for _title, page in GUIDE_PAGES] + list(GUIDE_FILES):
         path = f"{GUIDE_DIR}/{name}"
         source = guide.joinpath(*name.split("/"))
