@@ -193,7 +193,11 @@ def number(value: Any) -> float | None:
     """A finite number, or None (missing, null, text, boolean, NaN or infinite)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        v = float(value)
+    except OverflowError:  # an integer of hundreds of digits: no float holds it
+        return None
+    return v if math.isfinite(v) else None
 
 
 def quantity(value: Any) -> int | float | None:
