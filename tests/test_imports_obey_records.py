@@ -9,6 +9,7 @@ the retained value) or said one thing ten times.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -33,6 +34,11 @@ import_formats:
       output_throughput: x.²
     settings:
       concurrency: conc
+  rated:
+    metrics:
+      output_throughput: tok_s
+    settings:
+      request_rate: rate
 """
 
 RECORD = """\
@@ -160,6 +166,23 @@ def test_a_built_in_format_obeys_the_same_rules(repo: Path, metric: str, value: 
 def test_a_built_in_format_refuses_an_impossible_date(repo: Path) -> None:
     text = (BENCH / "vllm-benchmark-serving-legacy.json").read_text().replace("20260428-120317", "20261345-120317")
     _refused(repo, _import(repo, "vllm.json", text, None), "invalid-value", f"{repo / 'vllm.json'}:1:1:", "20261345")
+
+
+@pytest.mark.parametrize("rate", ["1" + "0" * 400, "-1" + "0" * 400, '"1e999"', "0", "-3"])
+def test_a_request_rate_is_above_0_as_in_a_record(repo: Path, rate: str) -> None:
+    # A 400-digit rate was an OverflowError; `"1e999"` read as unlimited; 0 and -3 were kept.
+    out = _import(repo, "bench.jsonl", f'{{"tok_s": 100, "rate": {rate}}}\n', "rated")
+    _refused(repo, out, "invalid-value", f"{repo / 'bench.jsonl'}:1:1:", "`rate`", "requests per second")
+
+
+@pytest.mark.parametrize(
+    ("rate", "stored"), [('"inf"', "inf"), ("Infinity", "inf"), ("2.5", 2.5), ('"trace"', "trace")]
+)
+def test_a_request_rate_that_is_one_is_kept(repo: Path, rate: str, stored: object) -> None:
+    out = _import(repo, "bench.jsonl", f'{{"tok_s": 100, "rate": {rate}}}\n', "rated")
+    assert out.returncode == 0, out.stderr
+    [run] = (repo / "results" / "runs").glob("*.json")
+    assert json.loads(run.read_text())["settings"]["request_rate"] == stored
 
 
 # --- check: units on every value shape, one error for one mistake -------------------------------

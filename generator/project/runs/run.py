@@ -218,13 +218,15 @@ def integer(value: Any) -> int | None:
 
 
 def request_rate(value: Any) -> RequestRate | None:
-    """Requests per second: a number, "inf" (no limit: Infinity, "inf", "infinity") or "trace"."""
+    """Requests per second: a number above 0 (as a record's `request_rate`), "inf" (no limit:
+    Infinity, "inf", "infinity") or "trace"; None for anything else."""
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, float) and math.isinf(value) and value > 0:
+        return "inf"  # SGLang writes the bare JSON token Infinity
     if isinstance(value, int | float):
-        if math.isinf(value) and value > 0:
-            return "inf"
-        return float(value) if math.isfinite(value) else None
+        rate = number(value)
+        return rate if rate is not None and rate > 0 else None
     if isinstance(value, str):
         text = value.strip().lower()
         if text in ("inf", "infinity", "+inf"):
@@ -232,9 +234,11 @@ def request_rate(value: Any) -> RequestRate | None:
         if text == "trace":
             return "trace"
         try:
-            return request_rate(float(text))
+            rate = float(text)
         except ValueError:
             return None
+        # Text that overflows (`1e999`) is no rate, not an unlimited one.
+        return request_rate(rate) if math.isfinite(rate) else None
     return None
 
 
