@@ -106,8 +106,7 @@ def unique_runs(parsed: list[ParsedFile]) -> list[Run]:
 def link(
     project: Project, target: Path, runs: list[Run], label: str | None, baseline: bool
 ) -> tuple[str, list[tuple[Run, str]], list[Problem]]:
-    """The target file's new text with a result per new run, the runs added, and the problems of
-    the edited text: its errors, and the warnings `import` prints (repetitions far apart)."""
+    """The target file's new text with a result per new run, the runs added, and any problems."""
     from dataclasses import replace
 
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -168,8 +167,7 @@ def link(
     # The runs are not written yet: the edited file is checked as if they were.
     pending = replace(project, runs={**project.runs, **{run.id: run for run in runs}})
     problems = check_linked(pending, target, text, baseline)
-    # Errors stop the import; runs merged as repetitions far apart are said, not stopped.
-    return text, added, [p for p in problems if p.severity == "error" or p.code == "wide-repetitions"]
+    return text, added, [p for p in problems if p.severity == "error"]
 
 
 def _ids(value: Any) -> list[str]:

@@ -59,7 +59,7 @@ CODES: dict[str, str] = {
     "not-comparable": "a result and its baseline differ in more than the record's change",
     "status-contradicts-evidence": "a record's status contradicts its primary metric's decision",
     "other-setup": "an imported run's file names another model or engine than the campaign",
-    "wide-repetitions": "a result's repetitions are more than 2x apart: seldom samples of one configuration",
+    "spread-beyond-one-configuration": "a result's repetitions span more than 2x: more than one configuration gives",
     "bad-template": "a template cannot be loaded or rendered",
     "output-conflict": "a generated file would overwrite a file the generator did not write",
     "import-unrecognised": "a benchmark file no importer recognises",

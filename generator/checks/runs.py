@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from generator.base.problems import Problem, rel
 from generator.base.read import Positions
 from generator.model import variants
-from generator.model.quantity import stat, wide_text
+from generator.model.quantity import stat
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.project.matching import configuration, declared_settings, differences, match, name_text, result_numbers
@@ -90,9 +90,7 @@ def _result_problems(
         out.append(_unknown_run(shown, pos, (*loc, "baseline_run"), rid, runs, broken.get(rid)))
     resolvable = all(rid in runs for rid in result.run_ids) and result.baseline_run in (None, *runs)
     if resolvable:
-        out += _repeat_problems(result, runs, shown, pos, loc) or _wide_repetitions(
-            result, runs, _primary(project, rec), shown, pos, loc
-        )
+        out += _repeat_problems(result, runs, shown, pos, loc)
     for rid in (r for r in result.run_ids if r in runs):
         out += _other_setup(project, result, runs[rid], shown, pos, loc)
     first = runs[result.run_ids[0]] if resolvable and result.run_ids else None
@@ -179,43 +177,6 @@ def _repeat_problems(
                 )
             ]
     return []
-
-
-def _primary(project: Project, rec: RecordFile | None) -> str:
-    expected = rec.record.expected if rec is not None else None
-    if expected is not None:
-        return expected.metric
-    return project.campaign.decision.primary_metric if project.campaign.decision is not None else ""
-
-
-def _wide_repetitions(
-    result: Result, runs: Mapping[str, Run], primary: str, shown: str, pos: Positions, loc: tuple[str | int, ...]
-) -> list[Problem]:
-    """Runs of one configuration whose values are too far apart to be samples of it (`Stat.wide`):
-    two rows of one file, 1841.95 and 9987.78 tok/s, are seldom one mean of 5915. One warning per
-    result, naming the primary metric when it is one of the wide ones, else the widest."""
-    ids = result.run_ids
-    names = [name for name in runs[ids[0]].metrics if all(name in runs[rid].metrics for rid in ids)] if ids else []
-    wide = {name: s for name in names if (s := stat([runs[rid].metrics[name] for rid in ids])).wide}
-    if not wide:
-        return []
-    name = primary if primary in wide else max(wide, key=lambda n: wide[n].high / wide[n].low)
-    others = sorted(set(wide) - {name})
-    also = f" (and their {', '.join(f'`{n}`' for n in others)})" if others else ""
-    line, col = pos.of((*loc, "run"))
-    return [
-        Problem(
-            shown,
-            line,
-            col,
-            "wide-repetitions",
-            f"result `{result.label}` takes {len(ids)} runs as repetitions of one configuration, but their "
-            f"`{name}` values are far apart ({wide_text(wide[name])}){also}; the page lists the values",
-            "runs this far apart seldom measure one thing: find what differs (a warm-up, a setting the file "
-            "does not record), and give a run that is not a repetition its own result or drop it",
-            severity="warning",
-        )
-    ]
 
 
 def _paired_problems(

@@ -88,8 +88,7 @@ def command(
             raise ProblemsFound(Report(problems))
 
         runs = unique_runs(parsed)
-        text, added, found = link(project, target, runs, label, baseline)
-        problems = [p for p in found if p.severity == "error"]
+        text, added, problems = link(project, target, runs, label, baseline)
         if problems:
             sys.stderr.write(
                 f"{rel(target, repo)}: nothing imported; the edit would leave these problems "
@@ -113,9 +112,6 @@ def command(
     sys.stdout.write(f"imported {len(added)} run(s) from {len(parsed)} file(s), linked from {shown}:\n")
     for run, result_label in added:
         sys.stdout.write(f"  {run.id}  {result_label}\n")
-    for warning in found:
-        # Merged as repetitions all the same (they are one configuration), but not without a word.
-        sys.stderr.write(warning.text() + "\n")
 
 
 def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:

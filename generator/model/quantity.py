@@ -37,8 +37,8 @@ class Stat:
 
     @property
     def wide(self) -> bool:
-        """Repetitions more than `WIDE` times apart: seldom samples of one configuration (a warm-up,
-        a setting the file does not record), so pages list them and `check` warns."""
+        """Repetitions more than `WIDE` times apart: more spread than one configuration plausibly
+        gives (a warm-up, a setting the file does not record), so pages list them and `check` warns."""
         return self.kind == "repeated" and self.low > 0 and self.high > WIDE * self.low
 
 
@@ -98,7 +98,7 @@ def fmt_stat(s: Stat) -> str:
     if s.kind == "range":
         return f"{fmt_number(s.low)}–{fmt_number(s.high)}"
     if s.kind == "repeated" and s.wide:
-        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}: {wide_text(s)})"
+        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}: {listed(s)}; {s.high / s.low:.1f}x apart)"
     if s.kind == "repeated":
         return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n})"
     return fmt_number(s.mean)
@@ -108,12 +108,11 @@ def fmt_stat(s: Stat) -> str:
 _LISTED = 8
 
 
-def wide_text(s: Stat) -> str:
-    """The values of repetitions too far apart to be one mean, and how far apart they are:
-    "1842, 9988; 5.4x apart"."""
-    values = [fmt_number(v) for v in s.values]
-    listed = ", ".join(values) if len(values) <= _LISTED else f"from {fmt_number(s.low)} to {fmt_number(s.high)}"
-    return f"{listed}; {s.high / s.low:.1f}x apart"
+def listed(s: Stat) -> str:
+    """Repetitions as a page names them: each value, or past a few the smallest and the largest."""
+    if len(s.values) <= _LISTED:
+        return ", ".join(fmt_number(v) for v in s.values)
+    return f"from {fmt_number(s.low)} to {fmt_number(s.high)}"
 
 
 def fmt_value(value: Value) -> str:
