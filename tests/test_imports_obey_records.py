@@ -10,6 +10,7 @@ the retained value) or said one thing ten times.
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from generator.base.problems import Report
 from generator.checks.validate import load_project
 from generator.model.result import About, Range, Result, Statistics
 
-from conftest import BENCH, run_cli
+from conftest import BENCH, FIXTURES, run_cli
 
 FORMATS = """
 import_formats:
@@ -111,7 +112,7 @@ def test_a_possible_date_and_the_same_numbers_in_range_are_imported(repo: Path) 
     assert len(list((repo / "results" / "runs").glob("*.json"))) == 1
 
 
-@pytest.mark.parametrize("cell", ["1_000", "١٠٠٠", "１０００", "infinity", "0x3e8"])
+@pytest.mark.parametrize("cell", ["1_000", "١٠٠٠", "１０００", "infinity", "0x3e8", "1" + "0" * 5000])
 def test_a_csv_cell_is_a_number_only_in_plain_ascii_decimal(repo: Path, cell: str) -> None:
     text = f"tok_s,ttft_p99_s,conc,when\n{cell},0.2,8,2026-03-05\n"
     _refused(repo, _import(repo, "bench.csv", text), "invalid-value", f"{repo / 'bench.csv'}:2:1:", "`tok_s`")
@@ -183,6 +184,30 @@ def test_a_request_rate_that_is_one_is_kept(repo: Path, rate: str, stored: objec
     assert out.returncode == 0, out.stderr
     [run] = (repo / "results" / "runs").glob("*.json")
     assert json.loads(run.read_text())["settings"]["request_rate"] == stored
+
+
+CONSOLE = FIXTURES / "import" / "console-sglang.txt"
+
+
+def _console_line(label: str, value: str) -> str:
+    lines = CONSOLE.read_text().splitlines(keepends=True)
+    i = next(i for i, line in enumerate(lines) if line.startswith(label + ":"))
+    lines[i] = f"{label}:".ljust(41) + value + "\n"
+    return "".join(lines)
+
+
+def test_a_console_value_is_read_by_the_same_digits_rule(repo: Path) -> None:
+    # `int` of 5,000 digits raised ValueError (a traceback); `float('٩٠٠')` is 900.
+    huge = _import(repo, "huge.txt", _console_line("Total input tokens", "1" + "0" * 5000), None)
+    assert huge.returncode == 0 and "Traceback" not in huge.stderr, huge.stderr
+    shutil.rmtree(repo / "results")
+    (repo / "results").mkdir()
+    (repo / "improvements" / "01-sdpa.yaml").write_text(RECORD)
+    out = _import(repo, "arabic.txt", _console_line("Output token throughput (tok/s)", "٩٠٠"), None)
+    assert out.returncode == 0, out.stderr
+    [run] = (repo / "results" / "runs").glob("*.json")
+    assert "output_throughput" not in json.loads(run.read_text())["metrics"]
+    assert "total_throughput" in json.loads(run.read_text())["metrics"]
 
 
 # --- check: units on every value shape, one error for one mistake -------------------------------

@@ -200,6 +200,25 @@ def number(value: Any) -> float | None:
     return v if math.isfinite(v) else None
 
 
+# A number as JSON writes one, in ASCII digits: Python's `int` and `float` also take `1_000`,
+# Arabic-Indic digits and `infinity`, which no benchmark writes as a number.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def plain_number(text: str) -> int | float | None:
+    """The number `text` writes in plain ASCII decimal (`1000`, `-2.5e-1`), or None: CSV cells and
+    console values are read by this one rule."""
+    try:
+        if _INTEGER.fullmatch(text):
+            return int(text)
+        if _DECIMAL.fullmatch(text):
+            return float(text)
+    except ValueError:  # an integer of more digits than Python converts
+        return None
+    return None
+
+
 def quantity(value: Any) -> int | float | None:
     """A finite number that stays an integer when it is one (token counts, request counts)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -233,12 +252,9 @@ def request_rate(value: Any) -> RequestRate | None:
             return "inf"
         if text == "trace":
             return "trace"
-        try:
-            rate = float(text)
-        except ValueError:
-            return None
+        rate = plain_number(text)
         # Text that overflows (`1e999`) is no rate, not an unlimited one.
-        return request_rate(rate) if math.isfinite(rate) else None
+        return request_rate(rate) if rate is not None and math.isfinite(rate) else None
     return None
 
 

@@ -24,7 +24,16 @@ from generator.model.record import ImportFormat, MappedMetric
 from generator.project.runs import intake
 from generator.project.runs.parse import ParsedFile, _apply, _json_spans, _unrecognised, read_text
 from generator.project.runs.redact import redact, redact_text
-from generator.project.runs.run import BOOKKEEPING, Run, integer, number, rate_slug, request_rate, run_id
+from generator.project.runs.run import (
+    BOOKKEEPING,
+    Run,
+    integer,
+    number,
+    plain_number,
+    rate_slug,
+    request_rate,
+    run_id,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -193,27 +202,16 @@ def _header_twice(shown: str, text: str, names: list[str], lines: int) -> Proble
     return None
 
 
-# A number as JSON writes one, in ASCII digits: Python's `int` and `float` also take `1_000`,
-# Arabic-Indic digits and `infinity`, which no benchmark means as a number.
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-
-
 def _csv_value(text: str) -> Any:
-    """A CSV cell as the JSON value it stands for: empty is null, numbers and booleans are typed."""
+    """A CSV cell as the JSON value it stands for: empty is null, numbers (in plain ASCII decimal)
+    and booleans are typed, anything else is text."""
     value = text.strip()
     if value == "":
         return None
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
-    try:
-        if _INTEGER.fullmatch(value):
-            return int(value)
-        if _DECIMAL.fullmatch(value):
-            return float(value)
-    except ValueError:  # an integer of more digits than Python converts: kept as text, refused as one
-        pass
-    return value
+    found = plain_number(value)
+    return value if found is None else found
 
 
 # --- a row to a run ----------------------------------------------------------------------------
