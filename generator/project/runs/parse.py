@@ -238,8 +238,8 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
     if problems:
         return None, problems
-    # The kept copy is read once more as text, so what the object walk cannot see (a key given
-    # twice, where JSON keeps only the last) is caught by the same rules.
+    # The kept copy is read once more as text, so what the object walk cannot see (a secret in a
+    # string that is not a value of a known key) is caught by the same rules.
     parsed.stored_text, n = redact_text(_apply(text, replacements))
     if n:
         parsed.redacted.append(f"{n} more secret value(s) in the text")
