@@ -210,6 +210,21 @@ def test_a_console_value_is_read_by_the_same_digits_rule(repo: Path) -> None:
     assert "total_throughput" in json.loads(run.read_text())["metrics"]
 
 
+@pytest.mark.parametrize(("key", "value"), [("metric", -5.0), ("metric", 1e-320), ("date", "2026-13-45")])
+def test_a_run_file_edited_past_the_rules_is_a_check_error(repo: Path, key: str, value: object) -> None:
+    assert _import(repo, "bench.jsonl", _row()).returncode == 0
+    [run_file] = (repo / "results" / "runs").glob("*.json")
+    data = json.loads(run_file.read_text())
+    if key == "metric":
+        data["metrics"]["output_throughput"]["value"] = value
+    else:
+        data["settings"]["date"] = value
+    run_file.write_text(json.dumps(data))
+    out = run_cli("check", "--root", str(repo))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+    assert "error[unknown-run]" in out.stderr and f"results/runs/{run_file.name}: the harness run" in out.stderr
+
+
 # --- check: units on every value shape, one error for one mistake -------------------------------
 
 
