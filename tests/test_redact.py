@@ -91,15 +91,18 @@ def test_console_block_reports_lines(tmp_path: Path) -> None:
     assert parsed.redacted == [f"line {n}: secret value(s) in the text" for n in (1, 2, 3)]
 
 
-def test_a_key_given_twice_is_caught_in_the_kept_copy(tmp_path: Path) -> None:
-    # JSON keeps the last of two equal keys, so the parsed object holds no secret; the text does.
+def test_a_key_given_twice_is_refused_without_its_values(tmp_path: Path) -> None:
+    # JSON keeps the last of two equal keys, so the parsed object would hold no secret while the
+    # text does; a key given twice is refused (which value was meant is unknown), and the
+    # problem names the key, never a value.
     path = tmp_path / "dup.jsonl"
     body = json.dumps(BASE)[1:]
     path.write_text('{"api_key": "' + SECRET + '", "api_key": "", ' + body + "\n")
     parsed, problems = parse_file(path, path.name)
-    assert problems == [] and parsed is not None
-    assert SECRET not in parsed.stored_text
-    assert parsed.redacted == ["1 more secret value(s) in the text"]
+    assert parsed is None
+    [problem] = problems
+    assert (problem.code, problem.line, problem.col) == ("duplicate-key", 1, 2 + len('"api_key": "' + SECRET + '", '))
+    assert "`api_key` twice" in problem.message and SECRET not in problem.text()
 
 
 def test_results_and_look_alikes_are_kept() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import http.client
 import json
 import os
 import re
@@ -322,3 +323,29 @@ def test_serve_rejects_a_bad_address() -> None:
     proc = run_cli("serve", "--dev-addr", "localhost")
     assert proc.returncode == 2
     assert "HOST:PORT" in proc.stderr
+
+
+def _status(port: int, path: str) -> int | None:
+    try:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=5)
+        conn.request("GET", path)
+        status = conn.getresponse().status
+        conn.close()
+        return status
+    except OSError:
+        return None
+
+
+@pytest.mark.mkdocs
+def test_serve_answers_a_malformed_path_with_400(tmp_path: Path) -> None:
+    # `GET /%00` was a 500, with a traceback in the log (a NUL reached `open`).
+    root = copy_campaign(tmp_path / "repo", with_docs=True)
+    port = free_port()
+    with serving(root, port) as proc:
+        assert wait_for(lambda: _status(port, "/") is not None or proc.poll() is not None, 60)
+        assert proc.poll() is None
+        assert _status(port, "/%00") == 400
+        assert _status(port, "/a%01b.html") == 400
+        assert _status(port, "/no-such-page.html") == 404
+    log = proc.stdout.read() if proc.stdout else ""
+    assert "Traceback" not in log and "Serving on" in log

@@ -53,6 +53,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from generator.model.quantity import WIDE
+
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
@@ -68,8 +70,9 @@ REPS_CAP = 10_000
 SIMULATIONS = 2_000
 SEED = 20230523
 # Repetitions whose largest value is more than this many times the smallest: more spread than
-# one configuration plausibly gives (a mixed-up run, another setting); flagged, not dropped.
-SPREAD_FLAG = 2.0
+# one configuration plausibly gives (a mixed-up run, another setting); flagged, not dropped. The
+# model's rule (`quantity.WIDE`), which also lists such values where no comparison is made.
+SPREAD_FLAG = WIDE
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.problems import Problem, rel
 from generator.model import variants
 from generator.model.launch import split_command
-from generator.model.quantity import fmt_number, fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent, listed, stat
 from generator.model.record import Change, Setup
 
 # status -> the decisions that contradict it
@@ -121,6 +121,23 @@ def removed_flag_problems(analysis: Analysis) -> list[Problem]:
     return out
 
 
+def _spreads(res: ResolvedResult) -> list[tuple[str, str]]:
+    """(metric, what is spread) for each metric whose repetitions span more than one configuration
+    plausibly gives: the comparison's flag, or, where none is made (no baseline), the values' own
+    (two rows of one file at 1841.95 and 9987.78 tok/s are not one result of 5915 without a word)."""
+    out: list[tuple[str, str]] = []
+    for name, value in res.metrics.items():
+        c = res.comparisons.get(name)
+        if c is not None:
+            if c.spread_flag:
+                out.append((name, c.spread_flag))
+            continue
+        s = stat(value)
+        if s.wide:
+            out.append((name, f"repetitions {listed(s)} span {s.high / s.low:.1f}x (max/min)"))
+    return out
+
+
 def evidence_problems(analysis: Analysis) -> list[Problem]:
     """Warnings about the evidence itself: comparisons not made, spreads, coarse sweeps, guardrails.
 
@@ -153,20 +170,18 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            for name, c in res.comparisons.items():
-                if c is not None and c.spread_flag:
-                    out.append(
-                        Problem(
-                            shown,
-                            line,
-                            col,
-                            "spread-beyond-one-configuration",
-                            f"`{name}` in result `{label}`: {c.spread_flag}, more than one configuration "
-                            "plausibly gives",
-                            "check that every repetition ran the same settings; split them if not",
-                            severity="warning",
-                        )
+            for name, flag in _spreads(res):
+                out.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "spread-beyond-one-configuration",
+                        f"`{name}` in result `{label}`: {flag}, more than one configuration plausibly gives",
+                        "check that every repetition ran the same settings; split them if not",
+                        severity="warning",
                     )
+                )
         for s in entry.sweeps:
             for whose, side in (("the record", s.record), ("the baseline", s.baseline)):
                 found = side.capacity

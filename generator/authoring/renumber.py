@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -30,8 +32,15 @@ class Move:
     new_number: int
 
 
-def file_name(number: int, slug: str) -> str:
-    return f"{number:02d}-{slug}.yaml"
+def file_name(number: int, slug: str, width: int = 2) -> str:
+    return f"{number:0{width}d}-{slug}.yaml"
+
+
+def number_width(paths: Iterable[Path]) -> int:
+    """The digits a campaign pads its record numbers to: that of its zero-padded names (a
+    campaign numbered 001-200 keeps 3 digits after a renumbering), else 2."""
+    padded = [len(m.group(0)) for p in paths if (m := re.match(r"0[0-9]+", p.name)) is not None]
+    return max(padded, default=2)
 
 
 def plan_move(files: list[tuple[Path, int, str]], path: Path, number: int) -> list[Move]:
@@ -47,15 +56,18 @@ def plan_move(files: list[tuple[Path, int, str]], path: Path, number: int) -> li
             f"number {number:02d} is taken by {holders[0].name}; pick a free number (such as {free:02d}), "
             "or run `improvements renumber --compact` to close the gaps"
         )
-    return [Move(path, path.with_name(file_name(number, current[1])), current[1], current[0], number)]
+    width = number_width(p for p, _n, _s in files)
+    return [Move(path, path.with_name(file_name(number, current[1], width)), current[1], current[0], number)]
 
 
 def plan_compact(files: list[tuple[Path, int, str]]) -> list[Move]:
     """Numbers 1, 2, 3... in the current order (number, then slug), which also ends any duplicates."""
     moves = []
+    width = number_width(p for p, _n, _s in files)
     for new_number, (path, number, slug) in enumerate(sorted(files, key=lambda f: (f[1], f[2])), 1):
-        if number != new_number:
-            moves.append(Move(path, path.with_name(file_name(new_number, slug)), slug, number, new_number))
+        new = path.with_name(file_name(new_number, slug, width))
+        if new != path:
+            moves.append(Move(path, new, slug, number, new_number))
     return moves
 
 

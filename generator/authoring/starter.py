@@ -140,6 +140,7 @@ def allocate(project: Project, slug: str, text: str) -> Path:
     and the folder is scanned again after the file is created, in case a writer that does not
     take the lock got there first.
     """
+    from generator.authoring.renumber import file_name, number_width
     from generator.base import fsio
     from generator.project.load import record_files
 
@@ -153,8 +154,9 @@ def allocate(project: Project, slug: str, text: str) -> Path:
             )
         number = max((n for _p, n, _s in files), default=0) + 1
         _refuse_long_names(project, number, slug)
+        width = number_width(p for p, _n, _s in files)
         for _attempt in range(1000):
-            path = folder / f"{number:02d}-{slug}.yaml"
+            path = folder / file_name(number, slug, width)
             if fsio.create_exclusive(path, text):
                 again, _ = record_files(folder)
                 if [p for p, n, _s in again if n == number and p != path]:

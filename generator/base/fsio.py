@@ -120,7 +120,26 @@ def atomic_write(path: Path, data: bytes | str) -> None:
 
 
 def create_exclusive(path: Path, data: bytes | str) -> bool:
-    """Create `path` holding `data`; False, writing nothing, when anything already has that name."""
+    """Create `path` holding `data`; False, writing nothing, when anything already has that name.
+
+    The data is written to a temporary first and linked into place whole: created empty and then
+    filled, a kill between the two left an empty record that stopped every later `check`.
+    """
+    tmp = write_temp(path, data)
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        return False
+    except OSError:
+        # A file system without hard links: created and filled in place, as before.
+        return _create_in_place(path, data)
+    finally:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+    return True
+
+
+def _create_in_place(path: Path, data: bytes | str) -> bool:
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
     except FileExistsError:

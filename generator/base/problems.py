@@ -60,6 +60,7 @@ CODES: dict[str, str] = {
     "status-contradicts-evidence": "a record's status contradicts its primary metric's decision",
     "unknown-reference": "a number quoted in prose (`{{ record.result.metric.field }}`) names nothing",
     "other-setup": "an imported run's file names another model or engine than the campaign",
+    "spread-beyond-one-configuration": "a result's repetitions span more than 2x: more than one configuration gives",
     "bad-template": "a template cannot be loaded or rendered",
     "output-conflict": "a generated file would overwrite a file the generator did not write",
     "import-unrecognised": "a benchmark file no importer recognises",

@@ -12,7 +12,8 @@ compared here with the YAML it came from, one walk over both for every file:
 - a built-in metric's measured value below zero (no throughput, latency or count is negative);
 - an environment name that is not a shell identifier: printed before a command it would run as
   code (`A;touch x;B=2`);
-- two variants with the same `value`, and a sweep's `metric` that no variant measures.
+- two candidate variants with the same `value` (a diagnostic one, or one with its own setup,
+  may share it), and a sweep's `metric` that no variant measures.
 """
 
 from __future__ import annotations
@@ -27,14 +28,10 @@ from generator.base.problems import Problem, rel
 from generator.base.read import Path_, Positions
 from generator.model import metrics
 from generator.model.launch import ENV_NAME
-from generator.model.result import Result
-from generator.model.variants import all_results
+from generator.model.result import Result, may_be_negative, measurable
+from generator.model.variants import all_results, beside
 from generator.project.load import Loaded, Project, RecordFile
 
-# The size every number must stay within: past it a ratio or a chart's axis overflows a float,
-# below it a difference prints as float noise.
-SMALLEST = 1e-15
-LARGEST = 1e15
 # Free-form facts (`details:` of the model, hardware, engine): shown as written, never computed
 # with, so `.inf` or `true` there is what the source said.
 FREE_FORM = frozenset({"details"})
@@ -52,6 +49,36 @@ def value_problems(project: Project) -> list[Problem]:
         out += [_problem(shown, loaded.positions, *found) for found in _metric_signs(loaded.model, loaded.data)]
     for rec in project.records:
         out += _variant_problems(project, rec)
+    out += _own_guardrails(project)
+    return out
+
+
+def _own_guardrails(project: Project) -> list[Problem]:
+    """A primary metric named among its own guardrails: a win cannot be held back by itself, so
+    the analysis would pass over it without a word."""
+    places: list[tuple[Loaded, str | None, dict[str, float] | None, Path_]] = []
+    decision = project.campaign.decision
+    if decision is not None:
+        places.append((project.campaign_file, decision.primary_metric, decision.guardrails, ("decision",)))
+    for rec in project.records:
+        expected = rec.record.expected
+        if expected is not None:
+            places.append((rec, expected.metric, expected.guardrails, ("expected",)))
+    out: list[Problem] = []
+    for loaded, primary, guardrails, loc in places:
+        if primary is None or not guardrails or primary not in guardrails:
+            continue
+        line, col = loaded.positions.of((*loc, "guardrails", primary), key=True)
+        out.append(
+            Problem(
+                rel(loaded.path, project.root),
+                line,
+                col,
+                "invalid-value",
+                f"`{primary}` is the primary metric and one of its own guardrails",
+                "a guardrail is another metric a win must not make worse; remove this one",
+            )
+        )
     return out
 
 
@@ -82,7 +109,13 @@ def _walk(value: Any, raw: Any, loc: Path_) -> Iterator[Found]:
         for key, raw_child in raw.items():
             if key in value:
                 yield from _walk(value[key], raw_child, (*loc, key))
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+    elif isinstance(value, bool):
+        if not isinstance(raw, bool):
+            # pydantic reads `'yes'`, `"true"`, `1` and `on` as true: a slip, never what was meant.
+            name = str(loc[-1]) if loc else "value"
+            shown = repr(raw) if isinstance(raw, str) else str(raw)
+            yield loc, False, "wrong-type", f"`{name}` is {shown}, not true or false", "write true or false"
+    elif isinstance(value, int | float):
         yield from _number(value, raw, loc)
 
 
@@ -102,7 +135,7 @@ def _number(value: float, raw: Any, loc: Path_) -> Iterator[Found]:
         return
     if isinstance(value, float) and not math.isfinite(value):
         yield loc, False, "invalid-value", f"`{name}` is {value}, which is not a finite number", None
-    elif abs(value) > LARGEST or 0 < abs(value) < SMALLEST:
+    elif not measurable(value):
         converted = "" if isinstance(raw, int | float) and float(raw) == float(value) else f" (written {raw!r})"
         yield (
             loc,
@@ -155,8 +188,8 @@ def _metric_signs(model: Any, raw: Any) -> Iterator[Found]:
     for result, _raw_result, loc in _results(model, raw):
         for part in ("metrics", "baseline"):
             for name, value in getattr(result, part, {}).items():
-                if metrics.lookup(name) is None:
-                    continue  # a campaign's own metric may be signed
+                if may_be_negative(name):
+                    continue
                 if any(v < 0 for v in _numbers(value)):
                     yield (
                         (*loc, part, name),
@@ -183,7 +216,7 @@ def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
     out: list[Problem] = []
     seen: dict[Any, int] = {}
     for i, variant in enumerate(record.variants):
-        if variant.value is None:
+        if variant.value is None or beside(variant):
             continue
         if variant.value in seen:
             first = record.variants[seen[variant.value]]
@@ -195,7 +228,9 @@ def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
                     col,
                     "invalid-value",
                     f"variant `{variant.label}` has the value of variant `{first.label}`",
-                    "each variant is one value of the setting; merge the two, or correct the value",
+                    "each candidate variant is one value of the setting: merge the two, or correct the value; "
+                    "a run beside the values (an isolation run at the retained value) is `outcome: diagnostic` "
+                    "or has its own `setup`, and may share the value or leave `value` out",
                 )
             )
         seen.setdefault(variant.value, i)

@@ -75,6 +75,8 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     lines = []
     for m in moves:
         lines.append(f"{verb} {rel(m.old, repo)} -> {rel(m.new, repo)}")
+        if m.old_number == m.new_number:
+            continue  # only the campaign's width changed the file's name; the page keeps its name
         old_page = docs / f"{series}-{m.old_number:02d}-{m.slug}.md"
         new_page = docs / f"{series}-{m.new_number:02d}-{m.slug}.md"
         lines.append(f"  page {rel(old_page, repo)} -> {rel(new_page, repo)}")

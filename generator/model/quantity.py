@@ -32,6 +32,19 @@ class Stat:
     kind: Kind
     spread_known: bool = True
     about: bool = False
+    # Repeated measurements as given, in order (empty for the other kinds).
+    values: tuple[float, ...] = ()
+
+    @property
+    def wide(self) -> bool:
+        """Repetitions more than `WIDE` times apart: more spread than one configuration plausibly
+        gives (a warm-up, a setting the file does not record), so pages list them and `check` warns."""
+        return self.kind == "repeated" and self.low > 0 and self.high > WIDE * self.low
+
+
+# Repetitions whose largest is more than this many times their smallest are not shown as one
+# mean and spread alone: 1841.95 and 9987.78 tok/s are not "5915 ± 5760".
+WIDE = 2.0
 
 
 def stat(value: Value) -> Stat:
@@ -49,9 +62,8 @@ def stat(value: Value) -> Stat:
         values = [float(v) for v in value]
         if len(values) == 1:
             return Stat(values[0], 0.0, 1, values[0], values[0], "single")
-        return Stat(
-            statistics.fmean(values), statistics.stdev(values), len(values), min(values), max(values), "repeated"
-        )
+        mean, sd = statistics.fmean(values), statistics.stdev(values)
+        return Stat(mean, sd, len(values), min(values), max(values), "repeated", values=tuple(values))
     v = float(value)
     return Stat(v, 0.0, 1, v, v, "single")
 
@@ -89,9 +101,22 @@ def fmt_stat(s: Stat) -> str:
         return f"~{fmt_number(s.mean)}"
     if s.kind == "range":
         return f"{fmt_number(s.low)}–{fmt_number(s.high)}"
+    if s.kind == "repeated" and s.wide:
+        return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n}: {listed(s)}; {s.high / s.low:.1f}x apart)"
     if s.kind == "repeated":
         return f"{fmt_number(s.mean)} ± {fmt_number(s.spread)} (n={s.n})"
     return fmt_number(s.mean)
+
+
+# Past this many repetitions a page names the smallest and the largest, not each one.
+_LISTED = 8
+
+
+def listed(s: Stat) -> str:
+    """Repetitions as a page names them: each value, or past a few the smallest and the largest."""
+    if len(s.values) <= _LISTED:
+        return ", ".join(fmt_number(v) for v in s.values)
+    return f"from {fmt_number(s.low)} to {fmt_number(s.high)}"
 
 
 def fmt_value(value: Value) -> str:

@@ -31,13 +31,19 @@ class Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, coerce_numbers_to_str=True)
 
 
+# The sizes a measurement may have: past LARGEST a ratio or a chart's axis overflows a float,
+# below SMALLEST a difference prints as float noise. Typed values and imported ones alike.
+SMALLEST = 1e-15
+LARGEST = 1e15
+
+
 # A measured or predicted number: NaN and infinities (`.nan`, `.inf` in YAML) are not results,
 # and they break every comparison and mean computed from them; nor is anything near the float
 # limit (1e308), where a mean or a difference overflows. 1e15 is beyond any throughput or latency.
 # Nor is anything so near zero (5e-324) that a change relative to it overflows into an infinite
 # percent: with both bounds, every difference, ratio and mean the analysis takes stays finite.
 def _comparable(value: float) -> float:
-    if value != 0 and abs(value) < 1e-15:
+    if value != 0 and abs(value) < SMALLEST:
         raise ValueError(
             f"{value:g} is too close to zero to compare with; a measurement is 0 or at least 1e-15 in size"
         )
@@ -344,10 +350,33 @@ class Result(Strict):
 
 
 def _scaled(value: Any, factor: float) -> Any:
+    """`value` in another unit, in every shape a metric's value takes. Not bounded here:
+    `checks/values.py` compares the converted value with the one written, and says where it left
+    the sizes a measurement may have (1e15 s is 1e18 ms)."""
     if factor == 1.0:
         return value
     if isinstance(value, Range):
         return value.model_copy(update={"min": value.min * factor, "max": value.max * factor})
+    if isinstance(value, Statistics):
+        sd = None if value.sd is None else value.sd * factor
+        return value.model_copy(update={"mean": value.mean * factor, "sd": sd})
+    if isinstance(value, About):
+        return value.model_copy(update={"value": value.value * factor})
     if isinstance(value, list):
         return [v * factor for v in value]
     return value * factor
+
+
+def may_be_negative(name: str) -> bool:
+    """Whether metric `name` may hold a negative value: a campaign's own metric may be signed; no
+    built-in throughput, latency or count is negative (typed and imported values alike)."""
+    return metrics.lookup(name) is None
+
+
+def measurable(value: float) -> bool:
+    """Whether a number is one a record may hold: finite, and 0 or within SMALLEST..LARGEST in size."""
+    try:
+        v = float(value)
+    except OverflowError:  # an integer of hundreds of digits
+        return False
+    return math.isfinite(v) and (v == 0 or SMALLEST <= abs(v) <= LARGEST)

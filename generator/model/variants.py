@@ -98,6 +98,13 @@ def headline(record: Record, own: Sequence[T], by_variant: Sequence[Sequence[T]]
     return [r for v, results in pairs if v.outcome == "retained" for r in results]
 
 
+def beside(variant: Variant) -> bool:
+    """Whether a variant measures beside the setting's values rather than being one of them: a
+    diagnostic run, or a run on its own setup (an isolation run at the retained cap). Such a
+    variant may share its `value` with another, and a sweep's chart draws the other."""
+    return variant.outcome == "diagnostic" or variant.setup is not None
+
+
 def value_text(variant: Variant) -> str:
     """A variant's swept value as pages write it, else its label."""
     if variant.value is None:

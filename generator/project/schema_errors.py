@@ -86,11 +86,23 @@ _TYPE_KINDS = {*_TYPE_WORDS, "list_type", "dict_type", "model_attributes_type"}
 def _clean_loc(err: Any, data: Any) -> Path_:
     """The error's location in the data: pydantic's union-member tags ("float", "list[float]")
     dropped. A missing field's own name is not in the data either, but it is the point of the
-    message, so it stays.
+    message, so it stays."""
+    return _walk_loc(err, data)[0]
+
+
+def _union_member(err: Any, data: Any) -> tuple[Path_, str] | None:
+    """Where a union was tried and the member this error is from (its first tag in pydantic's
+    location), or None when the error is not from a member of a union."""
+    return _walk_loc(err, data)[1]
+
+
+def _walk_loc(err: Any, data: Any) -> tuple[Path_, tuple[Path_, str] | None]:
+    """The error's location in the data, and the first union-member tag with where it stands.
 
     One step per part of the location, each a lookup in the mapping it names: collecting every
     key along the path instead made a file with thousands of unknown keys quadratic."""
     loc, out, current = err["loc"], [], data
+    member: tuple[Path_, str] | None = None
     last = len(loc) - 1
     for i, part in enumerate(loc):
         if isinstance(part, int):
@@ -101,7 +113,34 @@ def _clean_loc(err: Any, data: Any) -> Path_:
             current = current[part]
         elif err["type"] == "missing" and i == last:
             out.append(part)
-    return tuple(out)
+        elif member is None:
+            member = (tuple(out), str(part))
+    return tuple(out), member
+
+
+def _other_members(raw: list[Any], data: Any) -> set[int]:
+    """The errors of the union members a value was plainly not meant as.
+
+    `{mean: 1000, sd: 10, n: 0}` is summary statistics with a bad `n`; that it is not a range
+    (no `min`, an unknown `mean`) nor an approximate number is true of every statistics value and
+    says nothing. The member meant is the one that knows the most of the keys written (then
+    misses the fewest); when one member is that, the others' errors are dropped."""
+    members: dict[Path_, dict[str, list[int]]] = {}
+    for i, err in enumerate(raw):
+        found = _union_member(err, data)
+        if found is not None:
+            members.setdefault(found[0], {}).setdefault(found[1], []).append(i)
+    drop: set[int] = set()
+    for by_member in members.values():
+
+        def misfit(idx: list[int]) -> tuple[bool, int, int]:
+            kinds = [raw[i]["type"] for i in idx]
+            return any(k in _TYPE_KINDS for k in kinds), kinds.count("extra_forbidden"), kinds.count("missing")
+
+        ranked = sorted(by_member.items(), key=lambda item: misfit(item[1]))
+        if len(ranked) > 1 and misfit(ranked[0][1]) < misfit(ranked[1][1]) and not misfit(ranked[0][1])[0]:
+            drop.update(i for _, idx in ranked[1:] for i in idx)
+    return drop
 
 
 def _noise(errors: list[tuple[Any, Path_]]) -> set[Path_]:
@@ -126,7 +165,9 @@ def validation_problems(
     """
     problems: list[Problem] = []
     seen: set[tuple[Path_, str]] = set()
-    errors = [(err, _clean_loc(err, data)) for err in exc.errors()]
+    raw = exc.errors()
+    other = _other_members(raw, data)
+    errors = [(err, _clean_loc(err, data)) for i, err in enumerate(raw) if i not in other]
     # A value checked against a union (a number, a list of numbers or a range) gets a type error
     # from each member it is not. When one member took it and found something more specific
     # (`.nan` is not finite, a range misses `max`), the other members' type errors are noise.

@@ -13,6 +13,7 @@ import logging
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import click
 from mkdocs.exceptions import Abort, ConfigurationError
@@ -187,7 +188,7 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
     # Render once up front so invalid records stop here with the usual report and exit 1;
     # the plugin renders again on each rebuild (writing nothing when nothing changed).
     render.build(root, keep=True)
-    with mkdocs_logging(logging.INFO):
+    with mkdocs_logging(logging.INFO), _malformed_paths_refused():
         try:
             # Dirty rebuilds: only pages whose markdown changed are rebuilt (the plugin rebuilds
             # them all when the navigation changed), so an edit shows in seconds at 1,000 records.
@@ -198,3 +199,30 @@ def serve_site(root: Path, dev_addr: str, *, open_browser: bool = False) -> None
             raise click.ClickException(f"site not built: {exc}") from None
         except OSError as exc:
             raise click.ClickException(f"cannot serve on {dev_addr}: {exc.strerror or exc}") from None
+
+
+# A path no file can have: a NUL (`GET /%00`) made mkdocs' server fail inside `open` with a 500
+# and a traceback in the log; any other control character is no page's name either.
+_MALFORMED = frozenset(chr(c) for c in (*range(0x20), 0x7F))
+
+
+@contextlib.contextmanager
+def _malformed_paths_refused() -> Iterator[None]:
+    """mkdocs' live-reload server answering a malformed path with 400, without a traceback."""
+    from mkdocs.livereload import LiveReloadServer
+
+    serve_request = LiveReloadServer.serve_request
+
+    def checked(self: LiveReloadServer, environ: dict[str, Any], start_response: Any) -> Any:
+        path = str(environ.get("PATH_INFO", ""))
+        if any(c in _MALFORMED for c in path):
+            start_response("400 Bad Request", [("Content-Type", "text/plain; charset=utf-8")])
+            return [b"400 Bad Request: the path holds a control character, which no page's name has\n"]
+        return serve_request(self, environ, start_response)
+
+    # The server binds its request handler when it is made, inside `serve`: patched around it.
+    LiveReloadServer.serve_request = checked  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        LiveReloadServer.serve_request = serve_request  # type: ignore[method-assign]

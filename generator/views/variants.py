@@ -252,9 +252,11 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     name, label = chosen
     points: list[charts.SweepPoint] = []
     retained_x: str | float | None = None
+    # A run beside the values (a diagnostic or its own setup) at a value a candidate has is not its point.
+    candidates = {v.value for v in record.variants if not variants.beside(v)}
     for variant, results in zip(record.variants, per_variant, strict=True):
         value = next((res.metrics[name] for res in results if res.result.label == label and name in res.metrics), None)
-        if variant.value is None or value is None:
+        if variant.value is None or value is None or (variants.beside(variant) and variant.value in candidates):
             continue
         s = stat(value)
         # Only figures that span something draw an interval: repetitions or a range. A mean

@@ -7,6 +7,7 @@ positioned problem, never a traceback.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 import stat
@@ -15,7 +16,7 @@ from typing import Any
 
 from generator.base.problems import Problem
 from generator.base.read import text_position
-from generator.model.result import MAX_COUNT
+from generator.model.result import MAX_COUNT, may_be_negative, measurable
 from generator.project.runs.formats.registry import FORMATS
 from generator.project.runs.run import Run
 
@@ -83,6 +84,16 @@ def count_out_of_range(run: Run) -> tuple[str, int] | None:
     )
 
 
+def impossible(shown: str, line: int, col: int, run: Run) -> Problem | None:
+    """The first thing in `run` that a record typed by hand could not hold, as a problem; None
+    when there is none. An imported number obeys the rules of a typed one."""
+    return (
+        impossible_count(shown, line, col, run)
+        or _impossible_metric(shown, line, col, run)
+        or _impossible_date(shown, line, col, run)
+    )
+
+
 def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | None:
     """A problem when a count setting is out of its range (`input_len: -5`, `num_prompts: 0`, a
     concurrency past what a record may hold, `result_model.MAX_COUNT`)."""
@@ -100,6 +111,54 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
         f"a count is {least} or more, and at most {MAX_COUNT:.0e}",
         "the file does not describe a run that happened; fix or drop its line",
     )
+
+
+def _impossible_metric(shown: str, line: int, col: int, run: Run) -> Problem | None:
+    # The rules of `model/result.py` that a typed value obeys: finite after the conversion to the
+    # vocabulary's unit (1e308 s is no number of ms), 0 or within 1e-15..1e15 in size, and not
+    # negative for a built-in metric (-5 tok/s).
+    for name, value in run.metrics.items():
+        key = run.keys.get(name, name)
+        converted = f" ({run.conversions[name]})" if name in run.conversions else ""
+        if not measurable(value):
+            why = f"is {value:g}{converted}, outside the sizes a measurement may have (1e-15 to 1e15)"
+        elif value < 0 and not may_be_negative(name):
+            why = f"is {value:g}{converted}; a {run.unit(name)} value cannot be negative"
+        else:
+            continue
+        return Problem(
+            shown,
+            line,
+            col,
+            "invalid-value",
+            f"the {FORMATS.get(run.format, run.format)} run on line {line}: `{key}` for `{name}` {why}",
+            "the same number typed in a record is refused; fix or drop the line, or check the unit",
+        )
+    return None
+
+
+# A date as benchmark tools write one: 2026-03-05, 20260305-141500 (vLLM), 2026-03-05T14:15:00.
+_DATE = re.compile(r"(\d{4})-?(\d{2})-?(\d{2})(?![0-9])")
+
+
+def _impossible_date(shown: str, line: int, col: int, run: Run) -> Problem | None:
+    date = run.settings.get("date")
+    found = _DATE.match(date) if isinstance(date, str) else None
+    if found is None:
+        return None
+    try:
+        dt.date(*(int(part) for part in found.groups()))
+    except ValueError as exc:
+        return Problem(
+            shown,
+            line,
+            col,
+            "invalid-value",
+            f"the {FORMATS.get(run.format, run.format)} run on line {line} has the date `{found.group(0)}`, "
+            f"which no calendar has ({exc})",
+            "the file does not describe a run that happened; fix the date or drop its line",
+        )
+    return None
 
 
 def _shown(value: int) -> str:

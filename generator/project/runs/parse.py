@@ -102,7 +102,8 @@ def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]
 
 def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list[Problem]]:
     """Each JSON value in `text` with its start and end offsets, or the problem that stops reading."""
-    decoder = json.JSONDecoder()  # accepts the bare Infinity that SGLang writes for request_rate
+    # Accepts the bare Infinity that SGLang writes for request_rate; refuses a key given twice.
+    decoder = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
     spans: list[tuple[int, int, Any]] = []
     pos = 0
     ws = re.compile(r"\s*")
@@ -128,6 +129,8 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
             obj, end = decoder.raw_decode(text, pos)
         except RecursionError:
             return [], [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
+        except _KeyTwice as exc:
+            return [], [_key_twice(shown, text, pos, exc.key)]
         except json.JSONDecodeError as exc:
             at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
             # A cut-off object is reported where the text stops, not past the final newline.
@@ -158,6 +161,39 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
     return spans, []
 
 
+class _KeyTwice(ValueError):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # JSON keeps the last of two values under one key; which one the benchmark meant is unknown.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise _KeyTwice(key)
+        out[key] = value
+    return out
+
+
+def _key_twice(shown: str, text: str, start: int, key: str) -> Problem:
+    """The problem of a key given twice in the JSON value at `start`: at the key's second
+    spelling after `start` (found as the text spells it; else where the value starts)."""
+    spelled = [m.start() for m in re.finditer(re.escape(json.dumps(key, ensure_ascii=False)) + r"\s*:", text[start:])]
+    at = start + spelled[1] if len(spelled) > 1 else start
+    line, col = text_position(text, at)
+    first = text_position(text, start)[0]
+    return Problem(
+        shown,
+        line,
+        col,
+        "duplicate-key",
+        f"the JSON object starting on line {first} gives the key `{key[:60]}` twice; JSON keeps only the last",
+        "which value the benchmark meant is unknown; remove one",
+    )
+
+
 def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
     spans, stop = _json_spans(shown, text)
     if stop:
@@ -186,7 +222,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
             if not usable(run):
                 problems.append(_no_metric(shown, line, col, run))
                 continue
-            impossible = intake.impossible_count(shown, line, col, run)
+            impossible = intake.impossible(shown, line, col, run)
             if impossible is not None:
                 problems.append(impossible)
                 continue
@@ -202,8 +238,8 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
     if problems:
         return None, problems
-    # The kept copy is read once more as text, so what the object walk cannot see (a key given
-    # twice, where JSON keeps only the last) is caught by the same rules.
+    # The kept copy is read once more as text, so what the object walk cannot see (a secret in a
+    # string that is not a value of a known key) is caught by the same rules.
     parsed.stored_text, n = redact_text(_apply(text, replacements))
     if n:
         parsed.redacted.append(f"{n} more secret value(s) in the text")
@@ -287,7 +323,7 @@ def _parse_console(path: Path, shown: str, text: str, original_sha: str) -> tupl
             i = j
             continue
         run, pairs = console_block(lines[start + 1 : j])
-        impossible = intake.impossible_count(shown, start + 1, 1, run)
+        impossible = intake.impossible(shown, start + 1, 1, run)
         if not usable(run):
             problems.append(_no_metric(shown, start + 1, 1, run))
         elif impossible is not None:

@@ -193,7 +193,30 @@ def number(value: Any) -> float | None:
     """A finite number, or None (missing, null, text, boolean, NaN or infinite)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        v = float(value)
+    except OverflowError:  # an integer of hundreds of digits: no float holds it
+        return None
+    return v if math.isfinite(v) else None
+
+
+# A number as JSON writes one, in ASCII digits: Python's `int` and `float` also take `1_000`,
+# Arabic-Indic digits and `infinity`, which no benchmark writes as a number.
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def plain_number(text: str) -> int | float | None:
+    """The number `text` writes in plain ASCII decimal (`1000`, `-2.5e-1`), or None: CSV cells and
+    console values are read by this one rule."""
+    try:
+        if _INTEGER.fullmatch(text):
+            return int(text)
+        if _DECIMAL.fullmatch(text):
+            return float(text)
+    except ValueError:  # an integer of more digits than Python converts
+        return None
+    return None
 
 
 def quantity(value: Any) -> int | float | None:
@@ -214,23 +237,24 @@ def integer(value: Any) -> int | None:
 
 
 def request_rate(value: Any) -> RequestRate | None:
-    """Requests per second: a number, "inf" (no limit: Infinity, "inf", "infinity") or "trace"."""
+    """Requests per second: a number above 0 (as a record's `request_rate`), "inf" (no limit:
+    Infinity, "inf", "infinity") or "trace"; None for anything else."""
     if isinstance(value, bool) or value is None:
         return None
+    if isinstance(value, float) and math.isinf(value) and value > 0:
+        return "inf"  # SGLang writes the bare JSON token Infinity
     if isinstance(value, int | float):
-        if math.isinf(value) and value > 0:
-            return "inf"
-        return float(value) if math.isfinite(value) else None
+        rate = number(value)
+        return rate if rate is not None and rate > 0 else None
     if isinstance(value, str):
         text = value.strip().lower()
         if text in ("inf", "infinity", "+inf"):
             return "inf"
         if text == "trace":
             return "trace"
-        try:
-            return request_rate(float(text))
-        except ValueError:
-            return None
+        rate = plain_number(text)
+        # Text that overflows (`1e999`) is no rate, not an unlimited one.
+        return request_rate(rate) if rate is not None and math.isfinite(rate) else None
     return None
 
 

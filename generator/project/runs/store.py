@@ -115,5 +115,9 @@ def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
         if (out_of_range := intake.count_out_of_range(run)) is not None:
             broken[rid] = f"results/{RUNS_DIR}/{name} has {out_of_range[0]} out of range for a count"
             continue
+        line = found if isinstance(found := run.source.get("line"), int) else 1
+        if (impossible := intake.impossible(f"results/{RUNS_DIR}/{name}", line, 1, run)) is not None:
+            broken[rid] = f"results/{RUNS_DIR}/{name}: {impossible.message}"
+            continue
         runs[rid] = run
     return runs, broken

@@ -14,6 +14,8 @@ from generator.project.runs.run import (
     integer,
     latency_metric,
     number,
+    plain_number,
+    quantity,
     request_rate,
 )
 
@@ -63,14 +65,11 @@ _CONSOLE_LABELS: dict[str, tuple[str, str]] = {
 
 
 def _console_number(text: str) -> float | None:
-    try:
-        return number(float(text.rstrip("%")))
-    except ValueError:
-        return None
+    return number(plain_number(text.rstrip("%")))
 
 
 def _console_quantity(text: str) -> int | float | None:
-    return int(text) if re.fullmatch(r"-?\d+", text) else _console_number(text)
+    return quantity(plain_number(text))
 
 
 def console_block(lines: list[str]) -> tuple[Run, dict[str, str]]:

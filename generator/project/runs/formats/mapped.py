@@ -13,6 +13,7 @@ import csv
 import io
 import json
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ from generator.project.runs.run import (
     Run,
     integer,
     number,
+    plain_number,
     rate_slug,
     request_rate,
     run_id,
@@ -52,6 +54,8 @@ _MISSING = object()
 _HOW_MADE = ("launch", "started")
 # The key the launch read from a file beside the rows goes by among the file's facts.
 _FILE_LAUNCH = " launch"
+# A list index in a path: ASCII digits only (`str.isdigit` is true of `²`, which `int` refuses).
+_INDEX = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -85,7 +89,7 @@ def lookup(obj: Any, path: str) -> Any:
                     break
             else:
                 return _MISSING
-        elif isinstance(current, list) and parts[i].isdigit() and int(parts[i]) < len(current):
+        elif isinstance(current, list) and _INDEX.fullmatch(parts[i]) and int(parts[i]) < len(current):
             current, i = current[int(parts[i])], i + 1
         else:
             return _MISSING
@@ -244,6 +248,9 @@ def _from_csv(
         if not reader.fieldnames or len(reader.fieldnames) < 2:
             what = "file is neither JSON, JSON lines nor CSV with a header line"
             return None, [_unrecognised(shown, 1, 1, f"{what} (read as `{mapping.name}`)")]
+        twice = _header_twice(shown, text, list(reader.fieldnames), reader.line_num)
+        if twice is not None:
+            return None, [twice]
         start = reader.line_num + 1
         for raw in reader:
             row = {k: _csv_value(v) for k, v in raw.items() if isinstance(k, str) and isinstance(v, str)}
@@ -269,19 +276,37 @@ def _from_csv(
     return _runs(parsed, rows, mapping)
 
 
+def _header_twice(shown: str, text: str, names: list[str], lines: int) -> Problem | None:
+    """A column named twice in the header (each row would keep only the last such cell)."""
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if name in seen:
+            # The column of the second name, counted as written when the header is on one line.
+            header = text.splitlines()[0] if lines == 1 else ""
+            col = len(",".join(next(csv.reader([header]), [])[:i])) + 2 if header else 1
+            return Problem(
+                shown,
+                1,
+                col,
+                "duplicate-key",
+                f"the CSV header names the column `{name[:60]}` twice (column {i + 1}); a row would keep only "
+                "the last such cell",
+                "which column the benchmark meant is unknown; rename or remove one",
+            )
+        seen.add(name)
+    return None
+
+
 def _csv_value(text: str) -> Any:
-    """A CSV cell as the JSON value it stands for: empty is null, numbers and booleans are typed."""
+    """A CSV cell as the JSON value it stands for: empty is null, numbers (in plain ASCII decimal)
+    and booleans are typed, anything else is text."""
     value = text.strip()
     if value == "":
         return None
     if value.lower() in ("true", "false"):
         return value.lower() == "true"
-    for kind in (int, float):
-        try:
-            return kind(value)
-        except ValueError:
-            continue
-    return value
+    found = plain_number(value)
+    return value if found is None else found
 
 
 # --- a row to a run ----------------------------------------------------------------------------
@@ -318,7 +343,7 @@ def _runs(parsed: ParsedFile, rows: list[_Row], mapping: Mapping) -> tuple[Parse
                 )
             )
             continue
-        impossible = intake.impossible_count(parsed.shown, row.line, row.col, run)
+        impossible = intake.impossible(parsed.shown, row.line, row.col, run)
         if impossible is not None:
             problems.append(impossible)
             continue
