@@ -205,7 +205,7 @@ def _side(
             )
         else:
             capacity = cap.capacity(points, slo)
-    return Side(tuple(points), capacity, cap.frontier(points, gpus))
+    return Side(tuple(points), capacity, cap.frontier(points, gpus, slo))
 
 
 def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) -> cap.Point | None:

@@ -25,6 +25,7 @@ from generator.model.result import Result
 from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
+from generator.views.frontier import frontier_view
 from generator.views.glance import decision, home_glance, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.views.road import level_text, road_context, stack_mark, stack_marks
@@ -433,6 +434,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "road": road_context(analysis, dict(charts or {})),
         "glance": home_glance(analysis),
         "timeline_link": "timeline.md",
+        "frontier": frontier_view(analysis, dict(charts or {}), root_dir),
     }
 
 
@@ -455,11 +457,13 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
                 "tier_text": tier_text(row),
             }
         )
-    views = _plot_views(charts, summary_plot_paths(project), root_dir)
+    # The frontier has its own section (`frontier`), with its table.
+    views = _plot_views(charts, summary_plot_paths(project)[:1], root_dir)
     return {
         "campaign": project.campaign,
         "rows": rows,
         "plots": views,
+        "frontier": frontier_view(analysis, dict(charts), root_dir),
         "own_placement": any(row["tier_source"] == "own" for row in rows),
         "ranked_metrics": list(analysis.ranked_metrics),
         **_rule_context(analysis),
