@@ -207,6 +207,8 @@ def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
 
 def home_glance(analysis: Analysis) -> dict[str, Any]:
     """The home page's first screen: goals, the command in force, counts, what is next and new."""
+    from generator.views.road import command_caveats
+
     stack = analysis.stack
     command = stack.stack.script() if stack.stack is not None else None
     return {
@@ -214,6 +216,7 @@ def home_glance(analysis: Analysis) -> dict[str, Any]:
         "command": command,
         "adopted": [f"{r.number:02d}" for r in stack.records],
         "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
+        "caveats": command_caveats(analysis),
         "counts": status_counts(analysis),
         "next": next_ideas(analysis),
         "latest": latest(analysis),
