@@ -6,7 +6,7 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import REPO, run_cli
+from conftest import REPO, copy_campaign, run_cli
 
 
 def test_shipped_campaigns_say_their_caveats_under_the_command(tmp_path: Path) -> None:
@@ -36,3 +36,12 @@ def test_a_workdir_outside_the_campaign_is_refused(tmp_path: Path) -> None:
     proc = run_cli("check", "--root", str(root))
     assert proc.returncode == 1 and "campaign.yaml:" in proc.stdout + proc.stderr
     assert "no leading /, no .." in proc.stdout + proc.stderr
+
+
+def test_a_campaign_without_measured_comparisons_points_to_the_example(tmp_path: Path) -> None:
+    root = copy_campaign(tmp_path / "repo")
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    home = (root / "docs" / "index.md").read_text()
+    first_screen = home[: home.index("</div>")]
+    assert "**No measured comparison**: this campaign's sources give no record a measured comparison" in first_screen
+    assert "`examples/h200-decode`" in first_screen

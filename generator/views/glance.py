@@ -217,6 +217,8 @@ def home_glance(analysis: Analysis) -> dict[str, Any]:
         "adopted": [f"{r.number:02d}" for r in stack.records],
         "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
         "caveats": command_caveats(analysis),
+        # No record has a measured primary comparison: the page says so, and where to see one.
+        "no_measured": bool(analysis.records) and all(ra.primary is None for ra in analysis.records),
         "counts": status_counts(analysis),
         "next": next_ideas(analysis),
         "latest": latest(analysis),
