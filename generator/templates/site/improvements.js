@@ -78,10 +78,33 @@
     filter();
   }
 
+  // A table or chart wider than its box scrolls sideways: a line above it says so, since a
+  // phone shows no scroll bar until the reader happens to swipe.
+  function cues() {
+    var boxes = document.querySelectorAll(".md-typeset .md-typeset__scrollwrap, .md-typeset a.improvements-chart");
+    Array.prototype.forEach.call(boxes, function (box) {
+      var scroller = box.classList.contains("md-typeset__scrollwrap") ? box.querySelector(".md-typeset__table") || box : box;
+      var wide = scroller.scrollWidth > scroller.clientWidth + 1 || box.scrollWidth > box.clientWidth + 1;
+      var cue = box.previousElementSibling;
+      var has = cue && cue.classList.contains("improvements-scroll-cue");
+      box.classList.toggle("improvements-scrolls", wide);
+      if (wide && !has) {
+        cue = document.createElement("span");
+        cue.className = "improvements-scroll-cue";
+        cue.textContent = box.tagName === "A" ? "\u2194 The chart scrolls sideways" : "\u2194 The table scrolls sideways";
+        box.parentNode.insertBefore(cue, box);
+      } else if (!wide && has) {
+        cue.parentNode.removeChild(cue);
+      }
+    });
+  }
+
   function all() {
     var boxes = document.querySelectorAll(".improvements-summary, .improvements-sortable");
     Array.prototype.forEach.call(boxes, setup);
+    cues();
   }
+  window.addEventListener("resize", cues);
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", all);
   else all();
