@@ -9,7 +9,7 @@ from typing import Any
 from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
 from generator.charts.data import Limit, Mark, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, px, text_width
 
 SHAPES = ("circle", "square", "triangle", "diamond", "circle")
@@ -44,8 +44,8 @@ def frontier(
     entries = [(f"series {i % 5} {SHAPES[i % 5]}", s.label) for i, s in enumerate(series)]
     entries += [("limit", lim.label) for lim in limits]
     entries += [("retained", "capacity under the SLO")] if marks else []
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
     ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"] + [m.y for m in marks]
     ticks_y, sy = _y(ys, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 30
@@ -153,8 +153,8 @@ def sweep_chart(
     entries = [("series 0 circle" if numeric else "dot 0 circle", axis_label)]
     entries += [("whisker", "interval")] if any(p.interval for p in points) else []
     entries += [("retained", "retained value")] if retained is not None else []
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
     values = [p.value for p in points] + [v for p in points if p.interval for v in p.interval]
     ticks_y, sy = _y(values, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20
@@ -243,8 +243,8 @@ def latency_chart(
     entries = [(f"series {i % 5} {SHAPES[i % 5]}", s.label) for i, s in enumerate(series)]
     entries += [("limit", lim.label) for lim in limits if lim.axis == "y"]
     entries += [("goal", lim.label) for lim in limits if lim.axis == "x"]
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
     ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"]
     ticks_y, sy = _y(ys, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20

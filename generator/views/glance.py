@@ -14,8 +14,9 @@ from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
 from generator.model import metrics, variants
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.model.record import Change
-from generator.project.load import RecordFile
+from generator.project.load import Project, RecordFile
 from generator.views.paths import docs_root, relative, series_dir
+from generator.views.sweeps import capacity_cell, slo_text
 
 # The order statuses are counted in on the home page; the rest are grouped after them.
 COUNTED = ("adopted", "in-progress", "blocked", "rejected")
@@ -63,6 +64,22 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
     )
 
 
+def record_day(project: Project, rec: RecordFile) -> tuple[str, bool] | None:
+    """(ISO date, whether git gave it): the record's own `date:`, else the day git first
+    committed it, else None (outside git, the pages say nothing rather than guess)."""
+    if rec.record.date is not None:
+        return rec.record.date.isoformat(), False
+    committed = project.committed_dates.get(rec.path.resolve())
+    return (committed.isoformat(), True) if committed is not None else None
+
+
+def record_date(project: Project, rec: RecordFile) -> str | None:
+    day = record_day(project, rec)
+    if day is None:
+        return None
+    return f"{day[0]} (first committed)" if day[1] else day[0]
+
+
 def change_diff(change: Change | None) -> list[str]:
     """The words a change adds to or takes from the command it applies to, as shell text."""
     if change is None:
@@ -95,6 +112,10 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
         "command_missing": bool(change is not None and change.command == "not-recorded"),
         "patches": len(change.patches) if change is not None else 0,
         "open_blockers": len(ra.open_blockers),
+        "date": record_date(project, rec),
+        "capacity": f"{capacity_cell(ra.sweeps)} (SLO {slo_text(project)})"
+        if ra.sweeps and project.campaign.slo
+        else None,
     }
 
 
@@ -113,7 +134,7 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "title": rec.record.title,
         "status": rec.record.status,
         "tier": rec.record.tier,
-        "date": rec.record.date.isoformat() if rec.record.date else None,
+        "date": record_date(analysis.project, rec),
         "link": _link(analysis, rec),
         "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
     }

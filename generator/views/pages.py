@@ -26,7 +26,7 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import baseline_evidence, record_evidence
 from generator.views.frontier import frontier_view
-from generator.views.glance import decision, home_glance, record_header
+from generator.views.glance import decision, home_glance, record_day, record_header
 from generator.views.paths import docs_root, record_plot_path, relative, series_dir, strip_path, summary_plot_paths
 from generator.views.road import level_text, road_context, stack_mark, stack_marks
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
@@ -312,6 +312,10 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
             for i, res in enumerate(analysis.record(rec).results)
         ],
         "evidence": record_evidence(analysis, rec),
+        # The primary comparison's result first; with more than two results the others are
+        # folded (details), each summary naming its decision on the primary metric.
+        "result_order": _result_order(analysis, rec),
+        "fold_results": len(analysis.record(rec).results) > 2,
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
         "slo": slo_text(project),
@@ -327,6 +331,12 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "summary_link": relative(root_dir / "summary.md", here),
         "blockers_link": relative(root_dir / "blockers.md", here),
     }
+
+
+def _result_order(analysis: Analysis, rec: RecordFile) -> list[int]:
+    ra = analysis.record(rec)
+    first = ra.primary.label if ra.primary is not None and ra.primary.kind == "metric" else None
+    return sorted(range(len(ra.results)), key=lambda i: ra.results[i].result.label != first)
 
 
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
@@ -449,7 +459,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             {
                 **row,
                 "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
-                "date": rec.record.date.isoformat() if rec.record.date else None,
+                "date": record_day(project, rec),
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "status_text": status_text(row),

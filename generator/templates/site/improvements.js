@@ -31,6 +31,34 @@
     var rows = Array.prototype.slice.call(body.rows);
     var heads = Array.prototype.slice.call(table.tHead.rows[0].cells);
     var state = { col: -1, dir: 0 };
+    var names = heads.map(function (th) { return th.textContent.trim().toLowerCase(); });
+    var tierCol = names.indexOf("tier");
+    // Only the first sortable table of a page keeps its state in the address: one ?sort= and ?q=.
+    var linked = !document.querySelector("[data-improvements-linked]");
+    if (linked) table.setAttribute("data-improvements-linked", "1");
+
+    // The state in the address (?sort=date:desc&q=tier+1), so a sorted, filtered view can be linked.
+    function remember() {
+      if (!linked || !window.history || !window.history.replaceState) return;
+      var params = new URLSearchParams(window.location.search);
+      if (state.dir) params.set("sort", names[state.col] + ":" + (state.dir === 1 ? "asc" : "desc"));
+      else params.delete("sort");
+      if (input.value.trim()) params.set("q", input.value.trim());
+      else params.delete("q");
+      var query = params.toString();
+      try {
+        window.history.replaceState(window.history.state, "", window.location.pathname + (query ? "?" + query : "") + window.location.hash);
+      } catch (e) { /* file:// in some browsers: the view works, the address does not follow */ }
+    }
+
+    function sortBy(col, dir) {
+      state = { col: col, dir: dir };
+      heads.forEach(function (h) { h.setAttribute("aria-sort", "none"); });
+      if (dir) heads[col].setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
+      var order = rows.map(function (row, rank) { return { row: row, rank: rank, key: sortKey(row.cells[col]) }; });
+      order.sort(function (a, b) { return (dir ? compare(a.key, b.key) * dir : 0) || a.rank - b.rank; });
+      order.forEach(function (o) { body.appendChild(o.row); });
+    }
 
     heads.forEach(function (th, col) {
       var button = document.createElement("button");
@@ -41,13 +69,8 @@
       th.appendChild(button);
       th.setAttribute("aria-sort", "none");
       button.addEventListener("click", function () {
-        var dir = state.col === col ? (state.dir === 1 ? -1 : state.dir === -1 ? 0 : 1) : 1;
-        state = { col: col, dir: dir };
-        heads.forEach(function (h) { h.setAttribute("aria-sort", "none"); });
-        if (dir) th.setAttribute("aria-sort", dir === 1 ? "ascending" : "descending");
-        var order = rows.map(function (row, rank) { return { row: row, rank: rank, key: sortKey(row.cells[col]) }; });
-        order.sort(function (a, b) { return (dir ? compare(a.key, b.key) * dir : 0) || a.rank - b.rank; });
-        order.forEach(function (o) { body.appendChild(o.row); });
+        sortBy(col, state.col === col ? (state.dir === 1 ? -1 : state.dir === -1 ? 0 : 1) : 1);
+        remember();
       });
     });
 
@@ -55,26 +78,40 @@
     bar.className = "improvements-filter";
     var input = document.createElement("input");
     input.type = "search";
-    input.placeholder = "Filter: a status, a tier, a decision, a word of a title";
+    input.placeholder = "Filter: a status, a tier (tier 1), a decision, a word of a title";
     input.setAttribute("aria-label", "Filter the rows of the table");
     var count = document.createElement("span");
     count.className = "improvements-count";
     count.setAttribute("aria-live", "polite");
     function filter() {
-      var words = input.value.toLowerCase().split(/\s+/).filter(Boolean);
+      var query = input.value.toLowerCase();
+      // "tier 1" (or "tier:1") asks for the Tier column's number, not for any "1" in the row.
+      var tiers = [];
+      query = query.replace(/\btier\s*:?\s*(\d+)\b/g, function (_m, n) { tiers.push(n); return " "; });
+      var words = query.split(/\s+/).filter(Boolean);
       var shown = 0;
       rows.forEach(function (row) {
         var text = row.textContent.toLowerCase();
-        var hit = words.every(function (w) { return text.indexOf(w) >= 0; });
+        var tier = tierCol >= 0 && row.cells[tierCol] ? (row.cells[tierCol].textContent.match(/\d+/) || [""])[0] : "";
+        var hit = words.every(function (w) { return text.indexOf(w) >= 0; }) &&
+          tiers.every(function (n) { return tier === n; });
         row.hidden = !hit;
         if (hit) shown += 1;
       });
       count.textContent = shown + " of " + rows.length + " rows";
     }
-    input.addEventListener("input", filter);
+    input.addEventListener("input", function () { filter(); remember(); });
     bar.appendChild(input);
     bar.appendChild(count);
     box.insertBefore(bar, box.firstChild);
+
+    if (linked) {
+      var params = new URLSearchParams(window.location.search);
+      var sort = (params.get("sort") || "").split(":");
+      var col = names.indexOf(sort[0]);
+      if (col >= 0 && (sort[1] === "asc" || sort[1] === "desc")) sortBy(col, sort[1] === "asc" ? 1 : -1);
+      if (params.get("q")) input.value = params.get("q");
+    }
     filter();
   }
 
