@@ -1,7 +1,7 @@
 """No chart text is cut off or drawn over another: extents computed from the SVG itself.
 
-Each <text>'s box comes from its position, anchor and class (heading 14 px, small and note
-11 px, else 12) and the width `charts.text` measures; every box must lie inside the chart and
+Each <text>'s box comes from its position, anchor and class (heading 14 px bold, small and
+note 11 px, else 12) and the width `charts.text` measures; every box must lie inside the chart and
 apart from every other. Read from the committed charts of both shipped campaigns and the
 golden render (`test_render` keeps them fresh), so no build runs here.
 """
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator import charts
-from generator.charts.text import text_width
+from generator.charts.text import BOLD, text_width
 
 from conftest import REPO
 
@@ -24,8 +24,9 @@ Box = tuple[float, float, float, float]
 
 
 def _size(cls: str) -> float:
+    """The size a text is measured at: its font size, a bold heading's widened (`BOLD`)."""
     words = cls.split()
-    return 14 if "heading" in words else 11 if {"small", "note"} & set(words) else 12
+    return 14 * BOLD if "heading" in words else 11 if {"small", "note"} & set(words) else 12
 
 
 def text_boxes(svg: str) -> tuple[float, float, list[tuple[str, Box]]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from generator.charts.text import chart_id, fit, one_line, px, text_width
+from generator.charts.text import BOLD, chart_id, fit, one_line, px, text_width
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "charts"
 
@@ -105,17 +105,18 @@ def _legend(entries: tuple[tuple[str, str], ...], top: float, width: float) -> t
 
 def heading_lines(title: str, width: float) -> list[str]:
     """The heading on one line, or two when it is wider than the chart: words never cut on the
-    first, the second cut with an ellipsis only past two lines (the full title is the <title>)."""
-    room = width - 2 * MARGIN
+    first, the second cut with an ellipsis only past two lines (the full title is the <title>).
+    Measured as bold (`BOLD`)."""
+    room, size = width - 2 * MARGIN, HEADING * BOLD
     words = one_line(title).split(" ")
     first: list[str] = []
-    while words and text_width(" ".join([*first, words[0]]), HEADING) <= room:
+    while words and text_width(" ".join([*first, words[0]]), size) <= room:
         first.append(words.pop(0))
     if not words:
         return [" ".join(first)]
     if not first:  # one word wider than the chart
-        return [fit(" ".join(words), room, HEADING)]
-    return [" ".join(first), fit(" ".join(words), room, HEADING)]
+        return [fit(" ".join(words), room, size)]
+    return [" ".join(first), fit(" ".join(words), room, size)]
 
 
 def heading_top(title: str, width: float) -> float:
