@@ -7,8 +7,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from generator.base.gitdates import first_committed
 from generator.checks.validate import require_project
-from generator.project.gitdates import first_committed
 
 from conftest import copy_campaign, run_cli
 
@@ -60,3 +60,16 @@ def test_pages_say_the_git_date_and_only_outside_the_record(tmp_path: Path) -> N
     record.write_text(record.read_text() + "date: 2023-07-01\n")
     assert run_cli("build", "--root", str(root)).returncode == 0
     assert "| Date | 2023-07-01 |" in next((root / "docs" / "improvements").glob("*-04-*.md")).read_text()
+
+
+def test_a_commit_that_adds_a_record_dates_it_at_the_next_build(tmp_path: Path) -> None:
+    root = git_campaign(tmp_path / "repo")
+    source = next((root / "improvements").glob("10-*.yaml"))
+    (root / "improvements" / "11-copy.yaml").write_text(source.read_text())
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    page = next((root / "docs" / "improvements").glob("*-11-copy.md"))
+    assert "| Date | not recorded |" in page.read_text()
+    commit_all(root, "2025-06-07T10:00:00+00:00", "add 11")
+    # Nothing under improvements/ changed, but the build is not "nothing to do": the date is new.
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    assert "| Date | 2025-06-07 (first committed) |" in page.read_text()

@@ -92,8 +92,8 @@ class Project:
 
     @functools.cached_property
     def committed_dates(self) -> Mapping[Path, dt.date]:
-        """Each record file's first commit date, from git (`project.gitdates`); empty outside git."""
-        from generator.project.gitdates import first_committed
+        """Each record file's first commit date, from git (`base.gitdates`); empty outside git."""
+        from generator.base.gitdates import first_committed
 
         return MappingProxyType(dict(first_committed(self.root, self.improvements_dir)))
 

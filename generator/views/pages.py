@@ -365,9 +365,14 @@ def record_derived(analysis: Analysis) -> Mapping[str, object]:
     An adopted record's place in the stack (the numbers and slugs of the adopted records before
     it, `stack_mark`): keyed by the place itself rather than by every adopted record's file, so
     that editing one adopted record's text does not re-render every other adopted record's page.
-    A record missing here shows nothing of the kind.
+    A record missing here shows nothing of the kind. Its date from git, when it has none of its
+    own (`record_day`): a commit, not an edit, gives it.
     """
-    return stack_marks(analysis)
+    marks: dict[str, object] = dict(stack_marks(analysis))
+    for rec in analysis.project.records:
+        if rec.record.date is None:
+            marks[rec.slug] = (marks.get(rec.slug), record_day(analysis.project, rec))
+    return marks
 
 
 def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
