@@ -102,6 +102,11 @@ def test_every_view(site: Site, view: tuple[Page, str]) -> None:
     frontier = page.locator("article svg#campaign-frontier-svg")
     expect(frontier).to_be_attached()
     assert frontier.locator("g.point title").count() >= 1
+    # A tap on a point (no hover on a phone) writes its title under the chart, and stays on the page.
+    here = page.url
+    frontier.locator("g.point").first.dispatch_event("click")
+    expect(page.locator("article p.improvements-point")).to_contain_text("n=")
+    assert page.url == here
     # The caveats come directly after the command, the first of them on a desktop's first screen.
     caveat = page.locator(".improvements-glance pre").first.locator(
         "xpath=ancestor::div[contains(@class,'highlight')][1]/following-sibling::*[1]"

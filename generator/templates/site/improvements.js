@@ -136,10 +136,33 @@
     });
   }
 
+  // A tap on a chart's point (a phone shows no hover title) writes what its title says under
+  // the chart, instead of opening the chart full size.
+  function points() {
+    var marks = document.querySelectorAll(".md-typeset a.improvements-chart g.point, .md-typeset a.improvements-chart g.capacity");
+    Array.prototype.forEach.call(marks, function (g) {
+      if (g.getAttribute("data-improvements-tap")) return;
+      g.setAttribute("data-improvements-tap", "1");
+      g.addEventListener("click", function (event) {
+        event.preventDefault();
+        var link = g.closest("a.improvements-chart");
+        var note = link.nextElementSibling;
+        if (!note || !note.classList.contains("improvements-point")) {
+          note = document.createElement("p");
+          note.className = "improvements-point";
+          note.setAttribute("aria-live", "polite");
+          link.parentNode.insertBefore(note, link.nextSibling);
+        }
+        note.textContent = g.querySelector("title").textContent;
+      });
+    });
+  }
+
   function all() {
     var boxes = document.querySelectorAll(".improvements-summary, .improvements-sortable");
     Array.prototype.forEach.call(boxes, setup);
     cues();
+    points();
   }
   window.addEventListener("resize", cues);
 
