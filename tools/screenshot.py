@@ -60,7 +60,11 @@ def shoot(browser: Any, url: str, output: Path) -> None:
         page.goto(url + "summary.html")
         page.wait_for_load_state("networkidle")
         output.parent.mkdir(parents=True, exist_ok=True)
-        page.screenshot(path=str(output), animations="disabled", caret="hide")
+        try:
+            page.screenshot(path=str(output), animations="disabled", caret="hide")
+        except Exception:  # Chromium's "Unable to capture screenshot" under load: once more
+            page.wait_for_timeout(1000)
+            page.screenshot(path=str(output), animations="disabled", caret="hide")
     finally:
         context.close()
 
