@@ -83,7 +83,9 @@ def test_the_chart_names_every_point_and_rings_the_capacity(campaign: Path) -> N
     root = ET.fromstring(svg)
     titles = [t.text or "" for t in root.iter(f"{SVG}title")]
     point = [t for t in titles if t.startswith("09 two-workloads, random") and ", c=" in t]
-    assert len(point) == 3 and all(re.search(r", c=\d+: .* tok/s per GPU at .* n=3, decision: ", t) for t in point)
+    assert len(point) == 3 and all(
+        re.search(r", c=\d+: .* tok/s per GPU at .* n=3, decision against its baseline: ", t) for t in point
+    )
     assert any("capacity under the SLO" in t for t in titles)
     assert root.find(f".//{SVG}g[@class='capacity']") is not None
     ok = run_cli("build", "--root", str(campaign))
@@ -110,3 +112,11 @@ def test_shipped_campaigns_have_a_frontier() -> None:
     }
     (stack,) = [c for c in h200.configurations if c.kind == "stack"]
     assert stack.capacity is not None and stack.capacity[0] == pytest.approx(100)
+
+
+def test_the_export_holds_the_frontier(campaign: Path) -> None:
+    data = run_cli("export", "--root", str(campaign)).json()
+    f = data["frontier"]  # type: ignore[index]
+    assert f["statistic"] == "tpot_p99" and f["slo"] == ["tpot_p99", 50.0, 20.0]
+    labels = [c["label"] for c in f["configurations"]]
+    assert labels.count("09 two-workloads") == 2

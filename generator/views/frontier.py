@@ -45,7 +45,7 @@ def _note(c: Configuration, p: FrontierPoint, f: CampaignFrontier) -> str:
     unit = "tok/s per GPU" if f.per_gpu else "tok/s"
     return (
         f"{_name(c, f)}, {p.load_text}: {fmt_number(p.throughput)} {unit} at "
-        f"{fmt_number(p.interactivity)} tok/s per user, n={p.n}, decision: {_decision(c, p)}"
+        f"{fmt_number(p.interactivity)} tok/s per user, n={p.n}, decision against its baseline: {_decision(c, p)}"
     )
 
 
