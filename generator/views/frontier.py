@@ -119,5 +119,5 @@ def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: Pu
         "capacities": capacities,
         "left_out": f.left_out,
         "per_user": f.statistic == "throughput / concurrency",
-        "stack": next((c.label for c in f.configurations if c.kind == "stack"), None),
+        "stack": next((c.label.removesuffix(" (the stack)") for c in f.configurations if c.kind == "stack"), None),
     }
