@@ -406,8 +406,11 @@ def test_stack_prints_the_image_in_force_and_keeps_host_and_container_steps_apar
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
     assert "# The engine runs in the container image lmsysorg/sglang:v0.5.9-cu129 (from 01-upgrade)" in lines
-    host, inside = lines.index("# On the host:"), lines.index("# Inside the container, before the launch:")
-    assert host < lines.index("nvidia-smi -pm 1") < inside < lines.index("pip install --upgrade transformers")
+    inside_head = "# Inside the container, before the launch (run them there; this script does not):"
+    host, inside = lines.index("# On the host:"), lines.index(inside_head)
+    # Piped to bash, the container's step must not run on the host: it is printed as a comment.
+    assert host < lines.index("nvidia-smi -pm 1") < inside < lines.index("#   pip install --upgrade transformers")
+    assert "pip install --upgrade transformers" not in lines
     data = json.loads(run_cli("stack", "--root", str(minimal), "--format", "json").stdout)
     assert (data["image"], data["image_from"]) == ("lmsysorg/sglang:v0.5.9-cu129", "01-upgrade")
     assert data["inside"] == [{"command": "pip install --upgrade transformers", "record": "01-upgrade"}]

@@ -46,7 +46,7 @@ def test_shipped_campaign_has_no_record_chart() -> None:
     # No record of the shipped campaign has results at several concurrencies.
     files = plot_files(analyse(require_project(REPO)))
     assert not [p for p in files if "/improvements/plots/" in p]
-    assert set(files) <= {"docs/plots/summary-gains.svg", "docs/plots/summary-throughput-latency.svg"}
+    assert set(files) <= {"docs/plots/summary-gains.svg", "docs/plots/frontier.svg"}
 
 
 def test_record_chart_from_an_imported_sweep(ab_campaign: Path) -> None:
@@ -67,7 +67,7 @@ def test_record_chart_from_an_imported_sweep(ab_campaign: Path) -> None:
     # Both series drawn, each with its own line and marker class, named in the legend.
     assert 'class="line l0"' in chart.svg and 'class="line l1"' in chart.svg
     assert ">this record<" in chart.svg and ">baseline<" in chart.svg
-    assert "summary-throughput-latency" in " ".join(by_path)
+    assert "docs/plots/frontier.svg" in by_path
     ok("build", "--root", str(ab_campaign))
     page = next((ab_campaign / "docs" / "improvements").glob("*-single-batch-overlap.md")).read_text()
     # Embedded under Results with its alt text (this alt has no markdown characters to escape).
@@ -75,7 +75,7 @@ def test_record_chart_from_an_imported_sweep(ab_campaign: Path) -> None:
     written = ab_campaign / "docs" / "improvements" / "plots" / "single-batch-overlap.svg"
     assert written.read_text() == chart.svg
     summary = (ab_campaign / "docs" / "summary.md").read_text()
-    assert "](plots/summary-throughput-latency.svg)" in summary and "](plots/summary-gains.svg)" in summary
+    assert "](plots/frontier.svg)" in summary and "](plots/summary-gains.svg)" in summary
 
 
 def test_rate_sweep_is_drawn_against_request_rate(campaign: Path) -> None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from generator.analysis import design, expect, guards, stats
+from generator.analysis.frontier import CampaignFrontier, campaign_frontier
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -141,6 +142,8 @@ class Analysis:
     goals: tuple[GoalStatus, ...] = ()
     # The distinct primary metrics the ranked records are decided on, in ranking order.
     ranked_metrics: tuple[str, ...] = ()
+    # Every configuration's throughput per GPU against tokens/s per user, on one statistic.
+    frontier: CampaignFrontier | None = None
     _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
@@ -174,6 +177,13 @@ def analyse(project: Project) -> Analysis:
         stack=stack,
         goals=goal_statuses(project, stack.road, baseline_results),
         ranked_metrics=tuple(seen),
+        frontier=campaign_frontier(
+            records,
+            baseline_results,
+            project.campaign.slo,
+            project.campaign.hardware.count,
+            [r.slug for r in stack.records],
+        ),
         _by_path={a.file.path: a for a in records},
     )
 

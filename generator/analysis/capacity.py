@@ -26,7 +26,8 @@ Rules (the format guide repeats them):
   repetition i at another (they are different runs).
 - Grid: linear interpolation on a coarse grid is biased (the latency curve bends); when the limit
   falls in a segment whose upper load is more than twice its lower one, `grid_warning` says so.
-- Frontier: interactivity is 1000 / TPOT (tokens per second per user), from `tpot_median`, else
+- Frontier: interactivity is 1000 / TPOT (tokens per second per user), from the TPOT statistic
+  the SLO limits (so the SLO line and the points share one axis), else `tpot_median`, else
   `tpot_mean`. Not ITL: with speculative decoding a chunk carries several tokens and ITL measures
   the gap between chunks, so 1000 / ITL understates a user's token rate.
 """
@@ -315,11 +316,19 @@ class FrontierPoint:
     throughput_per_gpu: float | None  # None when the GPU count is not known
 
 
-def frontier(points: Sequence[Point], gpus: int | None) -> tuple[FrontierPoint, ...]:
-    """Throughput per GPU against tokens/s per user, one point per load, in load order."""
+def frontier(
+    points: Sequence[Point], gpus: int | None, slo: Mapping[str, float] | None = None
+) -> tuple[FrontierPoint, ...]:
+    """Throughput per GPU against tokens/s per user, one point per load, in load order.
+
+    Interactivity is read from the TPOT statistic the SLO limits when it limits one (a load's
+    worst repetition, as capacity reads it), so the SLO's line and the points share one axis;
+    else from the median TPOT, else the mean.
+    """
+    order = (*sorted(m for m in slo or {} if m.startswith("tpot_")), *TPOT_STATS)
     out = []
     for p in sorted(points, key=lambda p: p.load):
-        stat = next((s for s in TPOT_STATS if p.latencies.get(s, 0) > 0), None)
+        stat = next((s for s in order if p.latencies.get(s, 0) > 0), None)
         out.append(
             FrontierPoint(
                 load=p.load,
@@ -330,3 +339,30 @@ def frontier(points: Sequence[Point], gpus: int | None) -> tuple[FrontierPoint, 
             )
         )
     return tuple(out)
+
+
+def capacity_point(
+    c: Capacity, points: Sequence[FrontierPoint], slo: Mapping[str, float]
+) -> tuple[float, float] | None:
+    """An interpolated capacity on the frontier's axes: (tokens/s per user, output throughput).
+
+    On the statistic the frontier's points are read from, so the point sits where they do: on
+    the SLO's line when that statistic is the one reaching its limit, at the measured load when
+    the capacity is a load before the limit, else that statistic interpolated as capacity is.
+    None without a number, or when a load of the segment has no interactivity.
+    """
+    if c.kind != "interpolated" or c.throughput is None or c.load is None or c.segment is None:
+        return None
+    at = {p.load: p for p in points}
+    if c.throughput != c.limit_throughput:
+        found = at.get(c.load)
+        return (found.interactivity, c.throughput) if found and found.interactivity else None
+    a, b = at.get(c.segment[0]), at.get(c.segment[1])
+    if a is None or b is None or not a.interactivity or not b.interactivity:
+        return None
+    stat = a.tpot_metric
+    if stat is not None and stat in c.limiting and stat in slo:
+        return 1000 / slo[stat], c.throughput
+    t = (c.load - a.load) / (b.load - a.load)
+    tpot = 1000 / a.interactivity + t * (1000 / b.interactivity - 1000 / a.interactivity)
+    return 1000 / tpot, c.throughput

@@ -126,7 +126,9 @@ def _workload_text(result: Result, kind: LoadKind, other: object) -> str:
         parts.append("output " + ("length not recorded" if w.output_len is None else f"{w.output_len} tokens"))
     if kind == "concurrency" and other is not None:
         words = {"inf": "unlimited", "trace": "trace replay"}
-        parts.append("request rate " + words.get(str(other), f"{fmt_number(float(str(other)))} req/s"))
+        # The words first: "trace" is no number (a default argument would be computed anyway).
+        rate = words[str(other)] if str(other) in words else f"{fmt_number(float(str(other)))} req/s"
+        parts.append("request rate " + rate)
     return ", ".join(parts)
 
 
@@ -205,7 +207,7 @@ def _side(
             )
         else:
             capacity = cap.capacity(points, slo)
-    return Side(tuple(points), capacity, cap.frontier(points, gpus))
+    return Side(tuple(points), capacity, cap.frontier(points, gpus, slo))
 
 
 def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) -> cap.Point | None:

@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 # Bump when what the digests cover changes.
-FORMAT = 1
+FORMAT = 2
 INPUT_FOLDERS = ("improvements", "results", "templates")
 MANIFEST_NAME = ".improvements-manifest.json"
 DEFAULT_DOCS_ROOT = "docs"
@@ -107,6 +107,19 @@ def inputs_digest(root: Path) -> str:
         h.update(f"\0{name}\0".encode())
         if (root / name).is_dir():
             _tree(h, root / name, name)
+    # Records without `date:` are dated by their first commit: a commit that adds one changes the pages.
+    from generator.base.gitdates import first_committed
+
+    dates = first_committed(root, root / "improvements")
+    h.update(
+        repr(
+            sorted(
+                (p.relative_to(root.resolve()).as_posix(), d.isoformat())
+                for p, d in dates.items()
+                if p.is_relative_to(root.resolve())
+            )
+        ).encode()
+    )
     return h.hexdigest()
 
 

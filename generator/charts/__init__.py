@@ -15,7 +15,7 @@ keep every distinction.
 import xml.etree.ElementTree as ET
 
 from generator.charts.bars import bar_chart, strip_chart
-from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Point, Series, Step, SweepPoint
+from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Mark, Point, Series, Step, SweepPoint
 from generator.charts.waterfall import waterfall
 from generator.charts.xy import frontier, latency_chart, sweep_chart
 
@@ -33,6 +33,7 @@ __all__ = [
     "Goal",
     "Interval",
     "Limit",
+    "Mark",
     "Point",
     "Series",
     "Step",

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from generator.charts.axes import Axis, fitting_ticks, x_axis
 from generator.charts.data import DECISIONS, Bar
 from generator.charts.scale import Linear
-from generator.charts.svg import MARGIN, SIZE, SMALL, TOP, Text, fitted, frame, hwhisker, legend, render
+from generator.charts.svg import MARGIN, SIZE, SMALL, Text, fitted, frame, heading_top, hwhisker, legend, render
 from generator.charts.text import number, one_line, percent, signed_percent_tick, text_width
 
 ROW = 22
@@ -73,8 +73,8 @@ def bar_chart(
         entries.append(("d-none", "not decided"))
     if any(b.interval is not None for b in shown):
         entries.append(("whisker", "interval"))
-    legend_items, legend_h = legend(entries, TOP, width)
-    first = TOP + legend_h + 6
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    first = heading_top(title, width) + legend_h + 6
 
     ends = [0.0] + [b.value for b in shown] + [v for b in shown if b.interval for v in b.interval]
     label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * 0.3)
@@ -162,9 +162,9 @@ def strip_chart(
         raise ValueError("a strip chart needs at least two repetitions on each side")
     sides = [(labels[0], [float(v) for v in baseline]), (labels[1], [float(v) for v in change])]
     legend_items, legend_h = legend(
-        [("dot 0 circle", labels[0]), ("dot 1 square", labels[1]), ("mean", "mean")], TOP, width
+        [("dot 0 circle", labels[0]), ("dot 1 square", labels[1]), ("mean", "mean")], heading_top(title, width), width
     )
-    first = TOP + legend_h + 6
+    first = heading_top(title, width) + legend_h + 6
     names = [f"{name} (n={len(vals)})" for name, vals in sides]
     label_room = min(max(text_width(n, SIZE) for n in names), width * 0.3)
     plot_left, plot_right = MARGIN + label_room + 12, width - MARGIN - 10

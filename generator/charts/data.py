@@ -75,6 +75,8 @@ class Point:
     x: float
     y: float
     label: str = ""
+    # What a hover or a tap on the point says (its <title>): configuration, load, n, decision.
+    note: str = ""
 
     def __post_init__(self) -> None:
         _check(self.label or "point", self.x, self.y)
@@ -84,6 +86,18 @@ class Point:
 class Series:
     label: str
     points: tuple[Point, ...]
+
+
+@dataclass(frozen=True)
+class Mark:
+    """A point drawn ringed on a frontier (capacity under the SLO), named in the legend by `label`."""
+
+    x: float
+    y: float
+    note: str
+
+    def __post_init__(self) -> None:
+        _check(self.note, self.x, self.y)
 
 
 @dataclass(frozen=True)

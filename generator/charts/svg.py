@@ -9,7 +9,7 @@ from pathlib import Path
 import jinja2
 from markupsafe import Markup, escape
 
-from generator.charts.text import chart_id, fit, one_line, px, text_width
+from generator.charts.text import BOLD, chart_id, fit, one_line, px, text_width
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates" / "charts"
 
@@ -103,10 +103,39 @@ def _legend(entries: tuple[tuple[str, str], ...], top: float, width: float) -> t
     return markup, (y - top + row if items else 0)
 
 
+def heading_lines(title: str, width: float) -> list[str]:
+    """The heading on one line, or two when it is wider than the chart: words never cut on the
+    first, the second cut with an ellipsis only past two lines (the full title is the <title>).
+    Measured as bold (`BOLD`)."""
+    room, size = width - 2 * MARGIN, HEADING * BOLD
+    words = one_line(title).split(" ")
+    first: list[str] = []
+    while words and text_width(" ".join([*first, words[0]]), size) <= room:
+        first.append(words.pop(0))
+    if not words:
+        return [" ".join(first)]
+    if not first:  # one word wider than the chart
+        return [fit(" ".join(words), room, size)]
+    return [" ".join(first), fit(" ".join(words), room, size)]
+
+
+def heading_top(title: str, width: float) -> float:
+    """Where the legend starts: below the heading's one or two lines."""
+    return TOP + (len(heading_lines(title, width)) - 1) * (HEADING + 4)
+
+
 def frame(cid: str, title: str, desc: str, width: float) -> dict[str, object]:
     """The context every template's frame needs: ids, accessible title and description, heading."""
     ident = chart_id(cid)
-    heading = fitted(title, MARGIN, MARGIN + HEADING, width - 2 * MARGIN, HEADING, cls="ink heading")
+    lines = heading_lines(title, width)
+    texts = [
+        Text(MARGIN, MARGIN + HEADING + i * (HEADING + 4), line, line, cls="ink heading")
+        for i, line in enumerate(lines)
+    ]
+    markup = "".join(t.__html__() for t in texts)
+    if " ".join(lines) != one_line(title):
+        markup = f"<g><title>{escape(one_line(title))}</title>{markup}</g>"
+    heading = Markup(markup)
     return {
         "id": ident,
         "style": style(ident),

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from generator.charts.axes import tick_room, y_axis
 from generator.charts.data import Goal, Step
 from generator.charts.scale import Linear, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, signed, text_width
 
 
@@ -74,9 +74,9 @@ def waterfall(
     entries = [("level", "level"), ("step-up", "increase"), ("step-down", "decrease")]
     entries += [("whisker", "interval")] if any(s.interval for s in steps) else []
     entries += [("goal", "goal")] if goals else []
-    legend_items, legend_h = legend(entries, TOP, width)
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
 
-    top = TOP + legend_h + 24
+    top = heading_top(title, width) + legend_h + 24
     notes = [
         f"‖{n + 1} chain breaks before {one_line(steps[i].label)}: {one_line(steps[i].chain_break or '')}"
         for n, i in enumerate(breaks)

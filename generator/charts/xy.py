@@ -7,9 +7,9 @@ from itertools import pairwise
 from typing import Any
 
 from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
-from generator.charts.data import Limit, Series, SweepPoint
+from generator.charts.data import Limit, Mark, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, TOP, Text, fitted, frame, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, px, text_width
 
 SHAPES = ("circle", "square", "triangle", "diamond", "circle")
@@ -26,30 +26,51 @@ def frontier(
     series: Sequence[Series],
     *,
     limits: Sequence[Limit] = (),
+    marks: Sequence[Mark] = (),
     x_label: str = "interactivity (tokens/s per user)",
     y_label: str = "output throughput per GPU (tokens/s)",
     width: int = 720,
     height: int = 440,
 ) -> str:
-    """Each series as a line through its points, each point labelled by its load; limits as lines."""
+    """Each series as a line through its points, each point labelled by its load; limits as lines.
+
+    A point's `note` is its <title> (a hover, or a tap, names it); `marks` are drawn ringed
+    (capacity under the SLO). A load label that would overlap another label or a point is left
+    out: its point's title still names the load.
+    """
     points = [p for s in series for p in s.points]
     if not points:
         raise ValueError("a frontier needs at least one point")
     entries = [(f"series {i % 5} {SHAPES[i % 5]}", s.label) for i, s in enumerate(series)]
     entries += [("limit", lim.label) for lim in limits]
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
-    ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"]
+    entries += [("retained", "capacity under the SLO")] if marks else []
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
+    ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"] + [m.y for m in marks]
     ticks_y, sy = _y(ys, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 30
-    xs = [p.x for p in points] + [lim.value for lim in limits if lim.axis == "x"]
+    xs = [p.x for p in points] + [lim.value for lim in limits if lim.axis == "x"] + [m.x for m in marks]
     ticks_x, d0, d1 = fitting_ticks(min(0.0, *xs), max(xs), right - left, number)
     sx = Linear(d0, d1, left, right)
+    placed = [(sx(p.x) - 6, sy(p.y) - 6, sx(p.x) + 6, sy(p.y) + 6) for p in points]
     drawn = []
     for i, s in enumerate(series):
         pts = [(sx(p.x), sy(p.y)) for p in s.points]
-        labels = [_point_label(p.label, x, y, width) for p, (x, y) in zip(s.points, pts, strict=True)]
-        drawn.append({"k": i % 5, "shape": SHAPES[i % 5], "points": pts, "labels": [t for t in labels if t.full]})
+        labels = []
+        for p, (x, y) in zip(s.points, pts, strict=True):
+            label = _point_label(p.label, x, y, (left, top, width - 2, bottom), placed) if p.label else None
+            if label is not None:
+                labels.append(label)
+        drawn.append(
+            {
+                "k": i % 5,
+                "shape": SHAPES[i % 5],
+                "points": pts,
+                "notes": [one_line(p.note) for p in s.points],
+                "labels": labels,
+            }
+        )
+    rings = [{"x": sx(m.x), "y": sy(m.y), "note": one_line(m.note)} for m in marks]
     lines = []
     for lim in limits:
         if lim.axis == "x":
@@ -70,7 +91,8 @@ def frontier(
         )
         for s in series
     )
-    desc += "".join(f"; limit {one_line(lim.label)} at {lim.axis} = {number(lim.value)}" for lim in limits) + "."
+    desc += "".join(f"; limit {one_line(lim.label)} at {lim.axis} = {number(lim.value)}" for lim in limits)
+    desc += "".join(f"; {one_line(m.note)}" for m in marks) + "."
     context = frame(chart_id, title, desc, width)
     return render(
         "frontier.svg.j2",
@@ -81,15 +103,34 @@ def frontier(
         axis_y=axis_y,
         series=drawn,
         limits=lines,
+        rings=rings,
     )
 
 
-def _point_label(label: str, x: float, y: float, width: float) -> Text:
-    """A load label up and right of its point, or up and left where the right edge would cut it."""
-    text = fitted(label, x + 6, y - 6, 70, SMALL, cls="ink small")
-    if x + 6 + text_width(text.shown, SMALL) > width - 2:
-        return Text(x - 6, y - 6, text.shown, text.full, "end", "ink small")
-    return text
+Box = tuple[float, float, float, float]
+
+
+def _point_label(label: str, x: float, y: float, room: Box, placed: list[Box]) -> Text | None:
+    """A load label beside its point where it overlaps nothing drawn so far, else None.
+
+    Tried up and right, up and left, down and right, down and left; kept inside `room` (the
+    plot's left, top, the chart's right edge, the plot's bottom).
+    """
+    text = one_line(label)
+    w = text_width(text, SMALL)
+    rise = SMALL * 0.8  # ascent above the baseline
+    for dx, dy, anchor in ((6, -6, "start"), (-6, -6, "end"), (6, 6 + rise, "start"), (-6, 6 + rise, "end")):
+        x0 = x + dx if anchor == "start" else x + dx - w
+        box = (x0, y + dy - rise, x0 + w, y + dy + SMALL * 0.25)
+        inside = box[0] >= room[0] and box[1] >= room[1] and box[2] <= room[2] and box[3] <= room[3]
+        if inside and not any(_overlaps(box, other) for other in placed):
+            placed.append(box)
+            return Text(x + dx, y + dy, text, text, anchor, "ink small")
+    return None
+
+
+def _overlaps(a: Box, b: Box) -> bool:
+    return a[0] < b[2] and b[0] < a[2] and a[1] < b[3] and b[1] < a[3]
 
 
 def sweep_chart(
@@ -112,8 +153,8 @@ def sweep_chart(
     entries = [("series 0 circle" if numeric else "dot 0 circle", axis_label)]
     entries += [("whisker", "interval")] if any(p.interval for p in points) else []
     entries += [("retained", "retained value")] if retained is not None else []
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
     values = [p.value for p in points] + [v for p in points if p.interval for v in p.interval]
     ticks_y, sy = _y(values, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20
@@ -203,8 +244,8 @@ def latency_chart(
     entries = [(f"series {i % 5} {SHAPES[i % 5]}", s.label) for i, s in enumerate(series)]
     entries += [("limit", lim.label) for lim in limits if lim.axis == "y"]
     entries += [("goal", lim.label) for lim in limits if lim.axis == "x"]
-    legend_items, legend_h = legend(entries, TOP, width)
-    top, bottom = TOP + legend_h + 24, height - 48
+    legend_items, legend_h = legend(entries, heading_top(title, width), width)
+    top, bottom = heading_top(title, width) + legend_h + 24, height - 48
     ys = [p.y for p in points] + [lim.value for lim in limits if lim.axis == "y"]
     ticks_y, sy = _y(ys, top, bottom)
     left, right = MARGIN + tick_room(ticks_y, number), width - MARGIN - 20

@@ -90,6 +90,14 @@ def _shell_words(value: str) -> str:
     return value
 
 
+def _inside_folder(value: str) -> str:
+    """A folder relative to the campaign's root that stays inside it: no leading /, no `..`."""
+    parts = value.replace("\\", "/").split("/")
+    if value.startswith(("/", "\\")) or ".." in parts or "\n" in value:
+        raise ValueError("a folder relative to the campaign's root, inside it (no leading /, no ..)")
+    return value
+
+
 def _unsplittable(text: str) -> str | None:
     # shlex says only "No closing quotation"; this finds which quote, by shlex's own rules
     # (a backslash escapes outside single quotes; inside double quotes it matters only
@@ -423,6 +431,9 @@ class Baseline(Strict):
     # (pages label it a reconstruction); `command_note` says what it rests on.
     command_reconstructed: bool = False
     command_note: str | None = None
+    # The folder the command runs from, relative to the campaign's root (`data`); pages and
+    # `stack` say it under the command. A relative path that stays inside the campaign.
+    workdir: Annotated[NonEmpty, AfterValidator(_inside_folder)] | None = None
     env: dict[str, str] = Field(default_factory=dict)
     results: list[Result] = Field(default_factory=list)
     note: str | None = None

@@ -10,6 +10,7 @@ no timestamps, records in number order, so identical input gives identical bytes
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -190,6 +191,8 @@ def export_data(analysis: Analysis, *, versioned: bool = True) -> dict[str, Any]
         "generator": generator,
         "campaign": project.campaign.model_dump(mode="json"),
         "records": records,
+        # Every configuration's throughput against tokens/s per user, as the frontier chart draws it.
+        "frontier": None if analysis.frontier is None else dataclasses.asdict(analysis.frontier),
     }
 
 

@@ -210,6 +210,8 @@ def _front_matter(source: str, tags: list[str]) -> str:
         lines += [f"  - {t}" for t in tags]
     else:
         lines.append("tags: []")
+    # Records rank above the guide in the site's search for words they hold (mkdocs-material).
+    lines += ["search:", "  boost: 2"]
     lines.append("---")
     return "\n".join(lines) + "\n\n"
 

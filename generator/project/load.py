@@ -7,6 +7,7 @@ sees the same runs). Rules that look across files live in `validate`, one stage 
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import os
 from collections.abc import Mapping
@@ -88,6 +89,13 @@ class Project:
     def slug_index(self) -> Mapping[str, RecordFile]:
         """`by_slug()` built once per project (the last record of a slug), for lookups in loops."""
         return MappingProxyType(self.by_slug())
+
+    @functools.cached_property
+    def committed_dates(self) -> Mapping[Path, dt.date]:
+        """Each record file's first commit date, from git (`base.gitdates`); empty outside git."""
+        from generator.base.gitdates import first_committed
+
+        return MappingProxyType(dict(first_committed(self.root, self.improvements_dir)))
 
     def output_name(self, rec: RecordFile) -> str:
         return f"{self.campaign.series}-{rec.number:02d}-{rec.slug}.md"

@@ -15,8 +15,9 @@ from generator.model import metrics, variants
 from generator.model.launch import assignment, words
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
-from generator.project.load import RecordFile
+from generator.project.load import Project, RecordFile
 from generator.views.paths import docs_root, relative, series_dir
+from generator.views.sweeps import capacity_cell, slo_text
 
 # The order statuses are counted in on the home page; the rest are grouped after them.
 COUNTED = ("adopted", "in-progress", "blocked", "rejected")
@@ -72,6 +73,22 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
     )
 
 
+def record_day(project: Project, rec: RecordFile) -> tuple[str, bool] | None:
+    """(ISO date, whether git gave it): the record's own `date:`, else the day git first
+    committed it, else None (outside git, the pages say nothing rather than guess)."""
+    if rec.record.date is not None:
+        return rec.record.date.isoformat(), False
+    committed = project.committed_dates.get(rec.path.resolve())
+    return (committed.isoformat(), True) if committed is not None else None
+
+
+def record_date(project: Project, rec: RecordFile) -> str | None:
+    day = record_day(project, rec)
+    if day is None:
+        return None
+    return f"{day[0]} (first committed)" if day[1] else day[0]
+
+
 def change_diff(change: Change | None) -> list[str]:
     """The words a change adds to or takes from the command it applies to, as shell text."""
     if change is None:
@@ -117,6 +134,10 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
         "command_missing": bool(change is not None and change.command == "not-recorded"),
         "patches": len(change.patches) if change is not None else 0,
         "open_blockers": len(ra.open_blockers),
+        "date": record_date(project, rec),
+        "capacity": f"{capacity_cell(ra.sweeps)} (SLO {slo_text(project)})"
+        if ra.sweeps and project.campaign.slo
+        else None,
     }
 
 
@@ -209,7 +230,7 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "tier": rec.record.tier,
         # The tier is the records' own placement, not their sources': marked wherever it is shown.
         "own_tier": rec.record.tier_source == "own",
-        "date": rec.record.date.isoformat() if rec.record.date else None,
+        "date": record_date(analysis.project, rec),
         "link": _link(analysis, rec),
         "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
     }
@@ -312,6 +333,8 @@ def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
 
 def home_glance(analysis: Analysis) -> dict[str, Any]:
     """The home page's first screen: goals, the command in force, counts, what is next and new."""
+    from generator.views.road import command_caveats
+
     stack = analysis.stack
     command = stack.stack.script() if stack.stack is not None else None
     return {
@@ -319,6 +342,9 @@ def home_glance(analysis: Analysis) -> dict[str, Any]:
         "command": command,
         "adopted": [f"{r.number:02d}" for r in stack.records],
         "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
+        "caveats": command_caveats(analysis),
+        # No record has a measured primary comparison: the page says so, and where to see one.
+        "no_measured": bool(analysis.records) and all(ra.primary is None for ra in analysis.records),
         "counts": status_counts(analysis),
         "standings": standings(analysis),
         "next": next_ideas(analysis),

@@ -27,7 +27,8 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.design import design_lines
 from generator.views.evidence import baseline_evidence, record_evidence
-from generator.views.glance import decision, home_glance, record_header
+from generator.views.frontier import frontier_view
+from generator.views.glance import decision, home_glance, record_day, record_header
 from generator.views.paths import (
     docs_root,
     record_plot_path,
@@ -325,6 +326,10 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         ],
         "variant_results": _variant_result_views(analysis, rec, charts),
         "evidence": record_evidence(analysis, rec),
+        # The primary comparison's result first; with more than two results the others are
+        # folded (details), each summary naming its decision on the primary metric.
+        "result_order": _result_order(analysis, rec),
+        "fold_results": len(analysis.record(rec).results) > 2,
         "plots": _plot_views(charts, [record_plot_path(project, rec)], here),
         "sweeps": sweep_views(analysis, rec, charts),
         "slo": slo_text(project),
@@ -366,6 +371,12 @@ def _variant_result_views(analysis: Analysis, rec: RecordFile, charts: Mapping[s
     return out
 
 
+def _result_order(analysis: Analysis, rec: RecordFile) -> list[int]:
+    ra = analysis.record(rec)
+    first = ra.primary.label if ra.primary is not None and ra.primary.kind == "metric" else None
+    return sorted(range(len(ra.results)), key=lambda i: ra.results[i].result.label != first)
+
+
 def record_dependencies(analysis: Analysis, rec: RecordFile) -> list[RecordFile]:
     """The other records a record's page shows something of; keep in step with `record_context`.
 
@@ -396,9 +407,14 @@ def record_derived(analysis: Analysis) -> Mapping[str, object]:
     An adopted record's place in the stack (the numbers and slugs of the adopted records before
     it, `stack_mark`): keyed by the place itself rather than by every adopted record's file, so
     that editing one adopted record's text does not re-render every other adopted record's page.
-    A record missing here shows nothing of the kind.
+    A record missing here shows nothing of the kind. Its date from git, when it has none of its
+    own (`record_day`): a commit, not an edit, gives it.
     """
-    return stack_marks(analysis)
+    marks: dict[str, object] = dict(stack_marks(analysis))
+    for rec in analysis.project.records:
+        if rec.record.date is None:
+            marks[rec.slug] = (marks.get(rec.slug), record_day(analysis.project, rec))
+    return marks
 
 
 def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
@@ -489,6 +505,7 @@ def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) ->
         "road": road_context(analysis, dict(charts or {})),
         "glance": home_glance(analysis),
         "timeline_link": "timeline.md",
+        "frontier": frontier_view(analysis, dict(charts or {}), root_dir),
     }
 
 
@@ -503,7 +520,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
             {
                 **row,
                 "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
-                "date": rec.record.date.isoformat() if rec.record.date else None,
+                "date": record_day(project, rec),
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
                 "status_text": status_text(row),
@@ -511,11 +528,13 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
                 "tier_text": tier_text(row),
             }
         )
-    views = _plot_views(charts, summary_plot_paths(project), root_dir)
+    # The frontier has its own section (`frontier`), with its table.
+    views = _plot_views(charts, summary_plot_paths(project)[:1], root_dir)
     return {
         "campaign": project.campaign,
         "rows": rows,
         "plots": views,
+        "frontier": frontier_view(analysis, dict(charts), root_dir),
         "own_placement": any(row["tier_source"] == "own" for row in rows),
         "ranked_metrics": list(analysis.ranked_metrics),
         **_rule_context(analysis),

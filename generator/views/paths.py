@@ -49,4 +49,4 @@ def variant_strip_path(project: Project, rec: RecordFile, variant: int, index: i
 
 def summary_plot_paths(project: Project) -> tuple[str, str]:
     root = str(docs_root(project))
-    return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "summary-throughput-latency.svg")
+    return pjoin(root, "plots", "summary-gains.svg"), pjoin(root, "plots", "frontier.svg")

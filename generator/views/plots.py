@@ -6,7 +6,7 @@ and the same data gives the same bytes on every machine.
 
 Charts are drawn only where the data allows: a record needs results at two or more
 concurrencies (or request rates) with a shared throughput metric; the summary needs at least
-one measured gain, or two imported runs with both a throughput and a latency.
+one measured gain, or a result with a load and a throughput for the frontier.
 
 What each shows:
 - a record: its throughput against a latency, one point per load, the record against the
@@ -14,7 +14,9 @@ What each shows:
   without a latency, throughput against the load itself;
 - the summary: each record's change as a bar, in the summary table's (ranked) order, the first
   and last drawn and the rest counted in one row ("... and 980 more"), since no reader takes in a thousand bars;
-- every imported run as a point of throughput against latency.
+- every configuration (baseline, records, retained variants, the stack) on one frontier of
+  throughput per GPU against tokens/s per user, one line per configuration and workload (a
+  line never joins runs of two configurations, workloads or models).
 
 Every chart carries a title and a description that states its numbers; the description is
 also the page's alt text.
@@ -22,7 +24,6 @@ also the page's alt text.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,52 +227,17 @@ def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plo
     return memo(build_cache, "chart", (path, bars), draw)
 
 
-def _all_runs(project: Project) -> Iterator[tuple[str, Any]]:
-    """(who, run) for every imported run a record or the baseline names."""
-    runs = project.runs
-    for result in project.campaign.baseline.results:
-        yield from (("baseline", runs[rid]) for rid in result.run_ids if rid in runs)
-    for rec in project.records:
-        for result in rec.record.results:
-            who = f"{rec.number:02d} {rec.record.title}"
-            yield from ((who, runs[rid]) for rid in result.run_ids if rid in runs)
+def frontier_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
+    """Every configuration's throughput per GPU against tokens/s per user (`views.frontier`)."""
+    from generator.views.frontier import frontier_svg
 
+    path = summary_plot_paths(analysis.project)[1]
 
-def throughput_latency_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
-    """Every imported run as one point: output throughput against a latency measured by all."""
-    project = analysis.project
-    pairs = list(_all_runs(project))
-    throughput = next((t for t in THROUGHPUTS if sum(t in r.metrics for _w, r in pairs) >= 2), None)
-    if throughput is None:
-        return None
-    with_t = [(w, r) for w, r in pairs if throughput in r.metrics]
-    latency = max(
-        LATENCIES, key=lambda name: (sum(name in r.metrics for _w, r in with_t), -LATENCIES.index(name)), default=None
-    )
-    points = [(w, r) for w, r in with_t if latency in r.metrics]
-    if latency is None or len(points) < 2:
-        return None
-    who = sorted({w for w, _r in points}, key=lambda w: (w != "baseline", w))
-    series = [
-        charts.Series(
-            name,
-            tuple(
-                charts.Point(float(lat), float(thr))
-                for lat, thr in sorted((r.metrics[latency], r.metrics[throughput]) for w, r in points if w == name)
-            ),
-        )
-        for name in who
-    ]
-    path = summary_plot_paths(project)[1]
+    def draw() -> Plot | None:
+        svg = frontier_svg(analysis)
+        return None if svg is None else _plot(path, svg)
 
-    def draw() -> Plot:
-        title = "Throughput against latency, every imported run"
-        svg = charts.frontier(
-            "summary-throughput-latency", title, series, x_label=_label(latency), y_label=_label(throughput)
-        )
-        return _plot(path, svg)
-
-    return memo(build_cache, "chart", (path, throughput, latency, series), draw)
+    return memo(build_cache, "chart", (path, analysis.frontier), draw)
 
 
 def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[Plot]:
@@ -281,7 +247,7 @@ def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[Plo
         p = record_plot(analysis, rec, build_cache)
         if p is not None:
             out.append(p)
-    for make in (gains_plot, throughput_latency_plot):
+    for make in (gains_plot, frontier_plot):
         p = make(analysis, build_cache)
         if p is not None:
             out.append(p)

@@ -58,7 +58,26 @@ def stack_script(analysis: Analysis) -> str:
         head = [f"# No record is adopted: the launch command in force is the campaign baseline ({baseline.label})."]
     # Comments too: a bidi override in a note would make the lines around it read otherwise.
     head = [visible(h.replace("\n", " ")) for h in head]
-    return "\n".join([*head, *before_lines(analysis), found.script()]) + "\n"
+    # Under the command, where the eye goes after reading it: what to know before running it.
+    caveats = [visible(f"# Caveat: {c}".replace("\n", " ")) for c in command_caveats(analysis)]
+    return "\n".join([*head, *before_lines(analysis), found.script(), *caveats]) + "\n"
+
+
+def command_caveats(analysis: Analysis) -> list[str]:
+    """What a reader must know before running the command in force, said directly under it:
+    a reconstructed command, an engine version not recorded, the folder it runs from."""
+    campaign = analysis.project.campaign
+    base, engine = campaign.baseline, campaign.engine
+    out = []
+    if base.command_reconstructed:
+        note = f": {' '.join(base.command_note.split())}" if base.command_note else ""
+        out.append(f"The baseline command is a reconstruction, not a recorded command{note}")
+    if not engine.version:
+        out.append(f"The {engine.name} version was not recorded.")
+    if base.workdir:
+        folder = base.workdir.rstrip("/")
+        out.append(f"Run it from {folder}/ in the campaign's folder: its paths are relative to there.")
+    return out
 
 
 def before_lines(analysis: Analysis) -> list[str]:
@@ -75,9 +94,11 @@ def before_lines(analysis: Analysis) -> list[str]:
     for label, line in found.before:
         out += [f"# before the launch, from {label}:", line]
     if found.inside:
-        out.append("# Inside the container, before the launch:")
+        # Comments, never commands: piped to bash they would run on the host, which is exactly what
+        # a step meant for the container must not do (how the container is entered is not recorded).
+        out.append("# Inside the container, before the launch (run them there; this script does not):")
     for label, line in found.inside:
-        out += [f"# in the container, from {label}:", line]
+        out += [f"# in the container, from {label}:", visible(f"#   {line}")]
     return out
 
 
@@ -100,6 +121,8 @@ def stack_json(analysis: Analysis) -> str:
             for line in found.lines
         ],
         "not_in_command": [{"record": label, "note": note} for label, note in stack.notes],
+        "workdir": analysis.project.campaign.baseline.workdir,
+        "caveats": command_caveats(analysis),
     }
     return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 

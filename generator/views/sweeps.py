@@ -1,8 +1,9 @@
 """The throughput-interactivity frontier of each load sweep, as an SVG chart, and its page view.
 
 Per sweep of a record: output throughput per GPU against tokens/s per user (1000 / TPOT) for
-the record and its baseline, each point labelled by its load, and each TPOT limit of the SLO
-drawn as the interactivity it allows (1000 / limit). A chart is drawn when the record has at
+the record and its baseline, each point labelled by its load, each TPOT limit of the SLO drawn
+as the interactivity it allows (1000 / limit), and the capacity under the SLO as a ringed point,
+all on the TPOT statistic the SLO limits (`capacity.frontier`). A chart is drawn when the record has at
 least two loads with both numbers; without the campaign's GPU count the y axis is the whole
 server's throughput, and says so. Drawn with `generator.charts` (deterministic SVG text).
 """
@@ -124,18 +125,19 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
         if name.startswith("tpot_")
     )
     gpus = project.campaign.hardware.count
+    marks: list[charts.Mark] = []
     c = sweep.record.capacity
-    if c is not None and c.kind == "interpolated" and c.throughput is not None and c.load is not None:
-        # The capacity on the chart's own axis: per GPU when the axis is, the server's total beside it.
-        at = sweep.load_text(c.load)
+    at = None if c is None else cap.capacity_point(c, sweep.record.frontier, project.campaign.slo)
+    if c is not None and at is not None and c.throughput is not None and c.load is not None:
+        # The capacity on the chart's own axes (the points' statistic), per GPU when the axis is.
+        where = sweep.load_text(c.load)
         if per_gpu and gpus is not None and gpus > 1:
-            value = c.throughput / gpus
-            text = (
-                f"capacity under the SLO: {fmt_number(value)} tok/s per GPU ({fmt_number(c.throughput)} in all, {at})"
-            )
+            value = at[1] / gpus
+            total = fmt_number(c.throughput)
+            text = f"capacity under the SLO: {fmt_number(value)} tok/s per GPU ({total} in all, {where})"
         else:
-            value, text = c.throughput, f"capacity under the SLO: {fmt_number(c.throughput)} tok/s ({at})"
-        limits = (*limits, charts.Limit(text, value, "y"))
+            value, text = at[1], f"capacity under the SLO: {fmt_number(c.throughput)} tok/s ({where})"
+        marks.append(charts.Mark(at[0], value, text))
     y_label = (
         "output throughput per GPU (tokens/s)" if per_gpu else "output throughput (tokens/s; GPU count not recorded)"
     )
@@ -146,9 +148,19 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
         f"Frontier of {rec.slug}, {sweep.load_kind} sweep",
         series,
         limits=limits,
+        marks=marks,
+        x_label=_x_label(sweep),
         y_label=y_label,
     )
     return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
+
+
+def _x_label(sweep: Sweep) -> str:
+    stats = {p.tpot_metric for p in sweep.record.frontier if p.tpot_metric}
+    if len(stats) != 1:
+        return "interactivity (tokens/s per user)"
+    worst = ", worst repetition" if any(p.repetitions for p in sweep.record.points) else ""
+    return f"tokens/s per user (1000 / {stats.pop()}{worst})"
 
 
 def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -> list[dict[str, Any]]:

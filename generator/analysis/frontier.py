@@ -1,0 +1,207 @@
+"""The campaign's one frontier: every configuration's throughput per GPU against tokens/s per user.
+
+A configuration is the baseline, each record (its own results), each record's retained variant,
+and the stack (the adopted record whose builds_on chain holds every adopted record, when one was
+measured). Each becomes one series per workload, one point per load in load order, so no line
+ever joins runs of two configurations, two workloads or two request rates.
+
+Interactivity is read from one statistic for the whole chart, so the SLO line and every point
+and capacity agree: the SLO's own TPOT limit when it sets one (a load's worst repetition, as
+capacity reads it), else the median TPOT, else the mean, else output throughput divided by the
+concurrency (each user's share of the tokens, lower than 1000 / TPOT by the time to the first
+token). The first of these that any result measures is the chart's; points without it are
+counted, never drawn on another statistic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from generator.analysis import capacity as cap
+from generator.analysis.records import RecordAnalysis, ResolvedResult
+from generator.analysis.sweeps import THROUGHPUT, _load, _mean, _point, _workload_key, _workload_text
+from generator.model import variants
+from generator.model.quantity import Value, fmt_number, samples
+from generator.model.result import Range
+
+PER_USER = "throughput / concurrency"
+
+
+@dataclass(frozen=True)
+class FrontierPoint:
+    load: float
+    load_text: str  # "c=64" or "2 req/s"
+    throughput: float  # output tok/s, per GPU when the GPU count is known
+    interactivity: float  # tokens/s per user, on the chart's statistic
+    n: int  # repetitions behind the throughput
+    decision: str | None  # the primary comparison's decision at this load, if any
+
+
+@dataclass(frozen=True)
+class Configuration:
+    label: str
+    kind: str  # "baseline", "record", "variant" or "stack"
+    slug: str | None
+    workload: str
+    decision: str | None  # the record's primary decision, the configuration's as a whole
+    points: tuple[FrontierPoint, ...]
+    # Capacity under the SLO on the chart's axes (interactivity, throughput), when interpolated.
+    capacity: tuple[float, float] | None = None
+
+
+@dataclass(frozen=True)
+class CampaignFrontier:
+    statistic: str  # the metric interactivity is read from, or PER_USER
+    worst: bool  # the statistic is a load's worst repetition (the SLO's own, with repetitions)
+    per_gpu: bool
+    gpus: int | None
+    configurations: tuple[Configuration, ...]
+    # (metric, limit in ms, the interactivity it allows) for the SLO's limit on the chart's statistic.
+    slo: tuple[str, float, float] | None
+    left_out: int  # points measured without the chart's statistic
+
+    @property
+    def axis(self) -> str:
+        if self.statistic == PER_USER:
+            return "tokens/s per user (output throughput / concurrency)"
+        worst = ", worst repetition" if self.worst else ""
+        return f"tokens/s per user (1000 / {self.statistic}{worst})"
+
+
+Candidate = tuple[str, str, str | None, str | None, Sequence[ResolvedResult], str | None]
+
+
+def _candidates(
+    records: Sequence[RecordAnalysis], baseline: Sequence[ResolvedResult], stack_slugs: Sequence[str]
+) -> list[Candidate]:
+    """(label, kind, slug, decision, results, primary metric) for every configuration, series order."""
+    out: list[Candidate] = [("baseline", "baseline", None, None, baseline, None)]
+    whole = set(stack_slugs)
+    for ra in records:
+        rec = ra.file
+        decision = ra.primary.comparison.decision if ra.primary is not None else None
+        in_force = bool(whole) and {r.slug for r in (ra.launch.chain if ra.launch else ())} | {rec.slug} == whole
+        kind = "stack" if in_force and rec.record.status == "adopted" else "record"
+        name = f"{rec.number:02d} {rec.slug}" + (" (the stack)" if kind == "stack" else "")
+        out.append((name, kind, rec.slug, decision, ra.results, ra.primary_metric))
+        kept = variants.retained(rec.record)
+        if kept is not None:
+            results = ra.variant_results[rec.record.variants.index(kept)]
+            out.append(
+                (
+                    f"{rec.number:02d} {rec.slug}, {kept.label}",
+                    "variant",
+                    rec.slug,
+                    decision,
+                    results,
+                    ra.primary_metric,
+                )
+            )
+    return out
+
+
+def _statistic(slo: Mapping[str, float], found: Sequence[Mapping[str, Value]]) -> str:
+    limited = sorted(m for m in slo if m.startswith("tpot_"))
+    order = [*limited, *(s for s in cap.TPOT_STATS if s not in limited), PER_USER]
+
+    def usable(values: Mapping[str, Value], stat: str) -> bool:
+        v = values.get(stat)
+        return v is not None and not isinstance(v, Range)
+
+    return next((s for s in order[:-1] if any(usable(f, s) for f in found)), PER_USER)
+
+
+def campaign_frontier(
+    records: Sequence[RecordAnalysis],
+    baseline: Sequence[ResolvedResult],
+    slo: Mapping[str, float],
+    gpus: int | None,
+    stack_slugs: Sequence[str],
+) -> CampaignFrontier | None:
+    """The frontier of every configuration, or None when no result has a load and a throughput."""
+    candidates = _candidates(records, baseline, stack_slugs)
+    usable = [r for c in candidates for r in c[4] if _load(r.result) is not None and _throughput(r.metrics) is not None]
+    if not usable:
+        return None
+    stat = _statistic(slo, [r.metrics for r in usable])
+    limit = slo.get(stat)
+    left_out = 0
+    configurations = []
+    for label, kind, slug, decision, results, metric in candidates:
+        groups: dict[tuple[object, ...], list[tuple[float, ResolvedResult]]] = {}
+        texts: dict[tuple[object, ...], str] = {}
+        for r in results:
+            placed = _load(r.result)
+            if placed is None or _throughput(r.metrics) is None:
+                continue
+            load_kind, load, other = placed
+            found: tuple[object, ...] = (load_kind, _workload_key(r.result), other)
+            groups.setdefault(found, []).append((load, r))
+            texts[found] = _workload_text(r.result, load_kind, other)
+        for key, members in groups.items():
+            members.sort(key=lambda m: m[0])
+            drawn, raw = [], []
+            for load, r in members:
+                point = _point(load, r.metrics, slo)
+                x = _interactivity(point, stat, r.result.concurrency) if point is not None else None
+                if point is None or x is None:
+                    left_out += 1
+                    continue
+                raw.append(point)
+                comparison = r.comparisons.get(metric) if metric else None
+                drawn.append(
+                    FrontierPoint(
+                        load=load,
+                        load_text=f"c={fmt_number(load)}" if key[0] == "concurrency" else f"{fmt_number(load)} req/s",
+                        throughput=point.throughput / gpus if gpus else point.throughput,
+                        interactivity=x,
+                        n=len(samples(r.metrics[THROUGHPUT])),
+                        decision=comparison.decision if comparison is not None else None,
+                    )
+                )
+            if drawn:
+                configurations.append(
+                    Configuration(
+                        label,
+                        kind,
+                        slug,
+                        texts[key],
+                        decision,
+                        tuple(drawn),
+                        _capacity(raw, slo, gpus) if stat != PER_USER else None,
+                    )
+                )
+    if not configurations:
+        return None
+    return CampaignFrontier(
+        statistic=stat,
+        worst=stat in slo and any(p.n > 1 for c in configurations for p in c.points),
+        per_gpu=bool(gpus),
+        gpus=gpus,
+        configurations=tuple(configurations),
+        slo=(stat, limit, 1000 / limit) if limit else None,
+        left_out=left_out,
+    )
+
+
+def _throughput(found: Mapping[str, Value]) -> float | None:
+    value = found.get(THROUGHPUT)
+    return None if value is None or isinstance(value, Range) else _mean(value)
+
+
+def _interactivity(point: cap.Point, stat: str, concurrency: int | None) -> float | None:
+    if stat == PER_USER:
+        return point.throughput / concurrency if concurrency else None
+    value = point.latencies.get(stat)
+    return 1000 / value if value is not None and value > 0 else None
+
+
+def _capacity(points: Sequence[cap.Point], slo: Mapping[str, float], gpus: int | None) -> tuple[float, float] | None:
+    """Capacity under the SLO on the chart's axes, per GPU when the chart is."""
+    if not slo or len(points) < 2:
+        return None
+    found = cap.capacity_point(cap.capacity(points, slo), cap.frontier(points, None, slo), slo)
+    if found is None:
+        return None
+    return found[0], found[1] / gpus if gpus else found[1]

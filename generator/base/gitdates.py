@@ -1,0 +1,51 @@
+"""When each record was first committed, for the records that give no `date:` of their own.
+
+Read from git's history, never from the clock or a file's modification time, so a build gives
+the same dates on every machine with the same history. Outside a git work tree, in a shallow
+clone (its oldest commit would look like the one that added everything), or where git is not
+installed, there are none: the pages then say nothing rather than guess.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import subprocess
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def _git(root: Path, *args: str) -> str | None:
+    try:
+        proc = subprocess.run(
+            ["git", "-C", str(root), "-c", "core.quotepath=off", *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=30,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return proc.stdout if proc.returncode == 0 else None
+
+
+def first_committed(root: Path, folder: Path) -> Mapping[Path, dt.date]:
+    """Each file under `folder` that git has a commit of, with the date of its oldest commit."""
+    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+        return {}
+    top = (_git(root, "rev-parse", "--show-toplevel") or "").strip()
+    # Newest first: each file's last entry read is its oldest commit. Renames start a file anew
+    # at its new path (--no-renames), so a renumbered record is dated by its renumbering.
+    log = _git(root, "log", "--no-renames", "--format=%x00%cs", "--name-only", "--", str(folder))
+    if not top or log is None:
+        return {}
+    out: dict[Path, dt.date] = {}
+    for entry in log.split("\x00")[1:]:
+        day, *names = entry.strip("\n").split("\n")
+        try:
+            date = dt.date.fromisoformat(day.strip())
+        except ValueError:
+            continue
+        for name in names:
+            if name:
+                out[(Path(top) / name).resolve()] = date
+    return out

@@ -1,0 +1,123 @@
+"""The campaign's frontier: every configuration on one chart, and its table for those who cannot see it.
+
+Read from `analysis.frontier` (`generator.analysis.frontier`): the chart draws each
+configuration's points in load order, the SLO's limit on the same statistic as a line, and each
+capacity under the SLO as a ringed point; every point's <title> names the configuration, the
+load, n and the decision. The table holds the same numbers, row for row.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Any
+
+from generator import charts
+from generator.analysis.campaign import Analysis
+from generator.analysis.frontier import CampaignFrontier, Configuration, FrontierPoint
+from generator.model.quantity import fmt_number
+from generator.views.paths import relative, summary_plot_paths
+
+TITLE = "Every configuration: throughput against tokens/s per user"
+
+
+def frontier_path(analysis: Analysis) -> str:
+    return summary_plot_paths(analysis.project)[1]
+
+
+def _y_label(f: CampaignFrontier) -> str:
+    if f.per_gpu:
+        return "output throughput per GPU (tokens/s)"
+    return "output throughput (tokens/s; GPU count not recorded)"
+
+
+def _name(c: Configuration, f: CampaignFrontier) -> str:
+    workloads = {x.workload for x in f.configurations}
+    return c.label if len(workloads) == 1 else f"{c.label}, {c.workload}"
+
+
+def _decision(c: Configuration, p: FrontierPoint) -> str:
+    if c.kind == "baseline":
+        return "the baseline"
+    return p.decision or "not compared at this load"
+
+
+def _note(c: Configuration, p: FrontierPoint, f: CampaignFrontier) -> str:
+    unit = "tok/s per GPU" if f.per_gpu else "tok/s"
+    return (
+        f"{_name(c, f)}, {p.load_text}: {fmt_number(p.throughput)} {unit} at "
+        f"{fmt_number(p.interactivity)} tok/s per user, n={p.n}, decision against its baseline: {_decision(c, p)}"
+    )
+
+
+def frontier_svg(analysis: Analysis) -> str | None:
+    """The chart, or None when the analysis has no frontier."""
+    f = analysis.frontier
+    if f is None:
+        return None
+    series = [
+        charts.Series(
+            _name(c, f),
+            tuple(charts.Point(p.interactivity, p.throughput, p.load_text, _note(c, p, f)) for p in c.points),
+        )
+        for c in f.configurations
+    ]
+    limits = []
+    if f.slo is not None:
+        metric, limit, x = f.slo
+        limits.append(charts.Limit(f"SLO {metric} <= {fmt_number(limit)} ms", x, "x"))
+    unit = "tok/s per GPU" if f.per_gpu else "tok/s"
+    marks = [
+        charts.Mark(
+            c.capacity[0], c.capacity[1], f"{_name(c, f)}: capacity under the SLO {fmt_number(c.capacity[1])} {unit}"
+        )
+        for c in f.configurations
+        if c.capacity is not None
+    ]
+    return charts.frontier(
+        "campaign-frontier", TITLE, series, limits=limits, marks=marks, x_label=f.axis, y_label=_y_label(f)
+    )
+
+
+def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: PurePosixPath) -> dict[str, Any] | None:
+    """What the home page and the summary show: the chart, what it is read from, and its table."""
+    f = analysis.frontier
+    if f is None:
+        return None
+    path = frontier_path(analysis)
+    chart = (
+        {"src": relative(PurePosixPath(path), page_dir), "alt": charts_drawn[path]} if path in charts_drawn else None
+    )
+    unit = "tok/s per GPU" if f.per_gpu else "tok/s"
+    rows = [
+        {
+            "configuration": _name(c, f),
+            "load": p.load_text,
+            "throughput": fmt_number(p.throughput),
+            "interactivity": fmt_number(p.interactivity),
+            "n": str(p.n),
+            "decision": _decision(c, p),
+        }
+        for c in f.configurations
+        for p in c.points
+    ]
+    capacities = [
+        f"{_name(c, f)}: {fmt_number(c.capacity[1])} {unit} at {fmt_number(c.capacity[0])} tok/s per user"
+        for c in f.configurations
+        if c.capacity is not None
+    ]
+    slo = None
+    if f.slo is not None:
+        metric, limit, x = f.slo
+        slo = f"{metric} <= {fmt_number(limit)} ms, {fmt_number(x)} tokens/s per user"
+    return {
+        "chart": chart,
+        "axis": f.axis,
+        "unit": unit,
+        "gpus": f.gpus,
+        "slo": slo,
+        "rows": rows,
+        "capacities": capacities,
+        "left_out": f.left_out,
+        "per_user": f.statistic == "throughput / concurrency",
+        "stack": next((c.label.removesuffix(" (the stack)") for c in f.configurations if c.kind == "stack"), None),
+    }

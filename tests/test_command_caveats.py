@@ -1,0 +1,47 @@
+"""The command's caveats beside it: a reconstruction, an engine version not recorded, the folder it runs from."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from conftest import REPO, copy_campaign, run_cli
+
+
+def test_shipped_campaigns_say_their_caveats_under_the_command(tmp_path: Path) -> None:
+    glm = run_cli("stack", "--root", str(REPO)).stdout.splitlines()
+    command_end = max(i for i, line in enumerate(glm) if not line.startswith("#"))
+    under = glm[command_end + 1 :]
+    assert under[0].startswith("# Caveat: The baseline command is a reconstruction, not a recorded command: ")
+    assert under[1] == "# Caveat: The SGLang version was not recorded."
+    root = tmp_path / "h200"
+    shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("site", "docs"))
+    data = json.loads(run_cli("stack", "--root", str(root), "--format", "json").stdout)
+    assert data["workdir"] == "data"
+    assert data["caveats"][-1] == "Run it from data/ in the campaign's folder: its paths are relative to there."
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    home = (root / "docs" / "index.md").read_text()
+    # Directly under the code block of the command in force, before anything else on the page.
+    block_end = home.index("```\n", home.index("```bash")) + 4
+    assert home[block_end:].lstrip("\n").startswith("- **Caveat**: The baseline command is a reconstruction")
+    assert "- **Caveat**: Run it from data/ in the campaign's folder" in home[block_end : block_end + 800]
+
+
+def test_a_workdir_outside_the_campaign_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "h200"
+    shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("site", "docs"))
+    path = root / "improvements" / "campaign.yaml"
+    path.write_text(path.read_text().replace("  workdir: data\n", "  workdir: ../elsewhere\n"))
+    proc = run_cli("check", "--root", str(root))
+    assert proc.returncode == 1 and "campaign.yaml:" in proc.stdout + proc.stderr
+    assert "no leading /, no .." in proc.stdout + proc.stderr
+
+
+def test_a_campaign_without_measured_comparisons_points_to_the_example(tmp_path: Path) -> None:
+    root = copy_campaign(tmp_path / "repo")
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    home = (root / "docs" / "index.md").read_text()
+    first_screen = home[: home.index("</div>")]
+    assert "**No measured comparison**: this campaign's sources give no record a measured comparison" in first_screen
+    assert "`examples/h200-decode`" in first_screen
