@@ -85,10 +85,12 @@ def _result_problems(
         if rid not in runs:
             where = (*loc, "run") if single else (*loc, "run", j)
             out.append(_unknown_run(shown, pos, where, rid, runs, broken.get(rid)))
-    if result.baseline_run is not None and result.baseline_run not in runs:
-        rid = result.baseline_run
-        out.append(_unknown_run(shown, pos, (*loc, "baseline_run"), rid, runs, broken.get(rid)))
-    resolvable = all(rid in runs for rid in result.run_ids) and result.baseline_run in (None, *runs)
+    single_base = isinstance(result.baseline_run, str)
+    for j, rid in enumerate(result.baseline_run_ids):
+        if rid not in runs:
+            where = (*loc, "baseline_run") if single_base else (*loc, "baseline_run", j)
+            out.append(_unknown_run(shown, pos, where, rid, runs, broken.get(rid)))
+    resolvable = all(rid in runs for rid in (*result.run_ids, *result.baseline_run_ids))
     if resolvable:
         out += _repeat_problems(result, runs, shown, pos, loc)
     for rid in (r for r in result.run_ids if r in runs):

@@ -221,7 +221,9 @@ class Result(Strict):
     # repetitions of one configuration (each run one sample). A tuple, not a list, so the
     # value stays hashable for code that looks a single id up.
     run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
-    baseline_run: Slug | None = None
+    # The baseline's imported run, or its repetitions in order (`improvements run` names one per
+    # block, so `paired` pairs block i with block i).
+    baseline_run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     # The repetitions and the baseline's are matched by position (same prompts, same seed):
     # the comparison uses the paired differences, and both sides need the same n.
     paired: bool = False
@@ -289,6 +291,13 @@ class Result(Strict):
         if self.run is None:
             return ()
         return (self.run,) if isinstance(self.run, str) else tuple(self.run)
+
+    @property
+    def baseline_run_ids(self) -> tuple[str, ...]:
+        """The baseline runs `baseline_run` names, in order."""
+        if self.baseline_run is None:
+            return ()
+        return (self.baseline_run,) if isinstance(self.baseline_run, str) else tuple(self.baseline_run)
 
     @property
     def has_reported(self) -> bool:

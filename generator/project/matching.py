@@ -197,10 +197,16 @@ def match(project: Project, result: Result, run: Run) -> Match:
     """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
     runs = project.runs
     if result.baseline_run is not None:
-        base = runs.get(result.baseline_run)
-        if base is None:
-            return Match(notes=[f"The baseline run `{result.baseline_run}` does not exist."])
-        return Match([base], [f"Compared with the baseline run `{base.id}`, named explicitly."])
+        named = result.baseline_run_ids
+        missing = [rid for rid in named if rid not in runs]
+        if missing:
+            return Match(notes=[f"The baseline run `{missing[0]}` does not exist."])
+        if len(named) == 1:
+            return Match([runs[named[0]]], [f"Compared with the baseline run `{named[0]}`, named explicitly."])
+        return Match(
+            [runs[rid] for rid in named],
+            [f"Compared with {len(named)} baseline runs named explicitly, in order: {', '.join(named)}."],
+        )
     best: list[Run] = []
     best_score = -1
     own = {run.id, *result.run_ids}

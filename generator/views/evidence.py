@@ -193,7 +193,7 @@ def evidence(
     places = run_places(project, page, rec)
     ev = Evidence(provenance=provenance_rows(own, owner, run), notes=_linked_notes(resolved.notes, places))
     if result.baseline_run:
-        ev.baseline_run_link = places.get(result.baseline_run)
+        ev.baseline_run_link = places.get(result.baseline_run_ids[0])
     if run is None:
         return ev
     ev.anchor = run_anchor(run.id)
