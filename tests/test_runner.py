@@ -4,9 +4,13 @@ flag sets) and a real client writing vLLM `bench serve` JSON. Engines sleep mill
 from __future__ import annotations
 
 import json
+import os
 import shlex
+import signal
 import socket
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -138,3 +142,168 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
     assert all(r["launch"].startswith(plan["id"]) and r["started"] for r in runs.values())
     assert "better" in done.stdout
     assert no_marked_process(plan["id"]) == []
+
+
+def start_runner(root: Path, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "generator", "run", "faster", "--root", str(root), *args],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def wait_for(root: Path, marker: dict[str, object], proc: subprocess.Popen[str], count: int = 1) -> None:
+    """Until the journal holds `count` events with these fields (the runner still going)."""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            events = journal_events(root)
+        except ValueError:
+            events = []
+        hits = [e for e in events if all(e.get(k) == v for k, v in marker.items())]
+        if len(hits) >= count:
+            return
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.005)
+    raise AssertionError(f"no {marker} in the journal")
+
+
+@pytest.mark.parametrize(
+    ("marker", "count"),
+    [
+        ({"event": "plan"}, 1),
+        ({"event": "process", "role": "server"}, 3),  # a launch started, its benchmark not yet
+        ({"event": "process", "role": "bench"}, 2),  # a benchmark running
+        ({"event": "end", "state": "done"}, 5),  # right after a run ended
+    ],
+)
+def test_kill_9_then_resume_gives_exactly_the_planned_runs(tmp_path: Path, marker: dict, count: int) -> None:
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --requests 12")
+    proc = start_runner(root, "--blocks", "4", "--seed", "3")
+    wait_for(root, marker, proc, count)
+    proc.kill()
+    proc.wait()
+    plan = journal_events(root)[0]["plan"]
+    done = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert done.returncode == 0, done.stderr + done.stdout
+    events = journal_events(root)
+    ends = [e["run"] for e in events if e["event"] == "end" and e["state"] == "done"]
+    assert sorted(ends) == sorted(f"c2-b{r['block']:02d}-{r['arm']}" for r in plan["runs"])  # each once
+    result = linked(root)
+    assert len(result["run"]) == 4 and len(result["baseline_run"]) == 4
+    assert len(set(result["run"]) | set(result["baseline_run"])) == 8
+    # Nothing of a killed run was kept: the temporary folder is empty, every output is a done run's.
+    assert not list((root / "results" / "journal" / "tmp" / "faster").glob("*"))
+    outs = sorted(p.name for p in (root / plan["workdir"] / "out").iterdir())
+    assert outs == sorted(f"{k}.json" for k in ends)
+    assert no_marked_process(plan["id"]) == []
+
+
+def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --hang")
+    proc = start_runner(root, "--blocks", "2")
+    wait_for(root, {"event": "process", "role": "bench"}, proc)
+    plan_id = journal_events(root)[0]["plan"]["id"]
+    pids = [e["pid"] for e in journal_events(root) if e["event"] == "process"]
+    assert all(_alive(p) for p in pids)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "--resume" in err
+    assert not any(_alive(p) for p in pids)
+    assert no_marked_process(plan_id) == []
+    assert journal_events(root)[-1]["event"] == "interrupted"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie is dead; /proc says so.
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+@pytest.mark.parametrize(
+    ("server", "engine_extra", "bench_extra", "why"),
+    [
+        (True, " --never-ready", "", "not ready within"),
+        (True, " --crash", "", "exited with status 3 before it was ready"),
+        (True, "", " --hang", "still running after"),
+        (True, "", " --fail", "exited with status 2"),
+        (False, "", " --garbage", "not readable as"),
+    ],
+)
+def test_failures_are_recorded_with_their_log(
+    tmp_path: Path, server: bool, engine_extra: str, bench_extra: str, why: str
+) -> None:
+    root = make_campaign(
+        tmp_path / "c",
+        server=server,
+        engine_extra=engine_extra,
+        bench_extra=bench_extra,
+        timeout=1 if "hang" in bench_extra else 30,
+        ready_timeout=1,
+    )
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2")
+    assert done.returncode == 1, done.stderr
+    assert "nothing linked" in done.stderr
+    events = journal_events(root)
+    (failed,) = [e for e in events if e["event"] == "end"]
+    assert failed["state"] == "failed" and why in failed["why"], failed
+    assert "results" not in yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())
+    assert no_marked_process(events[0]["plan"]["id"]) == []
+    if bench_extra == " --fail":
+        assert "failing on purpose" in failed["tail"]
+
+
+def test_keep_going_names_the_dropped_block(tmp_path: Path) -> None:
+    # The arm's launch crashes (its --speed value makes the server fail), the baseline's runs.
+    root = make_campaign(tmp_path / "c", server=True, speed="--speed 400 --crash", ready_timeout=5)
+    text = (root / "improvements" / "01-faster.yaml").read_text().replace("'400 --crash'", "'400'")
+    text += "    - flag: --crash\n"
+    (root / "improvements" / "01-faster.yaml").write_text(text)
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--keep-going")
+    assert done.returncode == 0, done.stderr
+    # No block is complete: nothing to pair, so no result; the journal has every failure.
+    events = journal_events(root)
+    assert sum(e["event"] == "end" and e["state"] == "failed" for e in events) == 2
+    assert sum(e["event"] == "end" and e["state"] == "done" for e in events) == 2
+
+
+def test_dry_run_prints_commands_that_run_as_printed(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    shown = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--seed", "5", "--dry-run")
+    assert shown.returncode == 0, shown.stderr
+    assert not (root / "results" / "journal").exists() or not list((root / "results" / "journal").glob("*.jsonl"))
+    script = shown.stdout
+    subprocess.run(["bash", "-e", "-c", script], cwd=root, check=True, timeout=120)
+    outputs = sorted((root / "results" / "journal" / "tmp" / "faster").glob("*.json"))
+    assert len(outputs) == 4
+    for out in outputs:
+        assert json.loads(out.read_text())["output_throughput"] > 0
+    # The real run uses the very same commands.
+    for p in outputs:
+        p.unlink()
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--seed", "5")
+    assert done.returncode == 0, done.stderr
+    ran = [e["command"] for e in journal_events(root) if e["event"] == "process"]
+    printed = [line for line in script.splitlines() if line and not line.startswith(("#", "mkdir"))]
+    assert ran == printed
+
+
+def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False, speed="--speed 800")
+    done = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "12")
+    assert done.returncode == 0, done.stderr
+    events = journal_events(root)
+    looks = [e for e in events if e["event"] == "look"]
+    assert looks and looks[-1]["arms"]["faster"]["call"] == "better"
+    stopped = [e for e in events if e["event"] == "stopped"][-1]
+    assert stopped["reason"].startswith("decided after block") and stopped["blocks_run"] < 12
+    assert "interim" in done.stderr
+    note = linked(root)["note"]
+    assert "Run sequentially" in note and "of at most 12 blocks" in note

@@ -249,11 +249,12 @@ class Runner:
         record = {name: _look_json(lk) for name, lk in looks.items()}
         self.journal.append("look", after_block=previous, interim=run is not None, arms=record)
         outcome.looks.append(record)
-        for name, lk in looks.items():
-            low, mid, high = (lk.percent()[1], lk.percent()[0], lk.percent()[2])
+        for name, data in record.items():
+            low, high = data["low_percent"], data["high_percent"]
+            bounds = f"{low:+.2f}% to {high:+.2f}%" if low is not None else "no bounds yet"
             self.say(
-                f"interim after block {previous}: {name} {mid:+.2f}% (confidence sequence {low:+.2f}% to "
-                f"{high:+.2f}%), {lk.call}"
+                f"interim after block {previous}: {name} {data['change_percent']:+.2f}% "
+                f"(confidence sequence {bounds}), {data['call']}"
             )
         if all(lk.settled for lk in looks.values()):
             outcome.stopped = f"decided after block {previous}"
@@ -311,5 +312,9 @@ def interim_looks(plan: Plan, state: State, metric_of: Callable[[str], list[floa
 
 
 def _look_json(lk: Look) -> dict[str, Any]:
+    import math
+
     mid, low, high = lk.percent()
-    return {"blocks": lk.n, "change_percent": mid, "low_percent": low, "high_percent": high, "call": lk.call}
+    # Too few blocks for the sequence to exclude anything yet: no bounds (JSON has no infinity).
+    low_, high_ = (low, high) if math.isfinite(low) and math.isfinite(high) else (None, None)
+    return {"blocks": lk.n, "change_percent": mid, "low_percent": low_, "high_percent": high_, "call": lk.call}

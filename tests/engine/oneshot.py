@@ -24,6 +24,7 @@ def main() -> None:
     ap.add_argument("--output", required=True)
     ap.add_argument("--load", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--garbage", action="store_true", help="write what no importer reads")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -47,7 +48,10 @@ def main() -> None:
         engine.terminate()
         engine.wait()
     with open(args.output, "w") as fh:
-        json.dump(result, fh)
+        if args.garbage:
+            fh.write("this is no benchmark output\n")
+        else:
+            json.dump(result, fh)
 
 
 if __name__ == "__main__":

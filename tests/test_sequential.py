@@ -1,0 +1,70 @@
+"""The sequential rule of `improvements run --until-decided`, pinned against independent computations."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from generator.analysis.sequential import look, mixture, radius
+
+
+def test_radius_is_where_the_mixture_reaches_one_over_alpha() -> None:
+    rng = np.random.default_rng(4)
+    for n in (3, 5, 12, 40):
+        d = list(rng.normal(0.03, 0.05, n))
+        mean = sum(d) / n
+        ss = sum((x - mean) ** 2 for x in d)
+        r = radius(n, ss, 0.05)
+        if math.isinf(r):
+            # Too few differences: the mixture's limit at any distance stays below 1/alpha.
+            assert mixture(d, mean + 1e9) < 20
+            continue
+        # Independently: the root of M_n(m) = 1/alpha, found numerically from the formula.
+        root = optimize.brentq(lambda m, d=d: mixture(d, m) - 20, mean, mean + 100)
+        assert r == pytest.approx(root - mean, rel=1e-9)
+
+
+def test_the_sequence_is_wider_than_the_fixed_t_interval() -> None:
+    # The price of looking after every block: never narrower than the one-look t interval.
+    rng = np.random.default_rng(5)
+    for n in (3, 6, 20, 80):
+        d = rng.normal(0, 1, n)
+        half = stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / math.sqrt(n)
+        assert radius(n, float(((d - d.mean()) ** 2).sum()), 0.05) > half
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_false_better_or_worse_under_the_null_is_at_most_alpha_with_a_look_every_block(alpha: float) -> None:
+    rng = np.random.default_rng(20261202)
+    sims, blocks = 3000, 40
+    false = 0
+    for _ in range(sims):
+        d = rng.normal(0.0, rng.uniform(0.005, 0.2), blocks)
+        for k in range(2, blocks + 1):
+            call = look(list(d[:k]), alpha=alpha, min_effect=1.0, higher_is_better=True).call
+            if call in ("better", "worse"):
+                false += 1
+                break
+            if call == "no-change":
+                break
+    rate = false / sims
+    # The binomial's upper 99.9% bound stays under alpha: the rate itself, not luck.
+    upper = stats.binom.ppf(0.999, sims, rate) / sims
+    assert upper <= alpha, (rate, upper)
+
+
+@pytest.mark.slow
+def test_a_real_change_is_found() -> None:
+    rng = np.random.default_rng(7)
+    found = 0
+    for _ in range(500):
+        d = rng.normal(math.log(1.10), 0.03, 30)
+        calls = [look(list(d[:k]), alpha=0.05, min_effect=1.0, higher_is_better=True).call for k in range(2, 31)]
+        found += "better" in calls and "worse" not in calls
+    assert found / 500 > 0.95
+    lower = look([math.log(0.9)] * 2 + [math.log(0.91)] * 8, alpha=0.05, min_effect=1.0, higher_is_better=False)
+    assert lower.call == "better"  # a latency 9-10% lower is better
