@@ -305,5 +305,8 @@ def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     stopped = [e for e in events if e["event"] == "stopped"][-1]
     assert stopped["reason"].startswith("decided after block") and stopped["blocks_run"] < 12
     assert "interim" in done.stderr
-    note = linked(root)["note"]
-    assert "Run sequentially" in note and "of at most 12 blocks" in note
+    result = linked(root)
+    assert "Run sequentially" in result["note"] and "of at most 12 blocks" in result["note"]
+    assert result["sequential"]["blocks_run"] == stopped["blocks_run"] == len(result["run"])
+    # The record's decision reads the confidence sequence, as the runner's last look did.
+    assert "output_throughput" in done.stdout and ": better" in done.stdout

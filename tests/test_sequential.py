@@ -68,3 +68,20 @@ def test_a_real_change_is_found() -> None:
     assert found / 500 > 0.95
     lower = look([math.log(0.9)] * 2 + [math.log(0.91)] * 8, alpha=0.05, min_effect=1.0, higher_is_better=False)
     assert lower.call == "better"  # a latency 9-10% lower is better
+
+
+def test_a_sequential_result_reads_the_sequence_not_the_fixed_t() -> None:
+    from generator.analysis.sequential import as_sequential
+    from generator.analysis.stats import compare
+
+    x = [104.0, 106.5, 103.0, 105.5, 107.0, 104.5]
+    b = [100.0, 101.0, 99.5, 100.5, 101.5, 100.0]
+    fixed = compare(x, b, higher_is_better=True, paired=True, alpha=0.05, min_effect=1.0)
+    seq = as_sequential(fixed, x, b)
+    d = np.log(np.array(x) / np.array(b))
+    r = radius(len(d), float(((d - d.mean()) ** 2).sum()), 0.05)
+    assert seq.ci_low_percent == pytest.approx(100 * math.expm1(d.mean() - r))
+    assert seq.ci_high_percent == pytest.approx(100 * math.expm1(d.mean() + r))
+    t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert seq.ci_low_percent < 100 * math.expm1(t.low) and seq.ci_high_percent > 100 * math.expm1(t.high)
+    assert seq.decision == "better" and seq.p_value is None

@@ -26,6 +26,7 @@ from generator.analysis.records import (
     SharedBlocker,
 )
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
+from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
@@ -196,6 +197,10 @@ def resolve(
             )
         )
         shown[name] = (tuple(samples(value)), tuple(samples(base)) if base is not None else ())
+        made = out[name]
+        if made is not None and result.sequential is not None and result.paired:
+            # Looked at after every block: the interval valid at every look, not the fixed-n t.
+            out[name] = as_sequential(made, *shown[name])
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
     return ResolvedResult(
         found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared

@@ -28,7 +28,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from generator.analysis.stats import Comparison
 
 RULE = "t confidence sequence (Lai 1976; Wang and Ramdas 2023), normal mixture tau = 1"
 TAU2 = 1.0
@@ -101,3 +104,39 @@ def look(diffs: Sequence[float], *, alpha: float, min_effect: float, higher_is_b
         elif g_high < 0:
             call = "worse"
     return Look(n, mean, low, high, call)
+
+
+def as_sequential(c: Comparison, values: Sequence[float], base: Sequence[float]) -> Comparison:
+    """A paired comparison read from the confidence sequence instead of the fixed-n t interval.
+
+    For a result `improvements run --until-decided` made: the number of blocks depended on the
+    looks, so only an interval valid at every look keeps the decision's error rate. Both bounds
+    (the one `better`/`worse` read and the one `no-change` reads) are the sequence's, which
+    holds the true change with probability 1 - alpha at any stopping time.
+    """
+    from dataclasses import replace
+
+    if c.scale != "ratio" or len(values) != len(base) or len(values) < 2 or min(*values, *base) <= 0:
+        return c
+    diffs = [math.log(x) - math.log(b) for x, b in zip(values, base, strict=True)]
+    lk = look(diffs, alpha=c.alpha, min_effect=c.min_effect, higher_is_better=c.higher_is_better)
+    low: float | None = None
+    high: float | None = None
+    unit: tuple[float | None, float | None] = (None, None)
+    if math.isfinite(lk.low):
+        low, high = 100 * math.expm1(lk.low), 100 * math.expm1(lk.high)
+        unit = (c.baseline_mean * math.expm1(lk.low), c.baseline_mean * math.expm1(lk.high))
+    return replace(
+        c,
+        ci_low=unit[0],
+        ci_high=unit[1],
+        ci_low_percent=low,
+        ci_high_percent=high,
+        eq_low_percent=low,
+        eq_high_percent=high,
+        p_value=None,
+        decision=lk.call,
+        reps_needed=None,
+        reps_over_cap=False,
+        reps_needed_min_effect=None,
+    )

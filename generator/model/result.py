@@ -206,6 +206,18 @@ class Provenance(Strict):
     note: str | None = None
 
 
+class SequentialDesign(Strict):
+    """How `improvements run --until-decided` made a result: its blocks were looked at after each
+    one, so the comparison reads the confidence sequence valid at every look, never the fixed-n t."""
+
+    rule: Literal["t-confidence-sequence"] = "t-confidence-sequence"
+    max_blocks: Count
+    blocks_run: Count
+    # Why it stopped, as the journal says ("decided after block 6", "planned blocks run").
+    stopped: NonEmpty | None = None
+    journal: NonEmpty | None = None
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -227,6 +239,8 @@ class Result(Strict):
     # The repetitions and the baseline's are matched by position (same prompts, same seed):
     # the comparison uses the paired differences, and both sides need the same n.
     paired: bool = False
+    # Made by `improvements run --until-decided`: how many blocks, under which rule.
+    sequential: SequentialDesign | None = None
     source: str | None = None
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.
@@ -261,6 +275,8 @@ class Result(Strict):
             )
         if self.baseline_from is not None and not self.metrics and self.run is None:
             raise ValueError("`baseline_from` is compared with `metrics`; give the result's `metrics`")
+        if self.sequential is not None and not self.paired:
+            raise ValueError("`sequential` reads paired blocks: it needs `paired: true`")
         ids = self.run_ids
         if len(set(ids)) != len(ids):
             raise ValueError("`run` names the same run twice; each repetition is a different run")

@@ -91,14 +91,21 @@ def results(
                 theirs += c
             if not mine:
                 continue
-            note = _note(plan, state, made, dropped, journal, root, len(mine) // max(1, len(theirs) and len(mine)))
             fields: dict[str, Any] = {
                 "label": result_label(plan, arm.name, load),
                 "run": mine if len(mine) > 1 else mine[0],
                 "baseline_run": theirs if len(theirs) > 1 else theirs[0],
                 "paired": len(mine) > 1,
-                "note": note,
             }
+            if plan.sequential is not None and len(mine) > 1:
+                fields["sequential"] = {
+                    "rule": "t-confidence-sequence",
+                    "max_blocks": plan.sequential.max_blocks,
+                    "blocks_run": len(made),
+                    "stopped": str((state.stopped or {}).get("reason", "not stopped")),
+                    "journal": rel(journal, root),
+                }
+            fields["note"] = _note(plan, state, made, dropped, journal, root)
             out.append((arm.variant, fields))
     return out
 
@@ -107,9 +114,7 @@ def _find(plan: Plan, block: int, load: int | None, arm: str) -> PlannedRun:
     return next(r for r in plan.runs if r.block == block and r.load == load and r.arm == arm)
 
 
-def _note(
-    plan: Plan, state: State, made: list[int], dropped: list[str], journal: Path, root: Path, _unused: int
-) -> str:
+def _note(plan: Plan, state: State, made: list[int], dropped: list[str], journal: Path, root: Path) -> str:
     cfg = plan.settings
     parts = [
         f"Run by `improvements run` (journal {rel(journal, root)}): {len(plan.arms)} arms in randomized "
@@ -154,7 +159,11 @@ def link_plan(
             set_key(container, "results", items, order)
         item = CommentedMap()
         for key, value in fields.items():
-            item[key] = CommentedSeq(value) if isinstance(value, list) else value
+            if isinstance(value, list):
+                value = CommentedSeq(value)
+            elif isinstance(value, dict):
+                value = CommentedMap(value)
+            item[key] = value
         at = next((i for i, x in enumerate(items) if isinstance(x, dict) and x.get("label") == fields["label"]), None)
         if at is None:
             items.append(item)
