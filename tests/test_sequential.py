@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -85,3 +86,46 @@ def test_a_sequential_result_reads_the_sequence_not_the_fixed_t() -> None:
     t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
     assert seq.ci_low_percent < 100 * math.expm1(t.low) and seq.ci_high_percent > 100 * math.expm1(t.high)
     assert seq.decision == "better" and seq.p_value is None
+
+
+RUN_GUIDE = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide" / "run.md").read_text().split())
+
+
+def _fixed_n(delta: float, sd: float) -> int:
+    """Blocks for 80% power of the two-sided paired t at 0.05 (the noncentral t, not the tool's code)."""
+    for n in range(2, 500):
+        df, nc = n - 1, delta / (sd / math.sqrt(n))
+        if 1 - stats.nct.cdf(stats.t.ppf(0.975, df), df, nc) >= 0.8:
+            return n
+    raise AssertionError
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "sd"), [(5, 0.03), (5, 0.05), (10, 0.05)])
+def test_the_guides_cost_table(change: int, sd: float) -> None:
+    delta = math.log1p(change / 100)
+    rng = np.random.default_rng(1)
+    stops = []
+    for _ in range(2000):
+        d = rng.normal(delta, sd, 60)
+        stop = next(
+            (k for k in range(2, 61) if look(list(d[:k]), alpha=0.05, min_effect=1.0, higher_is_better=True).settled),
+            60,
+        )
+        stops.append(stop)
+    s = np.array(stops)
+    row = (
+        f"| +{change}% | {round(sd * 100)}% | {_fixed_n(delta, sd)} blocks | {np.median(s):g} | "
+        f"{s.mean():.1f} | {np.percentile(s, 80):g} |"
+    )
+    assert row in RUN_GUIDE, row
+
+
+@pytest.mark.slow
+def test_the_guides_peeking_rate() -> None:
+    rng = np.random.default_rng(2)
+    false = 0
+    for _ in range(2000):
+        d = rng.normal(0, 1, 40)
+        false += any(stats.ttest_1samp(d[:k], 0).pvalue < 0.05 for k in range(2, 41))
+    assert f"calls {round(100 * false / 2000)}% of identical pairs" in RUN_GUIDE
