@@ -130,16 +130,22 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
         arms = [e["arm"] for e in starts if e["block"] == block]
         assert sorted(arms) == ["baseline", "faster"]
     assert [e["run"] for e in starts] == [f"c2-b{r['block']:02d}-{r['arm']}" for r in plan["runs"]]
-    # Interleaved: the arms alternate within blocks, checked from the journal's timestamps.
-    times = sorted((e["at"], e["arm"]) for e in starts)
-    assert len({a for _, a in times[:2]}) == 2
     result = linked(root)
     assert result["paired"] is True and len(result["run"]) == 4 and len(result["baseline_run"]) == 4
     runs = {
         rid: json.loads((root / "results" / "runs" / f"{rid}.json").read_text())
         for rid in result["run"] + result["baseline_run"]
     }
-    assert all(r["launch"].startswith(plan["id"]) and r["started"] for r in runs.values())
+    assert all(r["launch"].startswith(plan["id"]) for r in runs.values())
+    # Interleaved, read back from the runs' own start times: block by block, both arms in each.
+    by_time = sorted((r["started"], r["launch"].split("/")[1]) for r in runs.values())
+    blocks = [key.split("-")[1] for _, key in by_time]
+    assert blocks == sorted(blocks) == [f"b{b:02d}" for b in (1, 1, 2, 2, 3, 3, 4, 4)]
+    # Paired by block: the i-th run of each side comes from block i.
+    for i, (mine, theirs) in enumerate(zip(result["run"], result["baseline_run"], strict=True), 1):
+        assert runs[mine]["launch"].endswith(f"b{i:02d}-faster") and runs[theirs]["launch"].endswith(
+            f"b{i:02d}-baseline"
+        )
     assert "better" in done.stdout
     assert no_marked_process(plan["id"]) == []
 
@@ -310,3 +316,41 @@ def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     assert result["sequential"]["blocks_run"] == stopped["blocks_run"] == len(result["run"])
     # The record's decision reads the confidence sequence, as the runner's last look did.
     assert "output_throughput" in done.stdout and ": better" in done.stdout
+
+
+def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=True)
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["run"].update({"warmup": 1, "runs_per_launch": 2})
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2")
+    assert done.returncode == 0, done.stderr
+    events = journal_events(root)
+    assert sum(e["event"] == "warmup" and e["discarded"] for e in events) == 4
+    # One launch per run: each run's server started once, its two measured runs share the launch.
+    assert sum(e["event"] == "process" and e["role"] == "server" for e in events) == 4
+    result = linked(root)
+    assert len(result["run"]) == 4 and len(result["baseline_run"]) == 4
+    launches = [json.loads((root / "results" / "runs" / f"{rid}.json").read_text())["launch"] for rid in result["run"]]
+    assert len(set(launches)) == 2 and launches[0] == launches[1] and launches[2] == launches[3]
+    assert "sub-samples of one launch" in result["note"]
+
+
+def test_a_campaign_format_reads_the_output(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["import_formats"] = {
+        "engine-json": {
+            "metrics": {"output_throughput": "output_throughput"},
+            "settings": {"concurrency": "max_concurrency"},
+        }
+    }
+    data["run"]["format"] = "engine-json"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2")
+    assert done.returncode == 0, done.stderr
+    result = linked(root)
+    run = json.loads((root / "results" / "runs" / f"{result['run'][0]}.json").read_text())
+    assert run["format"] == "engine-json" and run["settings"]["max_concurrency"] == 2
