@@ -82,7 +82,7 @@ def command(
     under results/journal/; after a crash or `kill -9`, `--resume` finishes the plan. The runs are
     linked from the record paired by block, with the baseline arm's runs as the baseline.
     """
-    from generator.base.fsio import lock
+    from generator.base.fsio import edit_lock_now
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
     from generator.runner import session
@@ -99,9 +99,9 @@ def command(
         plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
         sys.stdout.write(dry_run_text(plan, repo))
         return
-    (repo / "results" / "journal").mkdir(parents=True, exist_ok=True)
     try:
-        with lock(repo / "results" / "journal" / f".{rec.slug}.lock", timeout=0):
+        # One runner of a record at a time: a second would start the same arms beside the first.
+        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run"):
             _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume)
     except TimeoutError:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
@@ -140,8 +140,9 @@ def _run(
         sys.exit(130)
     if outcome.failed and not keep_going:
         raise CommandError(
-            f"run {outcome.failed[-1]} failed (see {journal.path.relative_to(repo)}); nothing linked. "
-            f"Fix it, then `improvements run {rec.slug} --resume`, or add --keep-going"
+            f"run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); nothing "
+            f"linked. `improvements run {rec.slug} --resume` runs it again (the plan as it was made), "
+            "or run again with --keep-going"
         )
     state = read(journal.path)
     labels = _link(repo, rec.slug, state, journal)

@@ -252,8 +252,9 @@ class Runner:
         for name, data in record.items():
             low, high = data["low_percent"], data["high_percent"]
             bounds = f"{low:+.2f}% to {high:+.2f}%" if low is not None else "no bounds yet"
+            which = "interim" if run is not None else "final"
             self.say(
-                f"interim after block {previous}: {name} {data['change_percent']:+.2f}% "
+                f"{which} look after block {previous}: {name} {data['change_percent']:+.2f}% "
                 f"(confidence sequence {bounds}), {data['call']}"
             )
         if all(lk.settled for lk in looks.values()):

@@ -106,6 +106,8 @@ def provenance(project: Project) -> dict[str, Any]:
         out["improvements"] = version("improvements")
     except PackageNotFoundError:
         out["improvements"] = "unknown"
+    # What the runner adds to every process's environment (the arms' own is in their commands).
+    out["environment_set"] = {"IMPROVEMENTS_RUN": "<plan id>/<run>/<attempt>: finds what a killed runner left"}
     out["git_commit"] = _output(["git", "-C", str(root), "rev-parse", "HEAD"])
     status = _output(["git", "-C", str(root), "status", "--porcelain"])
     out["git_dirty"] = bool(status) if status is not None else None
