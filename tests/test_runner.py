@@ -316,6 +316,13 @@ def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     assert result["sequential"]["blocks_run"] == stopped["blocks_run"] == len(result["run"])
     # The record's decision reads the confidence sequence, as the runner's last look did.
     assert "output_throughput" in done.stdout and ": better" in done.stdout
+    # The record's page says so, and `check` finds nothing wrong with what the runner wrote.
+    assert run_cli("check", "--root", str(root)).returncode == 0
+    built = run_cli("build", "--root", str(root))
+    assert built.returncode == 0, built.stderr
+    page = next(p for p in (root / "docs").rglob("*.md") if "01" in p.name and "faster" in p.name).read_text()
+    assert "Run sequentially" in " ".join(page.split())
+    assert "**better** (sequential: an interval valid at every look)" in page
 
 
 def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:

@@ -77,6 +77,7 @@ def test_variants_are_arms_and_builds_on_is_the_baseline(tmp_path: Path) -> None
     assert text.count("echo prepared") == 9
     # Every block holds each arm once; the order differs between blocks for this seed.
     blocks = [line for line in text.splitlines() if line.startswith("# run ")]
+    assert [b.split(":")[0] for b in blocks] == [f"# run {i} of 9" for i in range(1, 10)]
     orders = [[b.split("arm ")[1].split(",")[0] for b in blocks[i : i + 3]] for i in range(0, 9, 3)]
     assert all(sorted(o) == ["baseline", "size-2", "size-4"] for o in orders)
     assert len({tuple(o) for o in orders}) > 1

@@ -85,7 +85,7 @@ def test_a_sequential_result_reads_the_sequence_not_the_fixed_t() -> None:
     assert seq.ci_high_percent == pytest.approx(100 * math.expm1(d.mean() + r))
     t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
     assert seq.ci_low_percent < 100 * math.expm1(t.low) and seq.ci_high_percent > 100 * math.expm1(t.high)
-    assert seq.decision == "better" and seq.p_value is None
+    assert seq.decision == "better" and seq.p_value is None and seq.test == "sequence"
 
 
 RUN_GUIDE = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide" / "run.md").read_text().split())

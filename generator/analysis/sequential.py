@@ -135,6 +135,7 @@ def as_sequential(c: Comparison, values: Sequence[float], base: Sequence[float])
         eq_low_percent=low,
         eq_high_percent=high,
         p_value=None,
+        test="sequence",
         decision=lk.call,
         reps_needed=None,
         reps_over_cap=False,

@@ -170,7 +170,8 @@ def draw_runs(
             for i in range(len(order) - 1, 0, -1):
                 j = int(rng.random() * (i + 1))
                 order[i], order[j] = order[j], order[i]
-            out += [PlannedRun(len(out) + 1, block, load, name, seed + block) for name in order]
+            for name in order:
+                out.append(PlannedRun(len(out) + 1, block, load, name, seed + block))
     return out
 
 
