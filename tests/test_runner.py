@@ -361,3 +361,21 @@ def test_a_campaign_format_reads_the_output(tmp_path: Path) -> None:
     result = linked(root)
     run = json.loads((root / "results" / "runs" / f"{result['run'][0]}.json").read_text())
     assert run["format"] == "engine-json" and run["settings"]["max_concurrency"] == 2
+
+
+def test_each_variant_is_an_arm_linked_under_its_variant(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    (root / "improvements" / "01-faster.yaml").write_text(
+        "title: Faster engine\ntier: 1\nstatus: in-progress\nhypothesis: More speed.\nvariants:\n"
+        "  - label: Speed 400\n    outcome: rejected\n    change:\n      flags:\n        - flag: --speed\n"
+        "          value: '400'\n  - label: Speed 800\n    outcome: retained\n    change:\n      flags:\n"
+        "        - flag: --speed\n          value: '800'\n  - label: probe\n    outcome: diagnostic\n"
+    )
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--load", "2", "--load", "3")
+    assert done.returncode == 0, done.stderr
+    data = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())
+    v400, v800, probe = data["variants"]
+    assert [len(r["run"]) for r in v400["results"] + v800["results"]] == [2, 2, 2, 2]
+    assert "results" not in probe
+    assert sum(e["event"] == "end" for e in journal_events(root)) == 12  # 3 arms x 2 loads x 2 blocks
+    assert run_cli("check", "--root", str(root)).returncode == 0

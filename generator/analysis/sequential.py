@@ -88,8 +88,8 @@ def look(diffs: Sequence[float], *, alpha: float, min_effect: float, higher_is_b
     `min_effect` is in percent, as in the campaign's `decision`.
     """
     n = len(diffs)
-    mean = sum(diffs) / n if n else 0.0
-    ss = sum((d - mean) ** 2 for d in diffs)
+    mean = sum(diffs) / n if n else math.nan
+    ss = sum((d - mean) ** 2 for d in diffs) if n else 0.0
     r = radius(n, ss, alpha)
     low, high = mean - r, mean + r
     sign = 1.0 if higher_is_better else -1.0

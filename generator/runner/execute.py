@@ -253,9 +253,10 @@ class Runner:
             low, high = data["low_percent"], data["high_percent"]
             bounds = f"{low:+.2f}% to {high:+.2f}%" if low is not None else "no bounds yet"
             which = "interim" if run is not None else "final"
+            change = data["change_percent"]
+            seen = f"{change:+.2f}%" if change is not None else "no complete block"
             self.say(
-                f"{which} look after block {previous}: {name} {data['change_percent']:+.2f}% "
-                f"(confidence sequence {bounds}), {data['call']}"
+                f"{which} look after block {previous}: {name} {seen} (confidence sequence {bounds}), {data['call']}"
             )
         if all(lk.settled for lk in looks.values()):
             outcome.stopped = f"decided after block {previous}"
@@ -284,31 +285,33 @@ class _Stop(Exception):
 
 
 def interim_looks(plan: Plan, state: State, metric_of: Callable[[str], list[float]]) -> dict[str, Look]:
-    """Each arm against the baseline arm, over the blocks complete on both sides (one load: the first)."""
+    """Each arm against the baseline arm at each load, over the blocks complete on both sides.
+
+    Every arm and load has a look, with too few blocks an inconclusive one: the plan stops only
+    when all of them are settled, never because an arm that keeps failing has no numbers.
+    """
     import math
 
     seq = plan.sequential
     assert seq is not None
     base = next(a.name for a in plan.arms if a.role == "baseline")
-    load = plan.loads[0]
     blocks = sorted({r.block for r in plan.runs})
+    by_place = {(r.block, r.load, r.arm): r for r in plan.runs}
     out: dict[str, Look] = {}
     for arm in (a for a in plan.arms if a.role != "baseline"):
-        diffs: list[float] = []
-        for b in blocks:
-            mine = [r for r in plan.runs if r.block == b and r.load == load and r.arm == arm.name]
-            theirs = [r for r in plan.runs if r.block == b and r.load == load and r.arm == base]
-            if not mine or not theirs or mine[0].key not in state.done or theirs[0].key not in state.done:
-                continue
-            x, y = metric_of(mine[0].key), metric_of(theirs[0].key)
-            if not x or not y or min(x) <= 0 or min(y) <= 0:
-                continue
-            # A launch's sub-samples are one observation: its mean of logs.
-            diffs.append(sum(map(math.log, x)) / len(x) - sum(map(math.log, y)) / len(y))
-        if len(diffs) >= 2:
-            out[arm.name] = look(
-                diffs, alpha=seq.alpha, min_effect=seq.min_effect, higher_is_better=seq.higher_is_better
-            )
+        for load in plan.loads:
+            diffs: list[float] = []
+            for b in blocks:
+                mine, theirs = by_place.get((b, load, arm.name)), by_place.get((b, load, base))
+                if mine is None or theirs is None or mine.key not in state.done or theirs.key not in state.done:
+                    continue
+                x, y = metric_of(mine.key), metric_of(theirs.key)
+                if not x or not y or min(x) <= 0 or min(y) <= 0:
+                    continue
+                # A launch's sub-samples are one observation: its mean of logs.
+                diffs.append(sum(map(math.log, x)) / len(x) - sum(map(math.log, y)) / len(y))
+            name = arm.name if len(plan.loads) == 1 else f"{arm.name} at load {load}"
+            out[name] = look(diffs, alpha=seq.alpha, min_effect=seq.min_effect, higher_is_better=seq.higher_is_better)
     return out
 
 
@@ -318,4 +321,5 @@ def _look_json(lk: Look) -> dict[str, Any]:
     mid, low, high = lk.percent()
     # Too few blocks for the sequence to exclude anything yet: no bounds (JSON has no infinity).
     low_, high_ = (low, high) if math.isfinite(low) and math.isfinite(high) else (None, None)
-    return {"blocks": lk.n, "change_percent": mid, "low_percent": low_, "high_percent": high_, "call": lk.call}
+    change = mid if math.isfinite(mid) else None
+    return {"blocks": lk.n, "change_percent": change, "low_percent": low_, "high_percent": high_, "call": lk.call}
