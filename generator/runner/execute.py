@@ -76,6 +76,9 @@ class Runner:
         old = {sig: signal.getsignal(sig) for sig in (signal.SIGINT, signal.SIGTERM)}
 
         def interrupt(signum: int, _frame: object) -> None:
+            # A second Ctrl-C must not cut the cleanup short: ignored until the groups are stopped.
+            for sig in old:
+                signal.signal(sig, signal.SIG_IGN)
             raise Interrupted(signal.Signals(signum).name)
 
         for sig in old:
