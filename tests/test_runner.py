@@ -56,6 +56,7 @@ def make_campaign(
             "format": "vllm-bench-serve",
             "stop_grace_s": 2,
             "loads": [2],
+            "versions": {"python-major": f"{PY} -c 'import sys; print(sys.version_info[0])'"},
         }
         command = serve
     else:
@@ -122,7 +123,12 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
     assert done.returncode == 0, done.stderr + done.stdout
     events = journal_events(root)
     plan = events[0]["plan"]
+    provenance = events[0]["provenance"]
+    assert provenance["host"] and "git_commit" in provenance and "IMPROVEMENTS_RUN" in provenance["environment_set"]
+    if server:
+        assert provenance["versions"] == {"python-major": "3"}
     ends = [e for e in events if e["event"] == "end"]
+    assert all(len(e["outputs"][0]["sha256"]) == 64 and e["exit"] == 0 for e in ends)
     assert len(ends) == 8 and all(e["state"] == "done" for e in ends)
     # Randomized complete blocks: every block holds each arm once, in the recorded order.
     starts = [e for e in events if e["event"] == "start"]

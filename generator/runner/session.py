@@ -90,11 +90,12 @@ def new_plan(
     )
 
 
+NVIDIA_FIELDS = "index,name,uuid,driver_version,vbios_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit"
+
+
 def provenance(project: Project) -> dict[str, Any]:
     """Where the plan runs: host, platform, the campaign's git commit, the GPUs, the versions asked for."""
     from importlib.metadata import PackageNotFoundError, version
-
-    from generator import __name__ as _pkg  # noqa: F401 - the package is importable, its version below
 
     root = project.root
     out: dict[str, Any] = {
@@ -112,13 +113,12 @@ def provenance(project: Project) -> dict[str, Any]:
     status = _output(["git", "-C", str(root), "status", "--porcelain"])
     out["git_dirty"] = bool(status) if status is not None else None
     if shutil.which("nvidia-smi"):
-        out["nvidia_smi"] = _output(
-            [
-                "nvidia-smi",
-                "--query-gpu=index,name,uuid,driver_version,memory.total,clocks.max.sm,power.limit",
-                "--format=csv",
-            ]
-        )
+        # An older driver refuses a field it does not know: then the fields every driver has.
+        for fields in (NVIDIA_FIELDS, "index,name,uuid,driver_version,memory.total"):
+            found = _output(["nvidia-smi", f"--query-gpu={fields}", "--format=csv"])
+            if found is not None:
+                out["nvidia_smi"] = found
+                break
     cfg = project.campaign.run
     for name, command in cfg.versions.items() if cfg is not None else ():
         out.setdefault("versions", {})[name] = _output([shutil.which("bash") or "/bin/sh", "-c", command], cwd=root)
