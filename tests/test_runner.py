@@ -307,6 +307,21 @@ def test_dry_run_prints_commands_that_run_as_printed(tmp_path: Path) -> None:
     assert ran == printed
 
 
+def test_server_mode_dry_run_names_each_process_the_runner_starts(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=True)
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["run"]["warmup"] = 1
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    script = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--seed", "9", "--dry-run").stdout
+    assert "# warm-up 1, discarded" in script and "SIGKILL after 2 s" in script
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--seed", "9")
+    assert done.returncode == 0, done.stderr
+    ran = [e["command"] for e in journal_events(root) if e["event"] == "process"]
+    printed = [line for line in script.splitlines() if line and not line.startswith(("#", "mkdir"))]
+    assert ran == printed and len(ran) == 12  # per run: the server, a warm-up, the benchmark
+
+
 def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=False, speed="--speed 800")
     done = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "12")
