@@ -273,17 +273,17 @@ def test_failures_are_recorded_with_their_log(
 
 
 def test_keep_going_names_the_dropped_block(tmp_path: Path) -> None:
-    # The arm's launch crashes (its --speed value makes the server fail), the baseline's runs.
-    root = make_campaign(tmp_path / "c", server=True, speed="--speed 400 --crash", ready_timeout=5)
-    text = (root / "improvements" / "01-faster.yaml").read_text().replace("'400 --crash'", "'400'")
-    text += "    - flag: --crash\n"
-    (root / "improvements" / "01-faster.yaml").write_text(text)
-    done = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--keep-going")
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --block {block} --arm {arm} --fail-in 2:faster")
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "3", "--keep-going")
     assert done.returncode == 0, done.stderr
-    # No block is complete: nothing to pair, so no result; the journal has every failure.
     events = journal_events(root)
-    assert sum(e["event"] == "end" and e["state"] == "failed" for e in events) == 2
-    assert sum(e["event"] == "end" and e["state"] == "done" for e in events) == 2
+    (failed,) = [e for e in events if e["event"] == "end" and e["state"] == "failed"]
+    assert failed["run"] == "c2-b02-faster" and "failing on purpose" in failed["tail"]
+    # Block 2 is left out of both sides, and the note says which block and why: never silently.
+    result = linked(root)
+    assert len(result["run"]) == len(result["baseline_run"]) == 2
+    assert "Left out of both sides: block 2 (faster failed: `bench` exited with status 2)" in result["note"]
+    assert no_marked_process(events[0]["plan"]["id"]) == []
 
 
 def test_dry_run_prints_commands_that_run_as_printed(tmp_path: Path) -> None:

@@ -55,11 +55,14 @@ def main() -> None:
     ap.add_argument("--hang", action="store_true")
     ap.add_argument("--fail", action="store_true")
     ap.add_argument("--garbage", action="store_true")
+    ap.add_argument("--fail-in", default="", help="BLOCK:ARM: fail only in that block, for that arm")
+    ap.add_argument("--block", default="")
+    ap.add_argument("--arm", default="")
     args = ap.parse_args()
     if args.hang:
         print("bench: hanging", flush=True)
         time.sleep(3600)
-    if args.fail:
+    if args.fail or (args.fail_in and args.fail_in == f"{args.block}:{args.arm}"):
         print("bench: failing on purpose", flush=True)
         sys.exit(2)
     with open(args.output, "w") as fh:
