@@ -400,3 +400,34 @@ def test_each_variant_is_an_arm_linked_under_its_variant(tmp_path: Path) -> None
     assert "results" not in probe
     assert sum(e["event"] == "end" for e in journal_events(root)) == 12  # 3 arms x 2 loads x 2 blocks
     assert run_cli("check", "--root", str(root)).returncode == 0
+
+
+def test_progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere(tmp_path: Path) -> None:
+    import pty
+
+    root = make_campaign(tmp_path / "c", server=False)
+    plain = run_cli("run", "faster", "--root", str(root), "--blocks", "1")
+    assert plain.returncode == 0, plain.stderr
+    assert "run 1 of 2: block 1, arm " in plain.stderr and "\x1b[K" not in plain.stderr
+    root2 = make_campaign(tmp_path / "d", server=False)
+    parent, child = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "generator", "run", "faster", "--root", str(root2), "--blocks", "1"],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=child,
+    )
+    os.close(child)
+    seen = b""
+    while True:
+        try:
+            chunk = os.read(parent, 4096)
+        except OSError:  # the terminal's other end closed: the runner has exited
+            break
+        if not chunk:
+            break
+        seen += chunk
+    proc.wait(timeout=60)
+    os.close(parent)
+    assert proc.returncode == 0
+    assert b"\r\x1b[K[" in seen and b"run 2 of 2" in seen

@@ -129,10 +129,13 @@ def _run(
         plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
         journal = session.start_journal(project, plan)
         state = State(plan, [])
-    runner = Runner(repo, state, journal, session.parser(project), keep_going=keep_going, progress=_progress())
+    runner = Runner(
+        repo, state, journal, session.parser(project), keep_going=keep_going, progress=_progress(), say=_say
+    )
     sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
     try:
         outcome = runner.execute()
+        _say("")
     except Interrupted as why:
         sys.stderr.write(
             f"\nstopped by {why}: every process it started is stopped; `improvements run {rec.slug} --resume` goes on\n"
@@ -199,6 +202,15 @@ def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> None:
     for look in outcome.looks[-1:]:
         for arm, data in look.items():
             sys.stdout.write(f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks\n")
+
+
+def _say(text: str) -> None:
+    """A line of its own: on a terminal the progress line is cleared first (an empty text just clears it)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    if text:
+        sys.stderr.write(text + "\n")
+    sys.stderr.flush()
 
 
 def _progress() -> Callable[[int, int, PlannedRun, float | None], None]:
