@@ -119,3 +119,26 @@ def test_a_record_without_a_change_has_no_arm_to_run(tmp_path: Path) -> None:
     root = campaign(tmp_path / "c", {"01-x.yaml": BASE})
     done = run_cli("run", "x", "--root", str(root), "--dry-run")
     assert done.returncode == 2 and "records no `change`" in done.stderr
+
+
+def test_the_baseline_arm_is_what_stack_prints(tmp_path: Path) -> None:
+    server = {
+        "bench": {"command": "client --out {output} --concurrency {load}"},
+        "ready": {"url": "http://127.0.0.1:8000/health"},
+        "format": "vllm-bench-serve",
+    }
+    graphs = (
+        BASE.replace("in-progress", "adopted")
+        + "verdict: v\nresults:\n  - label: r\n    metrics: {output_throughput: 1}\n"
+        "    baseline: {output_throughput: 1}\nchange:\n  before: ['echo prepared']\n  env: {B: 'x y'}\n"
+        "  flags:\n    - flag: --graphs\n"
+    )
+    on_top = BASE + "builds_on: [graphs]\nchange:\n  flags:\n    - flag: --size\n      value: '4'\n"
+    root = campaign(tmp_path / "c", {"01-graphs.yaml": graphs, "02-size.yaml": on_top}, run=server)
+    stack = run_cli("stack", "--root", str(root), "--format", "command")
+    assert stack.returncode == 0, stack.stderr
+    text = dry(root, "size", "--blocks", "1", "--seed", "0")
+    lines = text.splitlines()
+    at = lines.index(next(line for line in lines if line.startswith("# run ") and "arm baseline" in line))
+    # The `before:` step, then the launch: the very lines `stack --format command` prints.
+    assert [lines[at + 1], lines[at + 3]] == stack.stdout.splitlines()

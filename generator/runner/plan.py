@@ -47,7 +47,7 @@ class Arm:
         """`{command}`: the launch as words one program can run, the environment through env(1)."""
         if not self.env:
             return words(self.tokens)
-        return " ".join(["env", *(quote(f"{n}={v}") for n, v in self.env), words(self.tokens)])
+        return " ".join(["env", *(assignment(n, v) for n, v in self.env), words(self.tokens)])
 
 
 @dataclass(frozen=True)
