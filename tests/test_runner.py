@@ -431,3 +431,21 @@ def test_progress_is_a_bar_on_a_terminal_and_plain_lines_elsewhere(tmp_path: Pat
     os.close(parent)
     assert proc.returncode == 0
     assert b"\r\x1b[K[" in seen and b"run 2 of 2" in seen
+
+
+def test_resume_of_a_finished_plan_runs_nothing_and_links_the_same(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    assert run_cli("run", "faster", "--root", str(root), "--blocks", "2").returncode == 0
+    record = (root / "improvements" / "01-faster.yaml").read_bytes()
+    runs = sorted(p.name for p in (root / "results" / "runs").iterdir())
+    again = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert again.returncode == 0, again.stderr
+    assert sum(e["event"] == "start" for e in journal_events(root)) == 4
+    assert (root / "improvements" / "01-faster.yaml").read_bytes() == record
+    assert sorted(p.name for p in (root / "results" / "runs").iterdir()) == runs
+
+
+def test_resume_without_a_journal_says_so(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    done = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert done.returncode == 2 and "no journal of `faster`" in done.stderr

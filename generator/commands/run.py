@@ -130,7 +130,13 @@ def _run(
         journal = session.start_journal(project, plan)
         state = State(plan, [])
     runner = Runner(
-        repo, state, journal, session.parser(project), keep_going=keep_going, progress=_progress(), say=_say
+        repo,
+        state,
+        journal,
+        session.parser(project, state.plan.settings.format),
+        keep_going=keep_going,
+        progress=_progress(),
+        say=_say,
     )
     sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
     try:
@@ -173,7 +179,7 @@ def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
     target = repo / state.plan.record
     with edit_lock(repo, target):
         project = require_project(repo)
-        runs = parsed_outputs(repo, state, session.parser(project))
+        runs = parsed_outputs(repo, state, session.parser(project, state.plan.settings.format))
         text, labels = link_plan(project, target, state.plan, state, runs, journal.path)
         parsed = [p for files in runs.values() for p in files]
         session.check_edit(project, target, text, [r for p in parsed for r in p.runs])

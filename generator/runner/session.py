@@ -23,19 +23,20 @@ from generator.runner.plan import Plan, Sequential, draw_runs
 from generator.runner.processes import stop_leftovers
 
 
-def parser(project: Project) -> Parse:
-    """How the campaign's `run.format` is read: the built-in importers, or its `import_formats` mapping."""
+def parser(project: Project, fmt: str) -> Parse:
+    """How the plan's format is read: the built-in importers, or the campaign's `import_formats` mapping.
+
+    The format is the plan's (`run.format` when it was made), so a resume reads what it wrote.
+    """
     from generator.model.record import BUILTIN_FORMATS
     from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
 
-    cfg = project.campaign.run
-    assert cfg is not None
-    if cfg.format in BUILTIN_FORMATS:
+    if fmt in BUILTIN_FORMATS:
         return parse_file
     from generator.authoring.link_runs import campaign_mapping
 
-    mapping = campaign_mapping(project, cfg.format)
+    mapping = campaign_mapping(project, fmt)
     return lambda path, shown: parse_mapped(path, shown, mapping)
 
 
