@@ -118,7 +118,8 @@ def no_marked_process(plan_id: str) -> list[int]:
 
 @pytest.mark.parametrize("server", [False, True])
 def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) -> None:
-    root = make_campaign(tmp_path / "c", server=server)
+    # Ten times the speed: the decision stands however busy the machine is.
+    root = make_campaign(tmp_path / "c", server=server, speed="--speed 2000")
     done = run_cli("run", "faster", "--root", str(root), "--blocks", "4", "--seed", "7")
     assert done.returncode == 0, done.stderr + done.stdout
     events = journal_events(root)
@@ -258,7 +259,8 @@ def test_failures_are_recorded_with_their_log(
         engine_extra=engine_extra,
         bench_extra=bench_extra,
         timeout=1 if "hang" in bench_extra else 30,
-        ready_timeout=1,
+        # Short only where readiness is what fails: a loaded machine may start a server slowly.
+        ready_timeout=1 if "never-ready" in engine_extra else 30,
     )
     done = run_cli("run", "faster", "--root", str(root), "--blocks", "2")
     assert done.returncode == 1, done.stderr
@@ -323,7 +325,7 @@ def test_server_mode_dry_run_names_each_process_the_runner_starts(tmp_path: Path
 
 
 def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
-    root = make_campaign(tmp_path / "c", server=False, speed="--speed 800")
+    root = make_campaign(tmp_path / "c", server=False, speed="--speed 2000")
     done = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "12")
     assert done.returncode == 0, done.stderr
     events = journal_events(root)

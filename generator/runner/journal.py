@@ -111,6 +111,6 @@ def latest(root: Path, slug: str) -> Path | None:
     """The newest journal of `slug` (plan ids sort by time)."""
     folder = root / JOURNAL_DIR
     # Only this slug's: `foo-bar-<id>` is not a plan of `foo`.
-    mine = re.compile(re.escape(slug) + r"-[0-9]{8}T[0-9]{6}Z\.jsonl")
+    mine = re.compile(re.escape(slug) + r"-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.jsonl")
     found = sorted(p for p in folder.glob("*.jsonl") if mine.fullmatch(p.name)) if folder.is_dir() else []
     return found[-1] if found else None

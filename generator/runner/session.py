@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import platform
+import secrets
 import shutil
 import socket
 import subprocess
@@ -73,7 +74,9 @@ def new_plan(
         higher = known.higher_is_better
         sequential = Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
         planned = max_blocks
-    plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    # The time sorts the plans; the random part keeps two plans started in one second apart (their
+    # processes' marker too, which a resume uses to stop what a killed runner left).
+    plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
     runs = draw_runs(arms, planned, chosen, seed)
     return Plan(
         id=plan_id,
@@ -137,7 +140,7 @@ def _output(argv: list[str], cwd: Path | None = None) -> str | None:
 def start_journal(project: Project, plan: Plan) -> Journal:
     path = journal_path(project.root, plan.slug, plan.id)
     if path.exists():
-        raise CommandError(f"{rel(path, project.root)} exists already: plans started in the same second; try again")
+        raise CommandError(f"{rel(path, project.root)} exists already; run again for a plan of its own")
     journal = Journal(path)
     journal.append("plan", plan=plan.to_json(), provenance=provenance(project))
     return journal
