@@ -104,15 +104,29 @@ def _fixed_n(delta: float, sd: float) -> int:
 @pytest.mark.parametrize(("change", "sd"), [(5, 0.03), (5, 0.05), (10, 0.05)])
 def test_the_guides_cost_table(change: int, sd: float) -> None:
     delta = math.log1p(change / 100)
-    rng = np.random.default_rng(1)
-    stops = []
-    for _ in range(2000):
-        d = rng.normal(delta, sd, 60)
-        stop = next(
-            (k for k in range(2, 61) if look(list(d[:k]), alpha=0.05, min_effect=1.0, higher_is_better=True).settled),
-            60,
-        )
-        stops.append(stop)
+    d = np.random.default_rng(1).normal(delta, sd, (2000, 60))
+    # The rule recomputed with arrays, from the closed form (not the tool's code): the radius
+    # after k blocks, and the first k whose interval settles `better`, `worse` or `no-change`.
+    k = np.arange(1, 61)
+    mean = d.cumsum(axis=1) / k
+    ss = (d**2).cumsum(axis=1) - k * mean**2
+    c = (1 - (0.05**2 / (1 + k)) ** (1 / k)) * (1 + k)  # tau = 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(c < k, np.sqrt(c * ss / (k * (k - c))), np.inf)
+    thr = math.log1p(0.01)
+    low, high = mean - r, mean + r
+    settled = np.isfinite(r) & ((low > 0) | (high < 0) | ((low >= -thr) & (high <= thr)))
+    settled[:, 0] = False
+    stops = np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, 60)
+
+    # The tool's rule agrees on every simulated path it is asked about.
+    def settles(i: int, n: int) -> bool:
+        return look(list(d[i, :n]), alpha=0.05, min_effect=1.0, higher_is_better=True).settled
+
+    # The tool's rule stops at the same block on the paths it is asked about.
+    for i in range(0, 2000, 97):
+        n = int(stops[i])
+        assert settles(i, n) == bool(settled[i].any()) and not settles(i, n - 1)
     s = np.array(stops)
     row = (
         f"| +{change}% | {round(sd * 100)}% | {_fixed_n(delta, sd)} blocks | {np.median(s):g} | "
@@ -123,9 +137,13 @@ def test_the_guides_cost_table(change: int, sd: float) -> None:
 
 @pytest.mark.slow
 def test_the_guides_peeking_rate() -> None:
-    rng = np.random.default_rng(2)
-    false = 0
-    for _ in range(2000):
-        d = rng.normal(0, 1, 40)
-        false += any(stats.ttest_1samp(d[:k], 0).pvalue < 0.05 for k in range(2, 41))
+    # A t test after every block, stopping at the first p < 0.05 (the t statistic from running sums).
+    d = np.random.default_rng(2).normal(0, 1, (2000, 40))
+    k = np.arange(1, 41)
+    mean = d.cumsum(axis=1) / k
+    var = ((d**2).cumsum(axis=1) - k * mean**2)[:, 1:] / (k[1:] - 1)
+    t = mean[:, 1:] / np.sqrt(var / k[1:])
+    p = 2 * stats.t.sf(np.abs(t), k[1:] - 1)
+    assert p[0, 5] == pytest.approx(stats.ttest_1samp(d[0, :7], 0).pvalue)
+    false = int((p < 0.05).any(axis=1).sum())
     assert f"calls {round(100 * false / 2000)}% of identical pairs" in RUN_GUIDE
