@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.analysis.sequential import Look, look
-from generator.runner.journal import Journal, State, now
+from generator.runner.journal import Journal, State, now, sync_dir
 from generator.runner.plan import Plan, PlannedRun
 from generator.runner.processes import MARKER, Group, Started, tail, wait_bench, wait_ready
 
@@ -195,7 +195,14 @@ class Runner:
         outputs = []
         for s, out in enumerate(tmp, 1):
             final = self.root / self.plan.output_final(run, sub=s)
+            # On disk before the journal says `done`: the benchmark may not have synced what it wrote.
+            fd = os.open(self.root / out, os.O_RDONLY)
+            try:
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.replace(self.root / out, final)
+            sync_dir(final.parent)
             digest = hashlib.sha256(final.read_bytes()).hexdigest()
             outputs.append({"path": self.plan.output_final(run, sub=s), "sha256": digest})
         return outputs

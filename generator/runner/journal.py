@@ -21,7 +21,7 @@ from typing import Any
 
 from generator.runner.plan import JOURNAL_DIR, Plan
 
-__all__ = ["JOURNAL_DIR", "Journal", "State", "journal_path", "latest", "now", "read"]
+__all__ = ["JOURNAL_DIR", "Journal", "State", "journal_path", "latest", "now", "read", "sync_dir"]
 
 
 def now() -> str:
@@ -43,6 +43,7 @@ class Journal:
         line = {"event": event, "at": now(), **data}
         text = json.dumps(line, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists()
         fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             # One write of a whole line: O_APPEND puts it after every earlier one.
@@ -50,7 +51,23 @@ class Journal:
             os.fsync(fd)
         finally:
             os.close(fd)
+        if new:
+            sync_dir(self.path.parent)  # the new file's name survives a power cut too
         return line
+
+
+def sync_dir(folder: Path) -> None:
+    """fsync a folder, so the names created or moved in it are on disk (POSIX; elsewhere nothing)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
 
 
 @dataclass
