@@ -362,8 +362,11 @@ def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:
     assert sum(e["event"] == "process" and e["role"] == "server" for e in events) == 4
     result = linked(root)
     assert len(result["run"]) == 4 and len(result["baseline_run"]) == 4
-    launches = [json.loads((root / "results" / "runs" / f"{rid}.json").read_text())["launch"] for rid in result["run"]]
+    stored = [json.loads((root / "results" / "runs" / f"{rid}.json").read_text()) for rid in result["run"]]
+    launches = [r["launch"] for r in stored]
     assert len(set(launches)) == 2 and launches[0] == launches[1] and launches[2] == launches[3]
+    # Each sub-sample's own start, one after the other within the launch.
+    assert stored[0]["started"] < stored[1]["started"] and stored[2]["started"] < stored[3]["started"]
     assert "sub-samples of one launch" in result["note"]
 
 

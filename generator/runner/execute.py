@@ -184,7 +184,9 @@ class Runner:
                     (self.root / out).unlink()
             subs = cfg.runs_per_launch if cfg.ready is not None else 1
             tmp = [self.plan.output_tmp(run, attempt, sub=s) for s in range(1, subs + 1)]
+            began: list[str] = []
             for s, out in enumerate(tmp, 1):
+                began.append(now())  # when this measured run began: its `started`
                 log = self._bench(
                     run, attempt, f"bench{s}" if subs > 1 else "bench", self.plan.bench_line(run, out), server
                 )
@@ -204,7 +206,7 @@ class Runner:
             os.replace(self.root / out, final)
             sync_dir(final.parent)
             digest = hashlib.sha256(final.read_bytes()).hexdigest()
-            outputs.append({"path": self.plan.output_final(run, sub=s), "sha256": digest})
+            outputs.append({"path": self.plan.output_final(run, sub=s), "sha256": digest, "started": began[s - 1]})
         return outputs
 
     def _bench(self, run: PlannedRun, attempt: int, role: str, line: str, server: Started | None) -> Path:

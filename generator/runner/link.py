@@ -42,7 +42,7 @@ def parsed_outputs(root: Path, state: State, parse: Parse) -> dict[str, list[Par
                 prefix = re.sub(r"-[0-9a-f]{10}$", "", r.id)
                 r.id = run_id(prefix, r.format, [r.id, plan.id, run.key, output["path"], i])
                 r.launch = f"{plan.id}/{run.key}"
-                r.started = str(end.get("started") or end["at"])
+                r.started = str(output.get("started") or end.get("started") or end["at"])
             attach_sources(parsed)
             files.append(parsed)
         out[run.key] = files
