@@ -285,6 +285,11 @@ def test_keep_going_names_the_dropped_block(tmp_path: Path) -> None:
     result = linked(root)
     assert len(result["run"]) == len(result["baseline_run"]) == 2
     assert "Left out of both sides: block 2 (faster failed: `bench` exited with status 2)" in result["note"]
+    assert "1 run(s) failed: c2-b02-faster" in done.stderr
+    # The baseline's half of block 2 is journalled, not imported: every run written is linked.
+    assert sorted(p.stem for p in (root / "results" / "runs").iterdir()) == sorted(
+        result["run"] + result["baseline_run"]
+    )
     assert no_marked_process(events[0]["plan"]["id"]) == []
 
 

@@ -154,7 +154,12 @@ def _run(
             "or run again with --keep-going"
         )
     state = read(journal.path)
+    if state.failed:
+        # Kept going: say which runs failed; the results' notes name the blocks left out.
+        sys.stderr.write(f"{len(state.failed)} run(s) failed: {', '.join(sorted(state.failed))}\n")
     labels = _link(repo, rec.slug, state, journal)
+    if not labels:
+        sys.stderr.write("no block was complete on both sides: nothing linked\n")
     _decide(repo, rec.slug, labels, outcome)
 
 
@@ -180,10 +185,11 @@ def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
     with edit_lock(repo, target):
         project = require_project(repo)
         runs = parsed_outputs(repo, state, session.parser(project, state.plan.settings.format))
-        text, labels = link_plan(project, target, state.plan, state, runs, journal.path)
-        parsed = [p for files in runs.values() for p in files]
-        session.check_edit(project, target, text, [r for p in parsed for r in p.runs])
-        write_all(repo, target, text, parsed)
+        text, labels, used = link_plan(project, target, state.plan, state, runs, journal.path)
+        parsed = [p for files in runs.values() for p in files if all(r.id in used for r in p.runs)]
+        if parsed:
+            session.check_edit(project, target, text, [r for p in parsed for r in p.runs])
+            write_all(repo, target, text, parsed)
     journal.append("linked", record=state.plan.record, results=labels)
     return labels
 

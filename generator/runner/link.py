@@ -138,8 +138,10 @@ def _note(plan: Plan, state: State, made: list[int], dropped: list[str], journal
 
 def link_plan(
     project: Project, target: Path, plan: Plan, state: State, runs: dict[str, list[ParsedFile]], journal: Path
-) -> tuple[str, list[str]]:
-    """The record's new text with the plan's results (replacing those of an earlier link), and their labels."""
+) -> tuple[str, list[str], set[str]]:
+    """The record's new text with the plan's results (replacing those of an earlier link), their
+    labels, and the ids of the runs they name (only those are written: a failed block's other
+    half is journalled, not imported)."""
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from generator.authoring.edit import Document, set_key
@@ -147,6 +149,7 @@ def link_plan(
 
     doc = Document.from_path(target)
     labels = []
+    used: set[str] = set()
     for variant, fields in results(plan, state, runs, journal, project.root):
         container: Any = doc.data
         order = list(Record.model_fields)
@@ -170,7 +173,10 @@ def link_plan(
         else:
             items[at] = item
         labels.append(fields["label"])
-    return doc.text(), labels
+        for key in ("run", "baseline_run"):
+            value = fields[key]
+            used.update(value if isinstance(value, list) else [value])
+    return doc.text(), labels, used
 
 
 def journal_rel(plan: Plan) -> str:
