@@ -39,6 +39,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "summary": ("summary", "Print the tier-ranked summary table."),
     "stack": ("stack", "Print the launch command in force: the baseline with every adopted change."),
     "import": ("import_", "Import benchmark output files as runs and link them from a record."),
+    "run": ("run", "Run a record's comparison: arms in randomized blocks, journalled, linked, decided."),
     "init": ("init", "Start a campaign: campaign.yaml, mkdocs.yml, pre-commit and CI, nothing overwritten."),
     "new": ("new", "Start a new record with the next free number."),
     "status": ("status", "Change a record's status in place, keeping its comments."),

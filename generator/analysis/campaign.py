@@ -28,14 +28,15 @@ from generator.analysis.records import (
     VariantDecision,
 )
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
+from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
 from generator.model import metrics, quantity, variants
-from generator.model.launch import Cycle, Step, apply_ordered
+from generator.model.launch import Cycle, Step, apply_ordered, split_command
 from generator.model.launch import chain as launch_chain
 from generator.model.quantity import Value
-from generator.model.record import Blocker, apply_change
+from generator.model.record import Blocker, Change, Setup, apply_change
 from generator.model.result import Result, Statistics
 from generator.project.load import Project, RecordFile
 from generator.project.matching import result_numbers
@@ -213,6 +214,10 @@ def resolve(
         out[name] = compare(
             name, value, base, paired=paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
         )
+        made_here = out[name]
+        if made_here is not None and result.sequential is not None and paired:
+            # Looked at after every block: the interval valid at every look, not the fixed-n t.
+            out[name] = as_sequential(made_here, samples(value), samples(base))
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
     return ResolvedResult(
         found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made
@@ -445,16 +450,32 @@ def _launch_steps(project: Project) -> dict[str, Step]:
 
 def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
     """The record's launch command as measured: what it builds on applied first, then its change."""
+    record = rec.record
+    return launch_of(project, rec, steps, variants.effective_change(record), variants.effective_setup(record))
+
+
+def launch_steps(project: Project) -> dict[str, Step]:
+    """Every record's step, by slug, as the stack and the pages read them."""
+    return _launch_steps(project)
+
+
+def launch_of(
+    project: Project, rec: RecordFile, steps: Mapping[str, Step], change: Change | None, setup: Setup | None
+) -> Launch:
+    """The launch command of `rec` made with `change` on `setup`: a variant's arm, or the record's own.
+
+    What it builds on is applied first, as in the stack; `improvements run` starts exactly this.
+    """
     campaign = project.campaign
-    change = variants.effective_change(rec.record)
-    # Its setup: the retained variant's own, else the record's.
-    setup = variants.effective_setup(rec.record)
     base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
     tokens, env = apply_change(base, change), {**campaign.baseline.env, **(change.env if change else {})}
     # The host commands its launch needs first: those of what it builds on, then its own (they
     # depend on the steps alone, so the stack that gives the command gives them too).
     chain: tuple[RecordFile, ...] = ()
-    picked = launch_chain(rec.slug, steps)
+    own = Step.from_change(rec.slug, rec.number, rec.record.builds_on, change)
+    # Only a variant's arm differs from the record's own step; copying the table for every record
+    # would make a campaign's analysis quadratic.
+    picked = launch_chain(rec.slug, steps if steps.get(rec.slug) == own else {**steps, rec.slug: own})
     before: tuple[str, ...] = ()
     inside: tuple[str, ...] = ()
     image = change.image if change is not None else None
@@ -472,6 +493,22 @@ def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Lau
             tokens, env = list(found.tokens), dict(found.env)
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
     return Launch(tuple(tokens), env, chain, before, inside, image)
+
+
+def launch_below(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
+    """What `rec` is compared against: the campaign baseline (on the record's own setup's base
+    command, when it has one), or with `builds_on`, the stack of what it builds on."""
+    campaign = project.campaign
+    setup = variants.effective_setup(rec.record)
+    base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
+    picked = launch_chain(rec.slug, steps)
+    if not rec.record.builds_on or isinstance(picked, Cycle):
+        return Launch(tuple(split_command(base)), dict(campaign.baseline.env))
+    below = tuple(s for s in picked if s.slug != rec.slug)
+    found = apply_ordered(campaign.baseline.command, campaign.baseline.env, below)
+    by_slug = project.by_slug()
+    chain = tuple(by_slug[s.slug] for s in below if s.slug in by_slug)
+    return Launch(found.tokens, dict(found.env), chain, tuple(line for _label, line in found.before))
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

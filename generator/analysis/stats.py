@@ -60,7 +60,8 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
-Test = Literal["welch", "paired", "bootstrap"]
+# "sequence": a paired result `improvements run --until-decided` made (analysis/sequential.py).
+Test = Literal["welch", "paired", "bootstrap", "sequence"]
 Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")

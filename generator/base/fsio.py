@@ -183,6 +183,13 @@ def edit_lock(root: Path, path: Path) -> Iterator[None]:
 
 
 @contextlib.contextmanager
+def edit_lock_now(root: Path, path: Path) -> Iterator[None]:
+    """`edit_lock` that does not wait: TimeoutError at once while another process holds it."""
+    with lock(_edit_lock_file(root, path), timeout=0):
+        yield
+
+
+@contextlib.contextmanager
 def edit_locks(root: Path, paths: list[Path]) -> Iterator[None]:
     """`edit_lock` of every path, taken in one order (their lock files' names) so that two
     commands locking overlapping sets never wait for each other in a circle."""

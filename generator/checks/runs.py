@@ -85,9 +85,10 @@ def _result_problems(
         if rid not in runs:
             where = (*loc, "run") if single else (*loc, "run", j)
             out.append(_unknown_run(shown, pos, where, rid, runs, broken.get(rid)))
+    single_base = isinstance(result.baseline_run, str)
     for j, rid in enumerate(result.baseline_run_ids):
         if rid not in runs:
-            where = (*loc, "baseline_run") if isinstance(result.baseline_run, str) else (*loc, "baseline_run", j)
+            where = (*loc, "baseline_run") if single_base else (*loc, "baseline_run", j)
             out.append(_unknown_run(shown, pos, where, rid, runs, broken.get(rid)))
     resolvable = all(rid in runs for rid in (*result.run_ids, *result.baseline_run_ids))
     if resolvable:

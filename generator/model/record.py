@@ -39,6 +39,7 @@ from generator.model.result import (
     Tier,
     context_units,
 )
+from generator.model.runconfig import RunConfig
 
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
@@ -691,6 +692,8 @@ class Campaign(Strict):
     metrics: dict[CustomMetricName, MetricDefinition] = Field(default_factory=dict)
     # Other harnesses' files read by `improvements import FILE --format NAME`: name -> mapping.
     import_formats: dict[FormatName, ImportFormat] = Field(default_factory=dict)
+    # How `improvements run` starts and benchmarks a record's arms.
+    run: RunConfig | None = None
 
     def vocabulary(self) -> Vocabulary:
         """The built-in metrics and this campaign's own."""
@@ -703,6 +706,26 @@ class Campaign(Strict):
         if missing:
             raise ValueError(f"tiers must describe tiers 1, 2 and 3 (missing {missing})")
         return v
+
+    @model_validator(mode="after")
+    def _run_format(self) -> Campaign:
+        if self.run is not None and self.run.format not in BUILTIN_FORMATS | set(self.import_formats):
+            known = ", ".join(sorted(BUILTIN_FORMATS | set(self.import_formats)))
+            raise ValidationError.from_exception_data(
+                "Campaign",
+                [
+                    InitErrorDetails(
+                        type=PydanticCustomError(
+                            "unknown_format",
+                            "`{name}` is neither a built-in format nor one of `import_formats`: {known}",
+                            {"name": self.run.format, "known": known},
+                        ),
+                        loc=("run", "format"),
+                        input=self.run.format,
+                    )
+                ],
+            )
+        return self
 
 
 # Record names the setup's Hardware and Engine, defined with the campaign's below.

@@ -236,6 +236,18 @@ class Provenance(Strict):
     note: str | None = None
 
 
+class SequentialDesign(Strict):
+    """How `improvements run --until-decided` made a result: its blocks were looked at after each
+    one, so the comparison reads the confidence sequence valid at every look, never the fixed-n t."""
+
+    rule: Literal["t-confidence-sequence"] = "t-confidence-sequence"
+    max_blocks: Count
+    blocks_run: Count
+    # Why it stopped, as the journal says ("decided after block 6", "planned blocks run").
+    stopped: NonEmpty | None = None
+    journal: NonEmpty | None = None
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -251,11 +263,14 @@ class Result(Strict):
     # repetitions of one configuration (each run one sample). A tuple, not a list, so the
     # value stays hashable for code that looks a single id up.
     run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
-    # The baseline's imported run, or its repetitions (compared as their mean and spread).
+    # The baseline's imported run, or its repetitions in order (`improvements run` names one per
+    # block, so `paired` pairs block i with block i).
     baseline_run: Slug | Annotated[tuple[Slug, ...], Field(min_length=1)] | None = None
     # The repetitions and the baseline's are matched by position (same prompts, same seed):
     # the comparison uses the paired differences, and both sides need the same n.
     paired: bool = False
+    # Made by `improvements run --until-decided`: how many blocks, under which rule.
+    sequential: SequentialDesign | None = None
     source: str | None = None
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.
@@ -305,6 +320,8 @@ class Result(Strict):
                 raise ValueError(
                     f"`launch` names {len(self.launch)} launch(es), one per run, but `run` names {len(self.run_ids)}"
                 )
+        if self.sequential is not None and not self.paired:
+            raise ValueError("`sequential` reads paired blocks: it needs `paired: true`")
         ids = self.run_ids
         if len(set(ids)) != len(ids):
             raise ValueError("`run` names the same run twice; each repetition is a different run")

@@ -195,6 +195,7 @@ GUIDE_PAGES = (
     ("Workflow", "workflow.md"),
     ("Record format", "format.md"),
     ("Results from benchmark files", "results.md"),
+    ("Running a comparison", "run.md"),
     ("How decisions are made", "decisions.md"),
     ("Capacity under an SLO", "capacity.md"),
     ("Command reference", "cli.md"),

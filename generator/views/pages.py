@@ -96,7 +96,12 @@ class ResultView:
     design: list[str] = field(default_factory=list)
 
 
-_TESTS = {"welch": "Welch's t", "paired": "paired t", "bootstrap": "seeded bootstrap"}
+_TESTS = {
+    "welch": "Welch's t",
+    "paired": "paired t",
+    "bootstrap": "seeded bootstrap",
+    "sequence": "paired t confidence sequence",
+}
 
 
 def _test_text(c: Comparison) -> str | None:
@@ -121,6 +126,8 @@ def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
 def _decision_text(c: Comparison) -> str:
     if c.decision == "unreplicated":
         return unreplicated_text(c.n, c.baseline_n, c.spread_unknown, advice=False)
+    if c.test == "sequence":
+        return f"{c.decision} (sequential: an interval valid at every look)"
     if c.p_value is None:
         return f"{c.decision} (no spread, no p)"
     return f"{c.decision} (p = {c.p_value:.2g})"

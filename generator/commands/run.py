@@ -1,0 +1,242 @@
+"""`improvements run`: a record's comparison run in randomized blocks, journalled, linked and decided."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from generator.cli import resolve_root, root_option
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from generator.project.load import Project, RecordFile
+    from generator.runner.execute import Outcome
+    from generator.runner.journal import Journal, State
+    from generator.runner.plan import PlannedRun
+
+
+@click.command(
+    "run",
+    epilog="""\b
+Examples:
+  improvements run radix-cache --dry-run
+  improvements run radix-cache --blocks 5 --load 16 --load 64
+  improvements run radix-cache --until-decided --max-blocks 20
+  improvements run radix-cache --resume
+""",
+)
+@root_option
+@click.argument("record", metavar="SLUG|NN")
+@click.option(
+    "--blocks",
+    type=click.IntRange(1, 1000),
+    default=5,
+    show_default=True,
+    help="Blocks: each runs every arm once, in a random order.",
+)
+@click.option(
+    "--seed", type=int, default=0, show_default=True, help="Seed of the arms' order (and the benchmark's {seed})."
+)
+@click.option(
+    "--load",
+    "loads",
+    type=click.IntRange(1),
+    multiple=True,
+    help="Concurrency or batch size ({load}); repeatable for a sweep. Default: run.loads.",
+)
+@click.option(
+    "--until-decided",
+    is_flag=True,
+    help="Stop once the campaign's rule is settled, on a confidence sequence valid at every look.",
+)
+@click.option("--max-blocks", type=click.IntRange(2, 1000), help="With --until-decided: the most blocks to run.")
+@click.option(
+    "--keep-going", is_flag=True, help="Go on after a failed run (its block is left out of both sides, and said so)."
+)
+@click.option("--dry-run", is_flag=True, help="Print the plan and every command as it would run; run nothing.")
+@click.option(
+    "--resume", is_flag=True, help="Finish the record's latest plan from its journal: no run repeated, none lost."
+)
+def command(
+    root: Path | None,
+    record: str,
+    blocks: int,
+    seed: int,
+    loads: tuple[int, ...],
+    until_decided: bool,
+    max_blocks: int | None,
+    keep_going: bool,
+    dry_run: bool,
+    resume: bool,
+) -> None:
+    """Run RECORD's comparison: its arms in randomized complete blocks, then link and decide.
+
+    The arms are the command the record is compared against (the campaign baseline, or the stack
+    of what it builds on) and the record's own command (each non-diagnostic variant's, for a
+    record with variants), as `improvements stack` and the record's page print them. campaign.yaml's
+    `run:` says how to benchmark an arm (docs/guide/run.md). Every step is appended to a journal
+    under results/journal/; after a crash or `kill -9`, `--resume` finishes the plan. The runs are
+    linked from the record paired by block, with the baseline arm's runs as the baseline.
+    """
+    from generator.base.fsio import edit_lock_now
+    from generator.base.problems import CommandError
+    from generator.checks.validate import require_project
+    from generator.runner import session
+    from generator.runner.plan import dry_run_text
+
+    if until_decided != (max_blocks is not None):
+        raise click.UsageError("--until-decided and --max-blocks go together")
+    if resume and (until_decided or loads or dry_run):
+        raise click.UsageError("--resume finishes the plan as it was made: give no other plan options")
+    repo = resolve_root(root)
+    project = require_project(repo)
+    rec = _record(project, record)
+    if dry_run:
+        plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
+        sys.stdout.write(dry_run_text(plan, repo))
+        return
+    try:
+        # One runner of a record at a time: a second would start the same arms beside the first.
+        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run"):
+            _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume)
+    except TimeoutError:
+        raise CommandError(f"another `improvements run {rec.slug}` is going") from None
+
+
+def _run(
+    repo: Path,
+    project: Project,
+    rec: RecordFile,
+    blocks: int,
+    seed: int,
+    loads: list[int],
+    max_blocks: int | None,
+    keep_going: bool,
+    resume: bool,
+) -> None:
+    from generator.base.problems import CommandError
+    from generator.runner import session
+    from generator.runner.execute import Interrupted, Runner
+    from generator.runner.journal import State, read
+
+    if resume:
+        state, journal = session.resume_state(project, rec)
+    else:
+        plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
+        journal = session.start_journal(project, plan)
+        state = State(plan, [])
+    runner = Runner(
+        repo,
+        state,
+        journal,
+        session.parser(project, state.plan.settings.format),
+        keep_going=keep_going,
+        progress=_progress(),
+        say=_say,
+    )
+    sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
+    try:
+        outcome = runner.execute()
+        _say("")
+    except Interrupted as why:
+        sys.stderr.write(
+            f"\nstopped by {why}: every process it started is stopped; `improvements run {rec.slug} --resume` goes on\n"
+        )
+        sys.exit(130)
+    if outcome.failed and not keep_going:
+        raise CommandError(
+            f"run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); nothing "
+            f"linked. `improvements run {rec.slug} --resume` runs it again (the plan as it was made), "
+            "or run again with --keep-going"
+        )
+    state = read(journal.path)
+    if state.failed:
+        # Kept going: say which runs failed; the results' notes name the blocks left out.
+        sys.stderr.write(f"{len(state.failed)} run(s) failed: {', '.join(sorted(state.failed))}\n")
+    labels = _link(repo, rec.slug, state, journal)
+    if not labels:
+        sys.stderr.write("no block was complete on both sides: nothing linked\n")
+    _decide(repo, rec.slug, labels, outcome)
+
+
+def _record(project: Project, ref: str) -> RecordFile:
+    from generator.authoring.records import find_record
+    from generator.base.problems import ProblemsFound, Report
+
+    report = Report()
+    path = find_record(project, report, ref)
+    if report.problems:
+        raise ProblemsFound(report)
+    return next(r for r in project.records if r.path == path)
+
+
+def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
+    from generator.authoring.link_runs import write_all
+    from generator.base.fsio import edit_lock
+    from generator.checks.validate import require_project
+    from generator.runner import session
+    from generator.runner.link import link_plan, parsed_outputs
+
+    target = repo / state.plan.record
+    with edit_lock(repo, target):
+        project = require_project(repo)
+        runs = parsed_outputs(repo, state, session.parser(project, state.plan.settings.format))
+        text, labels, used = link_plan(project, target, state.plan, state, runs, journal.path)
+        parsed = [p for files in runs.values() for p in files if all(r.id in used for r in p.runs)]
+        if parsed:
+            session.check_edit(project, target, text, [r for p in parsed for r in p.runs])
+            write_all(repo, target, text, parsed)
+    journal.append("linked", record=state.plan.record, results=labels)
+    return labels
+
+
+def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> None:
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+
+    analysis = analyse(require_project(repo))
+    rec = next(r for r in analysis.project.records if r.slug == slug)
+    ra = analysis.record(rec)
+    metric = ra.primary_metric
+    for resolved in list(ra.results) + [r for group in ra.variant_results for r in group]:
+        if resolved.result.label not in labels:
+            continue
+        c = resolved.comparisons.get(metric) if metric else None
+        if c is None:
+            sys.stdout.write(f"{resolved.result.label}: no comparison on `{metric}`\n")
+            continue
+        change = f"{c.change_percent:+.2f}%" if c.change_percent is not None else "n/a"
+        sys.stdout.write(f"{resolved.result.label}: {metric} {change}, n = {c.n}: {c.decision}\n")
+    for look in outcome.looks[-1:]:
+        for arm, data in look.items():
+            sys.stdout.write(f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks\n")
+
+
+def _say(text: str) -> None:
+    """A line of its own: on a terminal the progress line is cleared first (an empty text just clears it)."""
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    if text:
+        sys.stderr.write(text + "\n")
+    sys.stderr.flush()
+
+
+def _progress() -> Callable[[int, int, PlannedRun, float | None], None]:
+    terminal = sys.stderr.isatty()
+
+    def show(done: int, total: int, run: PlannedRun, left: float | None) -> None:
+        eta = f", about {int(left // 60)}:{int(left % 60):02d} left" if left is not None else ""
+        text = f"run {run.index} of {total}: block {run.block}, arm {run.arm}, load {run.load}{eta}"
+        if terminal:
+            width = 20
+            filled = width * done // max(total, 1)
+            sys.stderr.write(f"\r\033[K[{'#' * filled}{'.' * (width - filled)}] {text}")
+            sys.stderr.flush()
+        else:
+            sys.stderr.write(text + "\n")
+
+    return show

@@ -1,0 +1,63 @@
+"""The arms of a record's comparison, with their launch commands as the analysis gives them."""
+
+from __future__ import annotations
+
+from generator.analysis.campaign import launch_below, launch_of, launch_steps
+from generator.analysis.records import Launch
+from generator.base.problems import UsageProblem
+from generator.project.load import Project, RecordFile
+from generator.runner.plan import Arm, arm_name
+
+
+def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
+    """The comparator first, then the record's command or each non-diagnostic variant's."""
+    steps = launch_steps(project)
+    record = rec.record
+    below = launch_below(project, rec, steps)
+    what = (
+        "the stack it builds on" if record.builds_on else f"the campaign baseline ({project.campaign.baseline.label})"
+    )
+    arms = [_arm("baseline", what, "baseline", None, below)]
+    candidates = [v for v in record.variants if v.outcome != "diagnostic"]
+    if record.variants:
+        for v in candidates:
+            change = v.change if v.change is not None else record.change
+            setup = v.setup if v.setup is not None else record.setup
+            _recorded(change, f"variant `{v.label}`")
+            arms.append(
+                _arm(
+                    arm_name(v.label),
+                    f"variant {v.label}",
+                    "arm",
+                    v.label,
+                    launch_of(project, rec, steps, change, setup),
+                )
+            )
+    else:
+        _recorded(record.change, f"record `{rec.slug}`")
+        arms.append(
+            _arm(
+                arm_name(rec.slug),
+                f"{rec.number:02d}-{rec.slug}",
+                "arm",
+                None,
+                launch_of(project, rec, steps, record.change, record.setup),
+            )
+        )
+    names = [a.name for a in arms]
+    if len(set(names)) != len(names) or len(arms) < 2:
+        raise UsageProblem(f"record `{rec.slug}` gives no two distinct arms to run (arms: {', '.join(names)})")
+    return arms
+
+
+def _recorded(change: object, what: str) -> None:
+    from generator.model.record import Change
+
+    if isinstance(change, Change) and change.command == "not-recorded":
+        raise UsageProblem(f"{what} has `command: not-recorded` ({change.missing}): there is no command to run")
+    if change is None:
+        raise UsageProblem(f"{what} records no `change`: its command is the baseline's, nothing to compare")
+
+
+def _arm(name: str, label: str, role: str, variant: str | None, launch: Launch) -> Arm:
+    return Arm(name, label, role, variant, tuple(launch.tokens), tuple(launch.env.items()), tuple(launch.before))

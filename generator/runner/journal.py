@@ -1,0 +1,133 @@
+"""The journal of a run plan: JSON lines appended and fsync'd one event at a time.
+
+`results/journal/<slug>-<plan id>.jsonl` starts with the plan (every run, its arm, block and
+order) and the provenance of the machine, then one line per thing that happened: a run started
+(with the ids of the processes it started), warm-ups, a run's end (state, exit status, times,
+output digest, the tail of its log when it failed), each interim look, the link to the record.
+A line is written whole and synced before the runner goes on, so after `kill -9` at any moment
+the journal says which runs ended (and how); a line cut short by the kill is the last one and is
+ignored. `--resume` reads it back and runs what has not ended.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from generator.runner.plan import JOURNAL_DIR, Plan
+
+__all__ = ["JOURNAL_DIR", "Journal", "State", "journal_path", "latest", "now", "read", "sync_dir"]
+
+
+def now() -> str:
+    """The time as ISO 8601 with its UTC offset, to the microsecond."""
+    return dt.datetime.now(dt.UTC).isoformat()
+
+
+def journal_path(root: Path, slug: str, plan_id: str) -> Path:
+    return root / JOURNAL_DIR / f"{slug}-{plan_id}.jsonl"
+
+
+class Journal:
+    """Appends events durably: open, write one line, flush, fsync, for every event."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, event: str, **data: Any) -> dict[str, Any]:
+        line = {"event": event, "at": now(), **data}
+        text = json.dumps(line, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        new = not self.path.exists()
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            # One write of a whole line: O_APPEND puts it after every earlier one.
+            os.write(fd, text.encode("utf-8"))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if new:
+            sync_dir(self.path.parent)  # the new file's name survives a power cut too
+        return line
+
+
+def sync_dir(folder: Path) -> None:
+    """fsync a folder, so the names created or moved in it are on disk (POSIX; elsewhere nothing)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+@dataclass
+class State:
+    """What the journal says has happened."""
+
+    plan: Plan
+    events: list[dict[str, Any]]
+    # run key -> the end event of its successful attempt
+    done: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # run key -> the end event of its last failed attempt (none since succeeded)
+    failed: dict[str, dict[str, Any]] = field(default_factory=dict)
+    attempts: dict[str, int] = field(default_factory=dict)
+    # (role, pid) of every process a run started, for the cleanup after a kill
+    processes: list[dict[str, Any]] = field(default_factory=list)
+    stopped: dict[str, Any] | None = None
+    linked: bool = False
+
+    @property
+    def finished(self) -> bool:
+        return self.stopped is not None
+
+
+def read(path: Path) -> State:
+    """The journal's events; a last line cut short by a kill is left out."""
+    events: list[dict[str, Any]] = []
+    for raw in path.read_bytes().split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            events.append(json.loads(raw))
+        except ValueError:
+            continue  # the line being written when the runner was killed
+    if not events or events[0].get("event") != "plan":
+        raise ValueError(f"{path} does not start with a plan")
+    state = State(Plan.from_json(events[0]["plan"]), events)
+    for e in events[1:]:
+        kind, key = e.get("event"), str(e.get("run"))
+        if kind == "start":
+            state.attempts[key] = max(state.attempts.get(key, 0), int(e["attempt"]))
+        elif kind == "process":
+            state.processes.append(e)
+        elif kind == "end" and e.get("state") == "done":
+            state.done[key] = e
+            state.failed.pop(key, None)
+        elif kind == "end":
+            state.failed[key] = e
+        elif kind == "stopped":
+            state.stopped = e
+        elif kind == "linked":
+            state.linked = True
+        elif kind == "resumed":
+            state.stopped = None
+    return state
+
+
+def latest(root: Path, slug: str) -> Path | None:
+    """The newest journal of `slug` (plan ids sort by time)."""
+    folder = root / JOURNAL_DIR
+    # Only this slug's: `foo-bar-<id>` is not a plan of `foo`.
+    mine = re.compile(re.escape(slug) + r"-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.jsonl")
+    found = sorted(p for p in folder.glob("*.jsonl") if mine.fullmatch(p.name)) if folder.is_dir() else []
+    return found[-1] if found else None

@@ -1,0 +1,172 @@
+"""`improvements run`, from a record to linked runs: plan, journal, execute, link, decide.
+
+The command layer calls `new_plan` (or `resume_state`), `execute` and `finish`; each step reads
+and writes only through the journal and the campaign's files, so a resume after `kill -9` at any
+point repeats no run and loses none.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import platform
+import secrets
+import shutil
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from generator.base.problems import CommandError, ProblemsFound, Report, UsageProblem, rel
+from generator.project.load import Project, RecordFile
+from generator.runner.execute import Parse
+from generator.runner.journal import Journal, State, journal_path, latest, read
+from generator.runner.plan import Plan, Sequential, draw_runs
+from generator.runner.processes import stop_leftovers
+
+
+def parser(project: Project, fmt: str) -> Parse:
+    """How the plan's format is read: the built-in importers, or the campaign's `import_formats` mapping.
+
+    The format is the plan's (`run.format` when it was made), so a resume reads what it wrote.
+    """
+    from generator.model.record import BUILTIN_FORMATS
+    from generator.project.runs.formats.mapped import parse_mapped
+    from generator.project.runs.parse import parse_file
+
+    if fmt in BUILTIN_FORMATS:
+        return parse_file
+    from generator.authoring.link_runs import campaign_mapping
+
+    mapping = campaign_mapping(project, fmt)
+    return lambda path, shown: parse_mapped(path, shown, mapping)
+
+
+def new_plan(
+    project: Project,
+    rec: RecordFile,
+    *,
+    blocks: int,
+    seed: int,
+    loads: list[int],
+    max_blocks: int | None,
+) -> Plan:
+    from generator.analysis.sequential import RULE
+    from generator.model import metrics
+    from generator.runner.arms import record_arms
+
+    cfg = project.campaign.run
+    if cfg is None:
+        raise UsageProblem("campaign.yaml has no `run:` section: say how to benchmark an arm (docs/guide/run.md)")
+    arms = record_arms(project, rec)
+    chosen: list[int | None] = list(loads or cfg.loads) or [None]
+    sequential = None
+    planned = blocks
+    if max_blocks is not None:
+        rule = project.campaign.decision
+        if rule is None:
+            raise UsageProblem("--until-decided needs campaign.yaml's `decision:` (its metric, alpha and min_effect)")
+        metric = (
+            rec.record.expected.metric if rec.record.expected and rec.record.expected.metric else None
+        ) or rule.primary_metric
+        known = project.campaign.vocabulary().lookup(metric) or metrics.lookup(metric)
+        if known is None:
+            raise UsageProblem(f"`{metric}` is not a metric of the vocabulary: its better direction is unknown")
+        higher = known.higher_is_better
+        sequential = Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
+        planned = max_blocks
+    # The time sorts the plans; the random part keeps two plans started in one second apart (their
+    # processes' marker too, which a resume uses to stop what a killed runner left).
+    plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
+    runs = draw_runs(arms, planned, chosen, seed)
+    return Plan(
+        id=plan_id,
+        slug=rec.slug,
+        record=rel(rec.path, project.root),
+        seed=seed,
+        blocks=planned,
+        loads=tuple(chosen),
+        arms=tuple(arms),
+        runs=tuple(runs),
+        config=cfg.model_dump(mode="json"),
+        workdir=f"results/journal/{rec.slug}-{plan_id}",
+        sequential=sequential,
+        shell=shutil.which("bash") or "/bin/sh",
+    )
+
+
+NVIDIA_FIELDS = "index,name,uuid,driver_version,vbios_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit"
+
+
+def provenance(project: Project) -> dict[str, Any]:
+    """Where the plan runs: host, platform, the campaign's git commit, the GPUs, the versions asked for."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    root = project.root
+    out: dict[str, Any] = {
+        "host": socket.gethostname(),
+        "platform": platform.platform(),
+        "python": platform.python_version(),
+    }
+    try:
+        out["improvements"] = version("improvements")
+    except PackageNotFoundError:
+        out["improvements"] = "unknown"
+    # What the runner adds to every process's environment (the arms' own is in their commands).
+    out["environment_set"] = {"IMPROVEMENTS_RUN": "<plan id>/<run>/<attempt>: finds what a killed runner left"}
+    out["git_commit"] = _output(["git", "-C", str(root), "rev-parse", "HEAD"])
+    status = _output(["git", "-C", str(root), "status", "--porcelain"])
+    out["git_dirty"] = bool(status) if status is not None else None
+    if shutil.which("nvidia-smi"):
+        # An older driver refuses a field it does not know: then the fields every driver has.
+        for fields in (NVIDIA_FIELDS, "index,name,uuid,driver_version,memory.total"):
+            found = _output(["nvidia-smi", f"--query-gpu={fields}", "--format=csv"])
+            if found is not None:
+                out["nvidia_smi"] = found
+                break
+    cfg = project.campaign.run
+    for name, command in cfg.versions.items() if cfg is not None else ():
+        out.setdefault("versions", {})[name] = _output([shutil.which("bash") or "/bin/sh", "-c", command], cwd=root)
+    return out
+
+
+def _output(argv: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, cwd=cwd, check=False)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def start_journal(project: Project, plan: Plan) -> Journal:
+    path = journal_path(project.root, plan.slug, plan.id)
+    if path.exists():
+        raise CommandError(f"{rel(path, project.root)} exists already; run again for a plan of its own")
+    journal = Journal(path)
+    journal.append("plan", plan=plan.to_json(), provenance=provenance(project))
+    return journal
+
+
+def resume_state(project: Project, rec: RecordFile) -> tuple[State, Journal]:
+    path = latest(project.root, rec.slug)
+    if path is None:
+        raise UsageProblem(f"no journal of `{rec.slug}` under results/journal/ to resume")
+    try:
+        state = read(path)
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise CommandError(f"{rel(path, project.root)}: cannot be read as a journal: {exc}") from None
+    journal = Journal(path)
+    stopped = stop_leftovers(state.plan.id, state.plan.settings.stop_grace_s)
+    journal.append("resumed", stopped_leftover_groups=stopped, done=sorted(state.done))
+    state.stopped = None
+    return state, journal
+
+
+def check_edit(project: Project, target: Path, text: str, runs: list[Any]) -> None:
+    from dataclasses import replace
+
+    from generator.authoring.link_runs import check_linked
+
+    pending = replace(project, runs={**project.runs, **{r.id: r for r in runs}})
+    problems = [p for p in check_linked(pending, target, text, baseline=False) if p.severity == "error"]
+    if problems:
+        raise ProblemsFound(Report(problems))

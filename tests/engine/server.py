@@ -1,0 +1,59 @@
+"""A tiny serving engine for the runner's tests: a real HTTP server on 127.0.0.1 whose speed a flag sets.
+
+GET /health answers 200 once started; GET /generate?tokens=N answers after N / speed seconds.
+--crash exits at once with status 3; --never-ready answers /health with 503 for ever.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from urllib.parse import parse_qs, urlparse
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--port", type=int, default=int(os.environ.get("ENGINE_PORT", "0")))
+    ap.add_argument("--speed", type=float, default=1000.0, help="tokens per second")
+    ap.add_argument("--crash", action="store_true")
+    ap.add_argument("--never-ready", action="store_true")
+    args = ap.parse_args()
+    if args.crash:
+        print("engine: crashing on purpose", flush=True)
+        sys.exit(3)
+    speed = args.speed * float(os.environ.get("ENGINE_BOOST", "1"))
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            url = urlparse(self.path)
+            if url.path == "/health":
+                self._send(503 if args.never_ready else 200, {"ok": not args.never_ready})
+            elif url.path == "/generate":
+                tokens = int(parse_qs(url.query).get("tokens", ["16"])[0])
+                time.sleep(tokens / speed)
+                self._send(200, {"tokens": tokens})
+            else:
+                self._send(404, {})
+
+        def _send(self, code: int, body: dict[str, object]) -> None:
+            data = json.dumps(body).encode()
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def log_message(self, *a: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
+    print(f"engine: serving on port {server.server_address[1]} at {speed:g} tokens/s", flush=True)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

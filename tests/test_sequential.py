@@ -1,0 +1,149 @@
+"""The sequential rule of `improvements run --until-decided`, pinned against independent computations."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import optimize, stats
+
+from generator.analysis.sequential import look, mixture, radius
+
+
+def test_radius_is_where_the_mixture_reaches_one_over_alpha() -> None:
+    rng = np.random.default_rng(4)
+    for n in (3, 5, 12, 40):
+        d = list(rng.normal(0.03, 0.05, n))
+        mean = sum(d) / n
+        ss = sum((x - mean) ** 2 for x in d)
+        r = radius(n, ss, 0.05)
+        if math.isinf(r):
+            # Too few differences: the mixture's limit at any distance stays below 1/alpha.
+            assert mixture(d, mean + 1e9) < 20
+            continue
+        # Independently: the root of M_n(m) = 1/alpha, found numerically from the formula.
+        root = optimize.brentq(lambda m, d=d: mixture(d, m) - 20, mean, mean + 100)
+        assert r == pytest.approx(root - mean, rel=1e-9)
+
+
+def test_the_sequence_is_wider_than_the_fixed_t_interval() -> None:
+    # The price of looking after every block: never narrower than the one-look t interval.
+    rng = np.random.default_rng(5)
+    for n in (3, 6, 20, 80):
+        d = rng.normal(0, 1, n)
+        half = stats.t.ppf(0.975, n - 1) * d.std(ddof=1) / math.sqrt(n)
+        assert radius(n, float(((d - d.mean()) ** 2).sum()), 0.05) > half
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("alpha", [0.05, 0.1])
+def test_false_better_or_worse_under_the_null_is_at_most_alpha_with_a_look_every_block(alpha: float) -> None:
+    rng = np.random.default_rng(20261202)
+    sims, blocks = 3000, 40
+    false = 0
+    for _ in range(sims):
+        d = rng.normal(0.0, rng.uniform(0.005, 0.2), blocks)
+        for k in range(2, blocks + 1):
+            call = look(list(d[:k]), alpha=alpha, min_effect=1.0, higher_is_better=True).call
+            if call in ("better", "worse"):
+                false += 1
+                break
+            if call == "no-change":
+                break
+    rate = false / sims
+    # The binomial's upper 99.9% bound stays under alpha: the rate itself, not luck.
+    upper = stats.binom.ppf(0.999, sims, rate) / sims
+    assert upper <= alpha, (rate, upper)
+
+
+@pytest.mark.slow
+def test_a_real_change_is_found() -> None:
+    rng = np.random.default_rng(7)
+    found = 0
+    for _ in range(500):
+        d = rng.normal(math.log(1.10), 0.03, 30)
+        calls = [look(list(d[:k]), alpha=0.05, min_effect=1.0, higher_is_better=True).call for k in range(2, 31)]
+        found += "better" in calls and "worse" not in calls
+    assert found / 500 > 0.95
+    lower = look([math.log(0.9)] * 2 + [math.log(0.91)] * 8, alpha=0.05, min_effect=1.0, higher_is_better=False)
+    assert lower.call == "better"  # a latency 9-10% lower is better
+
+
+def test_a_sequential_result_reads_the_sequence_not_the_fixed_t() -> None:
+    from generator.analysis.sequential import as_sequential
+    from generator.analysis.stats import compare
+
+    x = [104.0, 106.5, 103.0, 105.5, 107.0, 104.5]
+    b = [100.0, 101.0, 99.5, 100.5, 101.5, 100.0]
+    fixed = compare(x, b, higher_is_better=True, paired=True, alpha=0.05, min_effect=1.0)
+    seq = as_sequential(fixed, x, b)
+    d = np.log(np.array(x) / np.array(b))
+    r = radius(len(d), float(((d - d.mean()) ** 2).sum()), 0.05)
+    assert seq.ci_low_percent == pytest.approx(100 * math.expm1(d.mean() - r))
+    assert seq.ci_high_percent == pytest.approx(100 * math.expm1(d.mean() + r))
+    t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert seq.ci_low_percent < 100 * math.expm1(t.low) and seq.ci_high_percent > 100 * math.expm1(t.high)
+    assert seq.decision == "better" and seq.p_value is None and seq.test == "sequence"
+
+
+RUN_GUIDE = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide" / "run.md").read_text().split())
+
+
+def _fixed_n(delta: float, sd: float) -> int:
+    """Blocks for 80% power of the two-sided paired t at 0.05 (the noncentral t, not the tool's code)."""
+    for n in range(2, 500):
+        df, nc = n - 1, delta / (sd / math.sqrt(n))
+        if 1 - stats.nct.cdf(stats.t.ppf(0.975, df), df, nc) >= 0.8:
+            return n
+    raise AssertionError
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "sd"), [(5, 0.03), (5, 0.05), (10, 0.05)])
+def test_the_guides_cost_table(change: int, sd: float) -> None:
+    delta = math.log1p(change / 100)
+    d = np.random.default_rng(1).normal(delta, sd, (2000, 60))
+    # The rule recomputed with arrays, from the closed form (not the tool's code): the radius
+    # after k blocks, and the first k whose interval settles `better`, `worse` or `no-change`.
+    k = np.arange(1, 61)
+    mean = d.cumsum(axis=1) / k
+    ss = (d**2).cumsum(axis=1) - k * mean**2
+    c = (1 - (0.05**2 / (1 + k)) ** (1 / k)) * (1 + k)  # tau = 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(c < k, np.sqrt(c * ss / (k * (k - c))), np.inf)
+    thr = math.log1p(0.01)
+    low, high = mean - r, mean + r
+    settled = np.isfinite(r) & ((low > 0) | (high < 0) | ((low >= -thr) & (high <= thr)))
+    settled[:, 0] = False
+    stops = np.where(settled.any(axis=1), settled.argmax(axis=1) + 1, 60)
+
+    # The tool's rule agrees on every simulated path it is asked about.
+    def settles(i: int, n: int) -> bool:
+        return look(list(d[i, :n]), alpha=0.05, min_effect=1.0, higher_is_better=True).settled
+
+    # The tool's rule stops at the same block on the paths it is asked about.
+    for i in range(0, 2000, 97):
+        n = int(stops[i])
+        assert settles(i, n) == bool(settled[i].any()) and not settles(i, n - 1)
+    s = np.array(stops)
+    row = (
+        f"| +{change}% | {round(sd * 100)}% | {_fixed_n(delta, sd)} blocks | {np.median(s):g} | "
+        f"{s.mean():.1f} | {np.percentile(s, 80):g} |"
+    )
+    assert row in RUN_GUIDE, row
+
+
+@pytest.mark.slow
+def test_the_guides_peeking_rate() -> None:
+    # A t test after every block, stopping at the first p < 0.05 (the t statistic from running sums).
+    d = np.random.default_rng(2).normal(0, 1, (2000, 40))
+    k = np.arange(1, 41)
+    mean = d.cumsum(axis=1) / k
+    var = ((d**2).cumsum(axis=1) - k * mean**2)[:, 1:] / (k[1:] - 1)
+    t = mean[:, 1:] / np.sqrt(var / k[1:])
+    p = 2 * stats.t.sf(np.abs(t), k[1:] - 1)
+    assert p[0, 5] == pytest.approx(stats.ttest_1samp(d[0, :7], 0).pvalue)
+    false = int((p < 0.05).any(axis=1).sum())
+    assert f"calls {round(100 * false / 2000)}% of identical pairs" in RUN_GUIDE
