@@ -252,19 +252,29 @@ results:
     analysis = _write(tmp_path, {"01-step.yaml": step}, campaign)
     road = analysis.stack.road
     assert road is not None and road.level is not None
-    # By hand: var(log level) = var(mean log b) + var(log ratio), Welch-Satterthwaite df.
-    lb, lx = np.log(base), np.log(arm)
-    vb, vx = lb.var(ddof=1) / 3, lx.var(ddof=1) / 3
-    parts = [(vb, 2.0), (vx + vb, sp.ttest_ind(lx, lb, equal_var=False).df)]
-    var = sum(v for v, _ in parts)
-    df = var**2 / sum(v * v / d for v, d in parts)
-    q = sp.t.ppf(0.975, df)
-    level = np.mean(base) * np.mean(arm) / np.mean(base)
-    assert road.level.value == pytest.approx(level)
-    assert road.level.low == pytest.approx(level * math.exp(-q * math.sqrt(var)), rel=1e-9)
-    assert road.level.high == pytest.approx(level * math.exp(q * math.sqrt(var)), rel=1e-9)
+    # The step's baseline is the campaign baseline's own runs, so they cancel: the level is the
+    # step's runs alone, a t interval on their logs (scipy) around their mean.
+    lx = np.log(arm)
+    q = sp.t.ppf(0.975, 2)
+    half = q * lx.std(ddof=1) / math.sqrt(3)
+    assert road.level.value == pytest.approx(np.mean(arm))
+    assert road.level.low == pytest.approx(np.mean(arm) * math.exp(-half), rel=1e-9)
+    assert road.level.high == pytest.approx(np.mean(arm) * math.exp(half), rel=1e-9)
     (d,) = road.goals
     assert d.interval and d.reached == (road.level.low >= 1500)
+    # Its own baseline runs instead (another day): independent sets, their log variances add.
+    own = [980.0, 1000.0, 990.0]
+    step2 = step.replace("    metrics: {", f"    baseline: {{output_throughput: {own}}}\n    metrics: {{")
+    road = _write(tmp_path / "own", {"01-step.yaml": step2}, campaign).stack.road
+    assert road is not None and road.level is not None
+    lb, lo = np.log(base), np.log(own)
+    parts = [(v.var(ddof=1) / 3, 2.0) for v in (lb, lx, lo)]
+    var = sum(v for v, _ in parts)
+    df = var**2 / sum(v * v / d for v, d in parts)
+    level = np.mean(base) * np.mean(arm) / np.mean(own)
+    half = sp.t.ppf(0.975, df) * math.sqrt(var)
+    assert road.level.value == pytest.approx(level)
+    assert (road.level.low, road.level.high) == pytest.approx((level * math.exp(-half), level * math.exp(half)))
 
 
 def test_values_print_as_given() -> None:

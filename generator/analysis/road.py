@@ -8,10 +8,18 @@ current level and the distance to each goal on that metric.
 The primary metric is the first goal's metric at its concurrency. Steps are composed as ratios:
 each step multiplies the level before it by what its record measured (mean / baseline mean), so
 a step measured 500 -> 600 on another day's baseline adds 20%, never +100 in the metric's unit.
-The level carries an interval: its log has the variance of the baseline's log mean plus each
-step's log ratio (`stats.Comparison.log_se`), with Welch-Satterthwaite degrees of freedom, at the
-campaign's alpha; a single-shot step (no spread) leaves the level without one. A goal is
-`reached` only when that interval clears it.
+The level carries an interval (issue #36). Its log is a sum of the log means of the sets of runs
+it rests on, each with a coefficient: the baseline's runs +1, then each step's runs +1 and its
+baseline's runs -1. A set that appears twice (a step's baseline is the runs of the step before
+it, the usual chain) is one term, so shared runs cancel: when every step builds on the one
+before, the level is the last step's own runs, the configuration in force measured directly.
+Sets that differ are independent runs; the variance is the sum of coefficient^2 times each set's
+variance of the log mean, with Welch-Satterthwaite degrees of freedom, at the campaign's alpha.
+Adding each step's variance as if the steps were independent made the interval 2-3x too wide
+in typical chains, and too narrow where two steps share a baseline. A paired step whose
+baseline is not shared enters as one term with its paired standard error. A set without a spread
+leaves the level without an interval (unless it cancels). A goal is `reached` only when that
+interval clears it: a one-sided test at alpha / 2 that the level is past the goal.
 
 A step is not chained (not composed into the level, and the page says why) when it was measured
 under another load or workload than the level before it, on a scale that has no ratio (values at
@@ -24,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
@@ -38,6 +46,16 @@ from generator.project.load import Project, RecordFile
 
 
 @dataclass(frozen=True)
+class Term:
+    """One set of runs in a level: its coefficient, log mean, and the variance of that log mean."""
+
+    coef: int
+    centre: float  # log of the set's mean (a paired step: of the two means' ratio)
+    var: float | None  # None: no spread (a single number)
+    df: float | None
+
+
+@dataclass(frozen=True)
 class Level:
     """A level of the road's metric: its value and, when every part has a spread, its interval."""
 
@@ -48,6 +66,9 @@ class Level:
     log_var: float | None
     df: float | None
     alpha: float = 0.05
+    # The sets of runs the level rests on: key -> its term; None when the level is a range (no
+    # distribution to compose further steps with).
+    terms: tuple[tuple[object, Term], ...] | None = None
 
     @property
     def has_interval(self) -> bool:
@@ -96,6 +117,7 @@ class GoalDistance:
     # The level has an interval, so `reached` can be said.
     interval: bool = True
     point: float = 0.0  # the point level's distance
+    alpha: float = 0.05  # the level's interval is 1 - alpha
 
     @property
     def reached(self) -> bool:
@@ -267,7 +289,6 @@ def _road(
             why = "its values include 0 or less, so its change has no ratio to compose"
         if why is None:
             why = _baseline_differs(level, res.baseline[metric], alpha, min_effect)
-        ratio = c.ratio or 1.0
         weak = None
         if c.decision == "unreplicated":
             weak = "single shot: replicate it"
@@ -278,7 +299,7 @@ def _road(
             change = StepChange(res.result, before, after, 0.0, c.change_percent or 0.0, None, c.decision, c, weak)
             steps.append(RoadStep(a.file, change, level.value, level.value, why))
             continue
-        composed = _compose(level, ratio, c, alpha)
+        composed = _compose(level, res.metrics[metric], res.baseline[metric], c if res.result.paired else None)
         interval = None
         if c.ci_low_percent is not None and c.ci_high_percent is not None:
             interval = (level.value * c.ci_low_percent / 100, level.value * c.ci_high_percent / 100)
@@ -333,12 +354,35 @@ def _level_of(value: Value, alpha: float) -> Level:
     if s.kind == "range":
         # A range is its own interval, with no distribution to compose further steps with.
         return Level(s.mean, s.low, s.high, None, None, alpha)
+    key, term = _set_term(value)
+    return _from_terms(((key, term),), alpha)
+
+
+def _set_term(value: Value, coef: int = 1) -> tuple[object, Term]:
+    """A value's runs as one term of a level, keyed by the runs themselves (so shared runs match)."""
+    s = stat(value)
     spread = _log_spread(value)
-    if spread is None:
-        # One number: no spread, so no interval (the level's noise is not known).
-        return Level(s.mean, None, None, None, None, alpha)
-    var, df = spread
-    return _with_interval(Level(s.mean, None, None, var, df, alpha))
+    var, df = spread if spread is not None else (None, None)
+    if isinstance(value, list):
+        key: object = ("runs", tuple(float(v) for v in value))
+    elif isinstance(value, Statistics):
+        key = ("statistics", value.mean, value.sd, value.n)
+    else:
+        key = ("one", s.mean)
+    return key, Term(coef, math.log(s.mean) if s.mean > 0 else 0.0, var, df)
+
+
+def _from_terms(terms: Sequence[tuple[object, Term]], alpha: float) -> Level:
+    """The level a sum of terms gives: exp of the sum, with its interval when every term has a spread."""
+    kept = tuple((k, t) for k, t in terms if t.coef != 0)
+    value = math.exp(sum(t.coef * t.centre for _, t in kept))
+    if any(t.var is None for _, t in kept):
+        return Level(value, None, None, None, None, alpha, kept)
+    parts = [(t.coef * t.coef * (t.var or 0.0), t.df) for _, t in kept]
+    var = sum(v for v, _ in parts)
+    denominator = sum(v * v / d for v, d in parts if d and v > 0)
+    df = var * var / denominator if denominator > 0 else None
+    return _with_interval(Level(value, None, None, var, df, alpha, kept))
 
 
 def _with_interval(level: Level) -> Level:
@@ -348,27 +392,31 @@ def _with_interval(level: Level) -> Level:
     if level.log_var is None:
         return level
     if level.log_var == 0 or level.df is None:
-        return Level(level.value, level.value, level.value, level.log_var, level.df, level.alpha)
+        return replace(level, low=level.value, high=level.value)
     q = float(special.stdtrit(level.df, 1 - level.alpha / 2))
     half = q * math.sqrt(level.log_var)
-    return Level(
-        level.value, level.value * math.exp(-half), level.value * math.exp(half), level.log_var, level.df, level.alpha
-    )
+    return replace(level, low=level.value * math.exp(-half), high=level.value * math.exp(half))
 
 
-def _compose(level: Level, ratio: float, c: Comparison, alpha: float) -> Level:
-    """The level times the step's ratio; the log variances add, their df by Welch-Satterthwaite."""
-    value = level.value * ratio
-    if level.log_var is None or c.log_se is None or c.df is None:
-        return Level(value, None, None, None, None, alpha)
-    step_var = c.log_se**2
-    var = level.log_var + step_var
-    parts = [(step_var, c.df)]
-    if level.df is not None and level.log_var > 0:
-        parts.append((level.log_var, level.df))
-    denominator = sum(v * v / d for v, d in parts if d > 0 and v > 0)
-    df = var * var / denominator if denominator > 0 else None
-    return _with_interval(Level(value, None, None, var, df, alpha))
+def _compose(level: Level, after: Value, before: Value, paired: Comparison | None) -> Level:
+    """The level times a step's measured ratio, its runs' terms merged with the level's (shared runs cancel).
+
+    `paired`: the step's paired comparison; when its baseline runs are not among the level's, the
+    step enters as one term with its paired standard error (the pairing's covariance is in it).
+    """
+    x_key, x_term = _set_term(after)
+    b_key, b_term = _set_term(before, -1)
+    if level.terms is None:
+        return Level(level.value * math.exp(x_term.centre - b_term.centre), None, None, None, None, level.alpha)
+    terms = dict(level.terms)
+    if paired is not None and b_key not in terms and paired.log_se is not None:
+        step = Term(1, x_term.centre - b_term.centre, paired.log_se**2, paired.df)
+        terms[("paired", x_key, b_key)] = step
+        return _from_terms(tuple(terms.items()), level.alpha)
+    for key, term in ((x_key, x_term), (b_key, b_term)):
+        had = terms.get(key)
+        terms[key] = term if had is None else replace(had, coef=had.coef + term.coef)
+    return _from_terms(tuple(terms.items()), level.alpha)
 
 
 def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: float) -> str | None:
@@ -404,12 +452,24 @@ def _level_stat(level: Level) -> Stat:
 
 def _distance(project: Project, goal: Goal, level: Level) -> GoalDistance:
     direction = goal_direction(project, goal)
-    point = goal.target - level.value if direction == "above" else level.value - goal.target
+
+    def gap(a: float, b: float) -> float:
+        return _residue_free(a - b, max(abs(a), abs(b)))
+
+    point = gap(goal.target, level.value) if direction == "above" else gap(level.value, goal.target)
     if level.low is None or level.high is None:
-        return GoalDistance(goal, direction, point, point, interval=False, point=point)
+        return GoalDistance(goal, direction, point, point, interval=False, point=point, alpha=level.alpha)
     if direction == "above":
-        return GoalDistance(goal, direction, goal.target - level.high, goal.target - level.low, point=point)
-    return GoalDistance(goal, direction, level.low - goal.target, level.high - goal.target, point=point)
+        low, high = gap(goal.target, level.high), gap(goal.target, level.low)
+    else:
+        low, high = gap(level.low, goal.target), gap(level.high, goal.target)
+    return GoalDistance(goal, direction, low, high, point=point, alpha=level.alpha)
+
+
+def _residue_free(difference: float, scale: float) -> float:
+    """A difference of two levels, 0 where it is only the rounding of their ratio arithmetic
+    (a level composed to exactly the goal once read "passed by 0.00000000000001421 tok/s")."""
+    return 0.0 if abs(difference) <= 1e-9 * scale else difference
 
 
 def goal_statuses(project: Project, road: Road | None, baseline: Sequence[ResolvedResult]) -> tuple[GoalStatus, ...]:
@@ -446,7 +506,10 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
 def distance_text(d: GoalDistance, unit: str) -> str:
     """ "89 to 92 tok/s to go", "reached (by 3 tok/s)", or a point passed without an interval."""
     if d.reached:
-        return f"reached (by at least {fmt_number(-d.high)} {unit})"
+        return (
+            f"reached (by at least {fmt_number(-d.high)} {unit}: the level's {fmt_number(100 - 100 * d.alpha)}% "
+            f"interval clears the goal, a one-sided test at alpha / 2 = {fmt_number(d.alpha / 2)})"
+        )
     if not d.interval:
         if d.point <= 0:
             return (

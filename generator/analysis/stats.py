@@ -93,11 +93,15 @@ class Comparison:
     baseline_n: int
     mean: float
     baseline_mean: float
-    difference: float  # mean - baseline_mean, in the metric's unit
+    # The point change in the metric's unit: mean - baseline_mean, or on the ratio scale
+    # baseline_mean * (geometric means' ratio - 1), the point the interval is built on.
+    difference: float
     # The 1 - alpha interval in the metric's unit (ratio scale: baseline_mean * (ratio - 1)); None when unreplicated.
     ci_low: float | None
     ci_high: float | None
-    change_percent: float | None  # difference / |baseline_mean| * 100; None when baseline mean is 0
+    # difference / |baseline_mean| * 100 (ratio scale: the geometric means' ratio - 1); None when
+    # the baseline mean is 0.
+    change_percent: float | None
     ci_low_percent: float | None
     ci_high_percent: float | None
     p_value: float | None  # None when unreplicated or when nothing varies (t undefined)
@@ -115,7 +119,8 @@ class Comparison:
     eq_low_percent: float | None = None
     eq_high_percent: float | None = None
     # Ratio scale: the log of the geometric means' ratio, its standard error and degrees of
-    # freedom, for composing steps (the road). None on the difference scale or unreplicated.
+    # freedom, for composing steps (the road). None on the difference scale; a single shot has
+    # the log ratio alone.
     log_ratio: float | None = None
     log_se: float | None = None
     df: float | None = None
@@ -130,6 +135,9 @@ class Comparison:
     spread_unknown: bool = False
     # Why the repetitions look like more than one configuration ("baseline: max/min 5.4"), or None.
     spread_flag: str | None = None
+    # The ratio of the arithmetic means - 1, in percent: shown beside the point, labelled, where it
+    # differs from it (the ratio scale); None when the baseline mean is 0.
+    arith_change_percent: float | None = None
 
     @property
     def gain_percent(self) -> float | None:
@@ -156,9 +164,12 @@ class Comparison:
 
     @property
     def ratio(self) -> float | None:
-        """mean / baseline mean, when both are positive (the "x" the pages print)."""
+        """The point ratio the change is (geometric means' on the ratio scale), when both means are
+        positive: the "x" the pages print and the factor the road composes."""
         if self.mean <= 0 or self.baseline_mean <= 0:
             return None
+        if self.log_ratio is not None:
+            return math.exp(self.log_ratio)
         return self.mean / self.baseline_mean
 
     @property
@@ -211,6 +222,7 @@ def compare(
     difference = x.mean - b.mean
     _require_finite(difference)
     statistics = isinstance(samples, Moments) or isinstance(baseline, Moments)
+    arith = _percent(difference, b.mean)
     single = Comparison(
         n=x.n,
         baseline_n=b.n,
@@ -219,7 +231,7 @@ def compare(
         difference=difference,
         ci_low=None,
         ci_high=None,
-        change_percent=_percent(difference, b.mean),
+        change_percent=arith,
         ci_low_percent=None,
         ci_high_percent=None,
         p_value=None,
@@ -233,9 +245,10 @@ def compare(
         basis="statistics" if statistics else "repetitions",
         spread_unknown=x.sd is None or b.sd is None,
         spread_flag=_spread_flag(x, b),
+        arith_change_percent=arith,
     )
     if x.n < 2 or b.n < 2 or x.sd is None or b.sd is None:
-        return single
+        return _geometric_point(single, x, b)
     ratio = x.log_mean is not None and b.log_mean is not None
     est = _estimate(x, b, paired=paired, ratio=ratio)
     p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
@@ -243,6 +256,7 @@ def compare(
     if ratio:
         unit_low, unit_high = b.mean * math.expm1(low), b.mean * math.expm1(high)
         pct: list[float | None] = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
+        single = replace(single, difference=b.mean * math.expm1(est.point), change_percent=_log_percent(est.point))
     else:
         unit_low, unit_high = low, high
         pct = [_percent(v, b.mean) for v in (low, high, eq_low, eq_high)]
@@ -271,6 +285,17 @@ def compare(
     if decision == "inconclusive" and single.change_percent is not None:
         out = _with_reps(out, est, ratio=ratio)
     return out
+
+
+def _geometric_point(c: Comparison, x: _Side, b: _Side) -> Comparison:
+    """A single shot's point on the ratio scale, when both sides have one: the geometric means'
+    ratio, the estimate a replicated comparison of the same values would print."""
+    if x.log_mean is None or b.log_mean is None or b.mean <= 0:
+        return c
+    log_ratio = x.log_mean - b.log_mean
+    return replace(
+        c, difference=b.mean * math.expm1(log_ratio), change_percent=_log_percent(log_ratio), log_ratio=log_ratio
+    )
 
 
 def from_bounds(

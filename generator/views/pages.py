@@ -66,6 +66,8 @@ class MetricRow:
     would_take: str | None
     # Ten repetitions or fewer: the values themselves (and a flagged spread).
     listed: str | None = None
+    # The arithmetic means' change, where it differs as printed from the point (labelled on the page).
+    arithmetic: str | None = None
 
 
 @dataclass
@@ -103,6 +105,15 @@ def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
     if c.ci_low_percent is None or c.ci_high_percent is None:
         return fmt_percent(c.change_percent), None
     return fmt_percent(c.change_percent), f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+
+
+def _arithmetic(c: Comparison) -> str | None:
+    """The arithmetic means' change, shown labelled beside the means where it differs as printed
+    from the point (the geometric means' ratio, the estimate the interval is built on)."""
+    if c.arith_change_percent is None or c.change_percent is None:
+        return None
+    arith = fmt_percent(c.arith_change_percent)
+    return None if arith == fmt_percent(c.change_percent) else arith
 
 
 def _decision_text(c: Comparison) -> str:
@@ -172,6 +183,7 @@ def _metric_row(
         word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
         listed=_listed(value, base, c),
+        arithmetic=_arithmetic(c) if c is not None else None,
     )
 
 
