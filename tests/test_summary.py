@@ -291,13 +291,14 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
     frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
     frame["broken_guardrails"] = frame["broken_guardrails"].map("; ".join)
+    frame["regressions"] = frame["regressions"].map("; ".join)
     frame["best_of"] = frame["best_of"].map(lambda v: "" if v is None else str(v))
     for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
-    for column in (*text_columns, "reported", "variants", *slo_text):
+    for column in (*text_columns, "reported", "variants", "regressions", *slo_text):
         frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
     return str(frame.to_csv(index=False, lineterminator="\n"))
 

@@ -6,8 +6,10 @@ Each case is pinned against scipy (the geometric means, the t interval) or a see
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -132,3 +134,87 @@ def test_a_level_that_composes_to_the_goal_passes_it_by_nothing() -> None:
     assert _residue_free(250.00000000000001421 - 250.0, 250.0) == 0.0
     assert _residue_free(250.0 * 1.2 / 1.2 - 250.0, 250.0) == 0.0
     assert _residue_free(1e-3, 250.0) == 1e-3
+
+
+# --- nothing hides: a regression beyond min_effect is named wherever the record is summarised -------
+
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "h200-decode"
+
+
+def _ttft(idea: str, batch: int) -> list[float]:
+    rows = [json.loads(line) for line in (EXAMPLE / "data" / f"{idea}.jsonl").read_text().splitlines() if line]
+    runs = sorted((r for r in rows if not r["warmup"] and r["batch"] == batch), key=lambda r: r["rep"])
+    return [float(r["ttft_ms"]) for r in runs]
+
+
+@pytest.mark.slow
+def test_the_h200_regressions_are_named_beside_better_everywhere() -> None:
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.output.render import render_files
+    from generator.output.report import report_text
+    from generator.views.summary import format_rows, summary_rows
+
+    analysis = analyse(require_project(EXAMPLE))
+    ra = next(a for a in analysis.records if a.file.slug == "static-cache-compile")
+    assert ra.primary is not None and ra.primary.comparison.decision == "better"
+    found = {(g.metric, g.label): g for g in ra.regressions}
+    assert sorted(found) == [("ttft_median", f"512/128, batch {b}") for b in (32, 64, 8)]
+    # Each pinned against scipy: the paired t interval of the log ratio of TTFT (C over B), clear of +1%.
+    for batch in (8, 32, 64):
+        logs = np.log(_ttft("C", batch)) - np.log(_ttft("B", batch))
+        ci = sp.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+        g = found[("ttft_median", f"512/128, batch {batch}")]
+        assert g.change_percent == pytest.approx(math.expm1(np.mean(logs)) * 100, rel=1e-9)
+        assert (g.ci_low_percent, g.ci_high_percent) == pytest.approx(
+            (math.expm1(ci.low) * 100, math.expm1(ci.high) * 100)
+        )
+        assert math.expm1(ci.low) * 100 > analysis.rule.min_effect
+    # Batch 128 and 256 are not regressions beyond min_effect with an interval clear of it.
+    for batch in (128, 256):
+        logs = np.log(_ttft("C", batch)) - np.log(_ttft("B", batch))
+        ci = sp.ttest_1samp(logs, 0.0).confidence_interval(0.95)
+        assert math.expm1(ci.low) * 100 <= analysis.rule.min_effect
+    said = "+54.4% (512/128, batch 8), +6.2% (512/128, batch 32), +2.0% (512/128, batch 64)"
+    files = render_files(analysis)
+    page = files["docs/improvements/h200decode-02-static-cache-compile.md"]
+    header = next(line for line in page.splitlines() if line.startswith("| Decision |"))
+    assert "**better**" in header and f"worse elsewhere: Time to first token (median) {said}" in header
+    summary = next(line for line in files["docs/summary.md"].splitlines() if "02-static-cache-compile" in line)
+    assert said in summary
+    home = files["docs/index.md"]
+    road = next(line for line in home.splitlines() if line.startswith("| [02-static-cache-compile]"))
+    assert said in road
+    rows = summary_rows(analysis)
+    row = next(r for r in rows if r["slug"] == "static-cache-compile")
+    assert row["regressions"] == [
+        f"ttft_median {change} (512/128, batch {b})" for change, b in (("+54.4%", 8), ("+6.2%", 32), ("+2.0%", 64))
+    ]
+    assert "worse elsewhere: ttft_median +54.4% (512/128, batch 8)" in format_rows(rows, "markdown")
+    assert "ttft_median +54.4% (512/128, batch 8)" in format_rows(rows, "csv")
+    assert "worse elsewhere: ttft_median +54.4% (512/128, batch 8)" in report_text(analysis)
+    export = json.loads(files["docs/records.json"])
+    primary = next(r for r in export["records"] if r["slug"] == "static-cache-compile")["primary"]
+    assert [r["result"] for r in primary["regressions"]] == [f"512/128, batch {b}" for b in (8, 32, 64)]
+
+
+def test_no_better_hides_a_regression_in_either_shipped_campaign() -> None:
+    """Every record whose other comparisons include a regression beyond min_effect carries it."""
+    from generator.analysis.campaign import analyse, regressions
+    from generator.checks.validate import require_project
+
+    for root in (EXAMPLE, EXAMPLE.parent.parent):
+        analysis = analyse(require_project(root))
+        for ra in analysis.records:
+            # Independently of the analysis' own list: every headline comparison, its interval read here.
+            expected = {
+                (name, r.result.label)
+                for i, r in enumerate(ra.headline)
+                for name, c in r.comparisons.items()
+                if c is not None
+                and c.decision == "worse"
+                and (c.gain_high_percent or 0) < -analysis.rule.min_effect
+                and not (ra.primary is not None and ra.primary.metric == name and ra.primary.index == i)
+            }
+            assert {(g.metric, g.label) for g in ra.regressions} == expected
+            assert regressions(ra.headline, ra.primary, analysis.rule.min_effect) == ra.regressions

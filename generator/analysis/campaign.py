@@ -22,6 +22,7 @@ from generator.analysis.records import (
     Launch,
     Primary,
     RecordAnalysis,
+    Regression,
     ResolvedResult,
     SharedBlocker,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "Launch",
     "Primary",
     "RecordAnalysis",
+    "Regression",
     "ResolvedResult",
     "Rule",
     "SharedBlocker",
@@ -257,6 +259,7 @@ def _record_analysis(
         headline=headline,
         launch=_launch(project, rec, steps),
         group=group,
+        regressions=regressions(headline, primary, decision.min_effect),
     )
 
 
@@ -355,6 +358,28 @@ def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rul
                 held,
             )
         )
+    return tuple(out)
+
+
+def regressions(
+    results: tuple[ResolvedResult, ...], primary: Primary | None, min_effect: float
+) -> tuple[Regression, ...]:
+    """Every comparison of `results` (bar the primary one) shown worse by more than min_effect.
+
+    Its whole 1 - alpha interval lies beyond -min_effect on the worse side: a real regression
+    that matters, never one inside the noise. The primary metric at other loads counts too.
+    """
+    out = []
+    for index, r in enumerate(results):
+        for name, c in r.comparisons.items():
+            if c is None or c.decision != "worse" or c.change_percent is None:
+                continue
+            if primary is not None and primary.kind == "metric" and name == primary.metric and index == primary.index:
+                continue
+            high, low, high_raw = c.gain_high_percent, c.ci_low_percent, c.ci_high_percent
+            if high is None or high >= -min_effect or low is None or high_raw is None:
+                continue
+            out.append(Regression(name, r.result.label, r.result.concurrency, c.change_percent, low, high_raw))
     return tuple(out)
 
 

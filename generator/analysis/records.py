@@ -51,6 +51,19 @@ class Guardrail:
 
 
 @dataclass(frozen=True)
+class Regression:
+    """A measured metric of a record's compared results that got worse beyond min_effect, its
+    interval clear of it: named wherever the record is summarised, beside its headline."""
+
+    metric: str
+    label: str  # the result's label
+    concurrency: int | None
+    change_percent: float  # raw sign, as every change is kept
+    ci_low_percent: float
+    ci_high_percent: float
+
+
+@dataclass(frozen=True)
 class Primary:
     """A record's evidence on its primary metric: the one comparison that ranks it."""
 
@@ -131,3 +144,5 @@ class RecordAnalysis:
     launch: Launch | None = None
     # The ranking group within the tier (`stats.GROUPS`, "reported" or "not measured").
     group: str = "not measured"
+    # Regressions beyond min_effect among its headline results' other comparisons (issue #36).
+    regressions: tuple[Regression, ...] = ()

@@ -10,7 +10,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
+from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
 from generator.model import metrics, variants
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.model.record import Change
@@ -33,6 +33,8 @@ class Decision:
     # The load it was measured at ("concurrency 64") and the result's label.
     where: str
     result: str
+    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
+    regressions: str | None = None
 
     @property
     def text(self) -> str:
@@ -43,7 +45,24 @@ class Decision:
         return ", ".join(parts)
 
 
-def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> Decision | None:
+def regressions_text(found: tuple[Regression, ...], vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> str | None:
+    """ "worse elsewhere: Time to first token +54.4% (batch 8), +6.2% (batch 32)": every regression
+    beyond min_effect of a record, by metric, so a `better` never hides one."""
+    if not found:
+        return None
+    by_metric: dict[str, list[str]] = {}
+    for g in found:
+        by_metric.setdefault(g.metric, []).append(f"{fmt_percent(g.change_percent)} ({g.label})")
+    parts = []
+    for name, changes in by_metric.items():
+        metric = vocabulary.lookup(name)
+        parts.append(f"{metric.label if metric else name} {', '.join(changes)}")
+    return "worse elsewhere: " + "; ".join(parts)
+
+
+def decision(
+    primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN, found: tuple[Regression, ...] = ()
+) -> Decision | None:
     if primary is None:
         return None
     c = primary.comparison
@@ -60,6 +79,7 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
         metric=metric.label if metric else primary.metric,
         where=where,
         result=primary.label,
+        regressions=regressions_text(found, vocabulary),
     )
 
 
@@ -87,7 +107,7 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
     else:
         relative_to = "the baseline"
     return {
-        "decision": decision(ra.primary, project.campaign.vocabulary()),
+        "decision": decision(ra.primary, project.campaign.vocabulary(), ra.regressions),
         "primary_metric": ra.primary_metric,
         "reported": ra.reported,
         "diff": change_diff(change),
@@ -115,7 +135,7 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "tier": rec.record.tier,
         "date": rec.record.date.isoformat() if rec.record.date else None,
         "link": _link(analysis, rec),
-        "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
+        "decision": decision(ra.primary, analysis.project.campaign.vocabulary(), ra.regressions),
     }
 
 

@@ -458,7 +458,9 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         rows.append(
             {
                 **row,
-                "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
+                "decision": decision(
+                    analysis.record(rec).primary, project.campaign.vocabulary(), analysis.record(rec).regressions
+                ),
                 "date": rec.record.date.isoformat() if rec.record.date else None,
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),

@@ -55,6 +55,8 @@ COLUMNS = (
     "broken_guardrails",
     # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
     "best_of",
+    # Every other comparison shown worse beyond min_effect ("ttft_median +54.4% (512/128, batch 8)").
+    "regressions",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -110,6 +112,7 @@ def summary_rows(
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
+                "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
         )
         if analysis.project.campaign.slo:
@@ -154,7 +157,9 @@ def gain_text(row: dict[str, Any]) -> str:
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
-    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
+    worse = row.get("regressions") or []
+    elsewhere = f"; worse elsewhere: {', '.join(worse)}" if worse else ""
+    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{elsewhere}{tried}"
 
 
 def tier_text(row: dict[str, Any]) -> str:
@@ -187,11 +192,11 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
-    text |= {"reported", "variants", *slo_text}
+    text |= {"reported", "variants", "regressions", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails"):
+        if column in ("open_blocker_titles", "broken_guardrails", "regressions"):
             v = "; ".join(v)
         elif column == "best_of":
             v = "" if v is None else str(v)
