@@ -107,7 +107,8 @@ def test_a_broken_guardrail_is_no_win(tmp_path: Path) -> None:
     assert analysis.record(analysis.by_slug["guarded"]).group == "worse"
     export = {r["slug"]: r for r in json.loads(run_cli("export", "--root", str(tmp_path)).stdout)["records"]}
     (row,) = export["guarded"]["primary"]["guardrails"]
-    assert set(row) == {"metric", "margin", "change_percent", "ci_low_percent", "ci_high_percent", "held"}
+    assert set(row) == {"metric", "margin", "change_percent", "ci_low_percent", "ci_high_percent", "held", "state"}
+    assert row["state"] == "broken"
     assert row["held"] is False and row["ci_high_percent"] > 5
     summary = run_cli("summary", "--root", str(tmp_path), "--format", "markdown").stdout
     assert "better, guardrail broken: ttft_p99" in summary

@@ -292,6 +292,7 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
     frame["broken_guardrails"] = frame["broken_guardrails"].map("; ".join)
     frame["regressions"] = frame["regressions"].map("; ".join)
+    frame["unshown_guardrails"] = frame["unshown_guardrails"].map("; ".join)
     frame["best_of"] = frame["best_of"].map(lambda v: "" if v is None else str(v))
     for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")

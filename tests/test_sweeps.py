@@ -338,7 +338,9 @@ def test_summary_column_in_every_format(sweep_campaign: Path) -> None:
     got = {row["slug"]: row["capacity_under_slo"] for row in rows}  # type: ignore[union-attr]
     assert {k: got[k] for k in expected} == expected
     csv_text = run_cli("summary", "--root", str(sweep_campaign), "--format", "csv").stdout
-    assert csv_text.splitlines()[0].endswith(",variants,primary_kind,broken_guardrails,best_of,capacity_under_slo")
+    assert csv_text.splitlines()[0].endswith(
+        ",variants,primary_kind,broken_guardrails,unshown_guardrails,best_of,regressions,capacity_under_slo"
+    )
     assert "\n5,interpolated,Interpolated," in csv_text and ",2200 tok/s (+37.5% vs baseline)\n" in csv_text
     for fmt in ("table", "markdown"):
         out = run_cli("summary", "--root", str(sweep_campaign), "--format", fmt).stdout

@@ -218,3 +218,139 @@ def test_no_better_hides_a_regression_in_either_shipped_campaign() -> None:
             }
             assert {(g.metric, g.label) for g in ra.regressions} == expected
             assert regressions(ra.headline, ra.primary, analysis.rule.min_effect) == ra.regressions
+
+
+# --- guardrails: held, broken, not shown --------------------------------------------------------------
+
+
+def _ttost_ps(x: list[float], b: list[float], margin: float) -> tuple[float, float]:
+    """(p of "not worse than margin", p of "worse than margin"), statsmodels' one-sided t tests on the
+    logs (unequal variances), for a lower-is-better metric: worse is up."""
+    from statsmodels.stats.weightstats import ttost_ind
+
+    bound = math.log1p(margin / 100)
+    _, _, (_, p_not_worse, _) = ttost_ind(np.log(x), np.log(b), -math.inf, bound, usevar="unequal")
+    _, (_, p_worse, _), _ = ttost_ind(np.log(x), np.log(b), bound, math.inf, usevar="unequal")
+    return float(p_not_worse), float(p_worse)
+
+
+@pytest.mark.parametrize(
+    ("x", "b", "state"),
+    [
+        ([200.0, 201.0, 199.0], [200.0, 202.0, 198.0], "held"),
+        ([230.0, 235.0, 228.0], [200.0, 204.0, 198.0], "broken"),
+        # Untouched but noisy: the interval reaches past the margin and back inside it.
+        ([190.0, 230.0, 205.0, 185.0, 215.0], [200.0, 220.0, 180.0, 210.0, 195.0], "not shown"),
+    ],
+)
+def test_a_guardrail_has_three_states_pinned_to_statsmodels(x: list[float], b: list[float], state: str) -> None:
+    c = compare(x, b, higher_is_better=False)
+    assert stats.guardrail_state(c, 5.0) == state
+    p_not_worse, p_worse = _ttost_ps(x, b, 5.0)
+    assert (p_not_worse < 0.05) == (state == "held")
+    assert (p_worse < 0.05) == (state == "broken")
+
+
+def test_a_single_shot_or_nothing_is_not_a_broken_guardrail() -> None:
+    assert stats.guardrail_state(compare([260.0], [200.0], higher_is_better=False), 5.0) == "not shown"
+    assert stats.guardrail_state(None, 5.0) == "not measured"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("cv", [0.05, 0.15])
+def test_an_untouched_guardrail_is_rarely_broken(cv: float, monkeypatch: pytest.MonkeyPatch) -> None:
+    # What it would take is not read by a guardrail: skipped so the simulation takes seconds.
+    monkeypatch.setattr(stats, "_with_reps", lambda c, est, *, ratio: c)
+    rng = np.random.default_rng(36)
+    states = []
+    for _ in range(600):
+        x, b = (list(np.exp(rng.normal(math.log(200), cv, 5))) for _ in range(2))
+        states.append(stats.guardrail_state(compare(x, b, higher_is_better=False), 5.0))
+    # True change 0: calling "not shown" broken said broken 60% (cv 5%) and 89% (cv 15%) of the time.
+    assert states.count("broken") / len(states) <= 0.05
+    # A true 15% regression at a 5% spread is shown broken nearly always.
+    worse = [
+        stats.guardrail_state(
+            compare(
+                list(np.exp(rng.normal(math.log(230), 0.05, 5))),
+                list(np.exp(rng.normal(math.log(200), 0.05, 5))),
+                higher_is_better=False,
+            ),
+            5.0,
+        )
+        for _ in range(200)
+    ]
+    assert worse.count("broken") / len(worse) >= 0.8
+
+
+CAMPAIGN = """\
+name: Whole truth
+series: truth
+model: {name: Toy}
+hardware: {gpu: Example GPU, count: 1}
+engine: {name: ExampleServe}
+baseline:
+  label: base
+  command: python -m example.serve
+  results:
+    - label: c64
+      concurrency: 64
+      metrics: {output_throughput: 1200}
+goals:
+  - metric: output_throughput
+    concurrency: 64
+    target: 1500
+decision:
+  primary_metric: output_throughput
+  guardrails: {ttft_p99: 5}
+tiers: {1: a, 2: b, 3: c}
+"""
+
+
+def _record(title: str, ttft: list[float], ttft_base: list[float]) -> str:
+    return f"""\
+title: {title}
+tier: 1
+status: in-progress
+hypothesis: H.
+results:
+  - label: c64
+    concurrency: 64
+    metrics: {{output_throughput: [1300, 1310, 1290], ttft_p99: {ttft}}}
+    baseline: {{output_throughput: [1200, 1210, 1190], ttft_p99: {ttft_base}}}
+"""
+
+
+@pytest.mark.slow
+def test_only_a_broken_guardrail_ranks_with_worse_and_every_output_says_which(tmp_path: Path) -> None:
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.output.render import render_files
+    from generator.views.summary import format_rows, summary_rows
+
+    (tmp_path / "improvements").mkdir()
+    (tmp_path / "improvements" / "campaign.yaml").write_text(CAMPAIGN)
+    records = {
+        "01-broken.yaml": _record("Broken", [230, 235, 228], [200, 204, 198]),
+        "02-unshown.yaml": _record("Unshown", [190, 230, 205, 185, 215], [200, 220, 180, 210, 195]),
+    }
+    for name, text in records.items():
+        (tmp_path / "improvements" / name).write_text(text)
+    analysis = analyse(require_project(tmp_path))
+    by = {a.file.slug: a for a in analysis.records}
+    assert [g.state for g in by["broken"].primary.guardrails] == ["broken"]  # type: ignore[union-attr]
+    assert [g.state for g in by["unshown"].primary.guardrails] == ["not shown"]  # type: ignore[union-attr]
+    assert (by["broken"].group, by["unshown"].group) == ("worse", "better")
+    assert [a.file.slug for a in analysis.ranked] == ["unshown", "broken"]
+    rows = summary_rows(analysis)
+    markdown = format_rows(rows, "markdown")
+    assert "better, guardrail not shown: ttft_p99" in markdown and "better, guardrail broken: ttft_p99" in markdown
+    files = render_files(analysis)
+    summary = files["docs/summary.md"]
+    assert "guardrail not shown: ttft_p99" in summary and "guardrail broken: ttft_p99 +15.1%" in summary
+    page = next(t for p, t in files.items() if p.endswith("-02-unshown.md"))
+    assert "guardrail not shown either way: ttft_p99 (margin 5%" in page
+    assert "neither held nor broken, so it does not rank it with `worse`" in page
+    export = json.loads(files["docs/records.json"])
+    states = {r["slug"]: [g["state"] for g in r["primary"]["guardrails"]] for r in export["records"]}
+    assert states == {"broken": ["broken"], "unshown": ["not shown"]}

@@ -342,12 +342,8 @@ def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rul
         if name == metric:
             continue
         c = res.comparisons.get(name)
-        held: bool | None = None
-        if c is not None and c.gain_eq_low_percent is not None:
-            held = c.gain_eq_low_percent >= -margin
-        elif c is not None and c.gain_percent is not None and c.gain_percent < -margin:
-            # A single shot shows nothing, except a loss beyond the margin at face value.
-            held = False
+        state = stats.guardrail_state(c, margin)
+        held = {"held": True, "broken": False}.get(state)
         out.append(
             Guardrail(
                 name,
@@ -356,6 +352,7 @@ def _guardrails(rec: RecordFile, res: ResolvedResult, metric: str, decision: Rul
                 c.eq_low_percent if c else None,
                 c.eq_high_percent if c else None,
                 held,
+                state,
             )
         )
     return tuple(out)

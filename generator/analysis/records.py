@@ -46,8 +46,11 @@ class Guardrail:
     change_percent: float | None
     ci_low_percent: float | None  # the 1 - 2 alpha interval, raw sign (what non-inferiority reads)
     ci_high_percent: float | None
-    # True: shown not worse beyond the margin; False: not shown (broken); None: not measured here.
+    # True: held (shown not worse beyond the margin); False: broken (shown worse beyond it); None:
+    # neither shown, or not measured here (`state` says which).
     held: bool | None
+    # "held", "broken", "not shown" or "not measured" (`stats.guardrail_state`).
+    state: str = "not measured"
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,11 @@ class Primary:
     @property
     def broken_guardrails(self) -> tuple[Guardrail, ...]:
         return tuple(g for g in self.guardrails if g.held is False)
+
+    @property
+    def unshown_guardrails(self) -> tuple[Guardrail, ...]:
+        """Guardrails measured but neither held nor broken: said beside the decision, never ranked."""
+        return tuple(g for g in self.guardrails if g.state == "not shown")
 
 
 @dataclass(frozen=True)

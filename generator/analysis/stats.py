@@ -163,6 +163,12 @@ class Comparison:
         return None if bounds is None else bounds[0]
 
     @property
+    def gain_eq_high_percent(self) -> float | None:
+        """The 1 - 2 alpha interval's better end, oriented: what a broken guardrail reads."""
+        bounds = self._oriented_bounds(self.eq_low_percent, self.eq_high_percent)
+        return None if bounds is None else bounds[1]
+
+    @property
     def ratio(self) -> float | None:
         """The point ratio the change is (geometric means' on the ratio scale), when both means are
         positive: the "x" the pages print and the factor the road composes."""
@@ -690,6 +696,33 @@ def reps_for_power(
         else:
             low = mid
     return high
+
+
+# --- guardrails: three states ---------------------------------------------------------------------
+
+GuardrailState = Literal["held", "broken", "not shown", "not measured"]
+
+
+def guardrail_state(c: Comparison | None, margin: float) -> GuardrailState:
+    """A guardrail on `c` (may not get worse by more than `margin` percent), in one of three states.
+
+    Both tests read the 1 - 2 alpha interval, oriented (+ = better), each one-sided at alpha:
+    ``held`` when its worse end stays within the margin (non-inferiority shown); ``broken`` when
+    its better end lies beyond the margin (a regression beyond the margin shown); ``not shown``
+    when neither (a single shot, or an interval across the margin: no evidence either way).
+    Calling "not shown" broken called a record that left its guardrail untouched broken 60% of
+    the time at a 5% spread (issue #36). ``not measured``: no comparison of the metric.
+    """
+    if c is None:
+        return "not measured"
+    worse_end, better_end = c.gain_eq_low_percent, c.gain_eq_high_percent
+    if worse_end is None or better_end is None:
+        return "not shown"
+    if worse_end >= -margin:
+        return "held"
+    if better_end < -margin:
+        return "broken"
+    return "not shown"
 
 
 def holm(p_values: Sequence[float]) -> list[float]:

@@ -131,6 +131,8 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
                 "ci_low_percent": g.ci_low_percent,
                 "ci_high_percent": g.ci_high_percent,
                 "held": g.held,
+                # "held", "broken", "not shown" or "not measured".
+                "state": g.state,
             }
             for g in (p.guardrails if p else ())
         ],

@@ -35,6 +35,8 @@ class Decision:
     result: str
     # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
     regressions: str | None = None
+    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
+    guardrails: str | None = None
 
     @property
     def text(self) -> str:
@@ -60,6 +62,19 @@ def regressions_text(found: tuple[Regression, ...], vocabulary: metrics.Vocabula
     return "worse elsewhere: " + "; ".join(parts)
 
 
+def guardrails_text(primary: Primary) -> str | None:
+    """The guardrails that are not held, by state: broken (ranks with `worse`) or not shown (neither)."""
+    parts = []
+    for state, found in (("broken", primary.broken_guardrails), ("not shown", primary.unshown_guardrails)):
+        if found:
+            each = ", ".join(
+                f"{g.metric} {fmt_percent(g.change_percent)}" if g.change_percent is not None else g.metric
+                for g in found
+            )
+            parts.append(f"guardrail {state}: {each}")
+    return "; ".join(parts) or None
+
+
 def decision(
     primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN, found: tuple[Regression, ...] = ()
 ) -> Decision | None:
@@ -80,6 +95,7 @@ def decision(
         where=where,
         result=primary.label,
         regressions=regressions_text(found, vocabulary),
+        guardrails=guardrails_text(primary),
     )
 
 

@@ -393,6 +393,19 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
             for g in broken
         )
         text += ", so it does not count as a win"
+    unshown = primary.unshown_guardrails
+    if unshown:
+        text += "; guardrail not shown either way: " + ", ".join(
+            f"{g.metric} (margin {fmt_number(g.margin)}%, change "
+            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'}"
+            + (
+                f", {fmt_percent(g.ci_low_percent)} to {fmt_percent(g.ci_high_percent)})"
+                if g.ci_low_percent is not None and g.ci_high_percent is not None
+                else ", a single shot)"
+            )
+            for g in unshown
+        )
+        text += ": neither held nor broken, so it does not rank it with `worse`"
     return text
 
 

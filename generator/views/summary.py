@@ -51,8 +51,10 @@ COLUMNS = (
     "variants",
     # "metric" or "capacity" (a load sweep's capacity under the SLO), or None.
     "primary_kind",
-    # The guardrails the primary comparison broke, by metric name.
+    # The guardrails the primary comparison broke (a regression beyond the margin shown), by metric name.
     "broken_guardrails",
+    # The guardrails neither held nor broken (not shown either way): said, never ranked.
+    "unshown_guardrails",
     # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
     "best_of",
     # Every other comparison shown worse beyond min_effect ("ttft_median +54.4% (512/128, batch 8)").
@@ -111,6 +113,7 @@ def summary_rows(
                 "variants": variants.variants_cell(r),
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
+                "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
                 "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
@@ -157,6 +160,9 @@ def gain_text(row: dict[str, Any]) -> str:
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
+    unshown = row.get("unshown_guardrails") or []
+    if unshown:
+        word += f", guardrail not shown: {', '.join(unshown)}"
     worse = row.get("regressions") or []
     elsewhere = f"; worse elsewhere: {', '.join(worse)}" if worse else ""
     return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{elsewhere}{tried}"
@@ -196,7 +202,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails", "regressions"):
+        if column in ("open_blocker_titles", "broken_guardrails", "unshown_guardrails", "regressions"):
             v = "; ".join(v)
         elif column == "best_of":
             v = "" if v is None else str(v)
