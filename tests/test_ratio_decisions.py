@@ -177,7 +177,7 @@ def test_a_record_that_kept_one_of_k_says_best_of_k(tmp_path: Path) -> None:
     primary = analysis.record(analysis.by_slug["tries"]).primary
     assert primary is not None and primary.best_of == 10 and primary.holm_p is not None
     summary = run_cli("summary", "--root", str(tmp_path), "--format", "markdown").stdout
-    assert "(best of 10, Holm-corrected)" in summary
+    assert f"(best of 10, Holm-corrected, adjusted p = {primary.holm_p:.2g})" in summary
 
 
 def test_a_sweep_record_is_ranked_at_the_goals_load(tmp_path: Path) -> None:

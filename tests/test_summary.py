@@ -294,6 +294,7 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     frame["regressions"] = frame["regressions"].map("; ".join)
     frame["unshown_guardrails"] = frame["unshown_guardrails"].map("; ".join)
     frame["best_of"] = frame["best_of"].map(lambda v: "" if v is None else str(v))
+    frame["holm_p"] = frame["holm_p"].map(lambda v: "" if v is None else str(v))
     for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())

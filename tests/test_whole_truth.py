@@ -354,3 +354,100 @@ def test_only_a_broken_guardrail_ranks_with_worse_and_every_output_says_which(tm
     export = json.loads(files["docs/records.json"])
     states = {r["slug"]: [g["state"] for g in r["primary"]["guardrails"]] for r in export["records"]}
     assert states == {"broken": ["broken"], "unshown": ["not shown"]}
+
+
+# --- one answer: Holm over the arms with a p-value, and the interval that goes with the word ----------
+
+
+def _ab(arms: list[tuple[str, str, str]]) -> str:
+    """A record with variants: (label, outcome, the variant's metrics line), against one baseline."""
+    lines = ["title: AB", "tier: 1", "status: adopted", "hypothesis: H.", "verdict: Kept.", "variants:"]
+    for label, outcome, metrics in arms:
+        lines += [
+            f"  - label: {label}",
+            f"    outcome: {outcome}",
+            "    results:",
+            "      - label: c64",
+            "        concurrency: 64",
+            f"        metrics: {metrics}",
+            "        baseline: {output_throughput: [1000, 1010, 990, 1005, 995]}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def _write_campaign(root: Path, records: dict[str, str]) -> object:
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+
+    (root / "improvements").mkdir(parents=True)
+    (root / "improvements" / "campaign.yaml").write_text(CAMPAIGN)
+    for name, text in records.items():
+        (root / "improvements" / name).write_text(text)
+    return analyse(require_project(root))
+
+
+def test_holm_counts_only_arms_with_a_p_value(tmp_path: Path) -> None:
+    # Arm 1 is a mean of 5 without a spread: it tests nothing, so Holm has one p and corrects nothing.
+    kept = "{output_throughput: [1030, 1045, 1020, 1040, 1025]}"
+    analysis = _write_campaign(
+        tmp_path,
+        {"01-ab.yaml": _ab([("a1", "rejected", "{output_throughput: {mean: 1010, n: 5}}"), ("a2", "retained", kept)])},
+    )
+    ra = analysis.records[0]  # type: ignore[attr-defined]
+    c = ra.primary.comparison
+    x, b = [1030, 1045, 1020, 1040, 1025], [1000, 1010, 990, 1005, 995]
+    welch = sp.ttest_ind(np.log(x), np.log(b), equal_var=False)
+    assert c.p_value == pytest.approx(welch.pvalue) and c.decision == "better"
+    assert ra.primary.best_of is None and ra.primary.holm_p is None
+    # The road reads the record's one answer.
+    (step,) = analysis.stack.road.steps  # type: ignore[attr-defined]
+    assert step.change.decision == "better"
+
+
+def test_a_corrected_word_shows_the_interval_that_goes_with_it(tmp_path: Path) -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from generator.output.render import render_files
+
+    b = [1000, 1010, 990, 1005, 995]
+    arms = {
+        "a1": [1022, 1002, 1032, 1008, 1026],  # retained: p 0.031 alone
+        "a2": [1000, 1012, 985, 1008, 990],
+        "a3": [995, 1015, 992, 1002, 1001],
+    }
+    records = [(k, "retained" if k == "a1" else "rejected", f"{{output_throughput: {v}}}") for k, v in arms.items()]
+    analysis = _write_campaign(tmp_path, {"01-ab.yaml": _ab(records)})
+    ra = analysis.records[0]  # type: ignore[attr-defined]
+    ps = [sp.ttest_ind(np.log(v), np.log(b), equal_var=False).pvalue for v in arms.values()]
+    assert ps[0] < 0.05
+    adjusted = multipletests(ps, method="holm")[1][0]
+    assert adjusted >= 0.05
+    primary = ra.primary
+    assert primary.best_of == 3 and primary.holm_p == pytest.approx(adjusted)
+    c = primary.comparison
+    assert c.decision == "inconclusive" and c.interval_alpha == pytest.approx(0.05 / 3)
+    # The Bonferroni interval at alpha / k (scipy), which holds 0 whenever Holm's adjusted p >= alpha.
+    ci = sp.ttest_ind(np.log(arms["a1"]), np.log(b), equal_var=False).confidence_interval(1 - 0.05 / 3)
+    assert (c.ci_low_percent, c.ci_high_percent) == pytest.approx((math.expm1(ci.low) * 100, math.expm1(ci.high) * 100))
+    assert (c.ci_low_percent or 0) < 0 < (c.ci_high_percent or 0)
+    files = render_files(analysis)  # type: ignore[arg-type]
+    page = next(t for p, t in files.items() if p.endswith("-01-ab.md"))
+    header = next(line for line in page.splitlines() if line.startswith("| Decision |"))
+    assert "**inconclusive**" in header and "98.33%, Holm's step" in header
+    assert f"best of 3 variants: Holm-adjusted p = {adjusted:.2g}" in header
+    (step,) = analysis.stack.road.steps  # type: ignore[attr-defined]
+    assert step.change.decision == "inconclusive"
+
+
+def test_a_better_within_min_effect_says_so() -> None:
+    from generator.views.pages import _decision_text
+
+    # A secondary metric: -0.7%, p 0.003, a real change inside min_effect (1%) whose 90% interval
+    # reaches past -1%, so it is not `no-change` either: `better`, and the page says it is small.
+    x = [99.0, 99.6, 99.3, 98.9, 99.5]
+    b = [99.9, 100.1, 99.7, 100.3, 100.0]
+    c = compare(x, b, higher_is_better=False, min_effect=1.0)
+    welch = sp.ttest_ind(np.log(x), np.log(b), equal_var=False)
+    assert c.decision == "better" and c.p_value == pytest.approx(welch.pvalue)
+    assert c.within_min_effect and _decision_text(c) == f"better (p = {welch.pvalue:.2g}; within min_effect ±1%)"
+    assert not compare([110.0, 111.0, 109.0], [100.0, 101.0, 99.0], higher_is_better=True).within_min_effect

@@ -386,8 +386,11 @@ def _best_of(
     """A retained variant picked among k >= 2 candidates: its decision survives only Holm's correction.
 
     Each candidate variant's comparison on the primary metric (at the primary's load, else its
-    first) gives one p; Holm's step-down adjusts them; the retained variant keeps `better` or
-    `worse` only while its adjusted p is below alpha, else it is `inconclusive`.
+    first) gives one p; only arms with a p-value count (a mean without a spread tests nothing,
+    and counting it as p = 1 once turned a real A/B inconclusive). Holm's step-down adjusts
+    them; the retained variant keeps `better` or `worse` only while its adjusted p is below
+    alpha, else it is `inconclusive`. The interval shown is the one that goes with the word
+    (`_holm_interval`).
     """
     if primary.kind != "metric" or not rec.record.variants:
         return primary
@@ -395,21 +398,71 @@ def _best_of(
     if len(candidates) < 2 or not any(v.outcome == "retained" for v, _ in candidates):
         return primary
     ps: list[float] = []
-    kept = 0
-    for k, (v, rs) in enumerate(candidates):
+    kept: int | None = None
+    for v, rs in candidates:
         found = [r.comparisons.get(primary.metric) for r in rs]
         at = [
             c for r, c in zip(rs, found, strict=True) if c is not None and r.result.concurrency == primary.concurrency
         ]
         c = at[0] if at else next((c for c in found if c is not None), None)
-        ps.append(1.0 if c is None or c.p_value is None else c.p_value)
+        if c is None or c.p_value is None:
+            continue
         if v.outcome == "retained":
-            kept = k
+            kept = len(ps)
+        ps.append(c.p_value)
+    if kept is None or len(ps) < 2:
+        return primary
     adjusted = stats.holm(ps)[kept]
     c = primary.comparison
-    if c.decision in ("better", "worse") and c.p_value is not None and adjusted >= decision.alpha:
-        c = replace(c, decision="inconclusive")
-    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted)
+    if c.decision in ("better", "worse") and c.p_value is not None:
+        level = _holm_level(ps, kept, decision.alpha, kept=adjusted < decision.alpha)
+        c = _holm_interval(_retained_result(primary, rec, by_variant), primary.metric, c, level)
+        if adjusted >= decision.alpha:
+            c = replace(c, decision="inconclusive")
+    return replace(primary, comparison=c, best_of=len(ps), holm_p=adjusted)
+
+
+def _holm_level(ps: list[float], index: int, alpha: float, *, kept: bool) -> float:
+    """The alpha of the interval that goes with Holm's word for arm `index`.
+
+    Kept: alpha / (k - rank), the step at which Holm rejects it, whose interval excludes 0
+    (its (k - rank) p is at most the adjusted p, below alpha). Not kept: alpha / k (Bonferroni),
+    whose interval holds 0 (the adjusted p is at most k p, so k p >= alpha).
+    """
+    k = len(ps)
+    if not kept:
+        return alpha / k
+    rank = sorted(range(k), key=lambda i: ps[i]).index(index)
+    return alpha / (k - rank)
+
+
+def _retained_result(
+    primary: Primary, rec: RecordFile, by_variant: tuple[tuple[ResolvedResult, ...], ...]
+) -> ResolvedResult | None:
+    """The retained variant's result the primary comparison comes from."""
+    kept = variants.retained(rec.record)
+    if kept is None:
+        return None
+    results = by_variant[rec.record.variants.index(kept)]
+    return results[primary.index] if 0 <= primary.index < len(results) else None
+
+
+def _holm_interval(res: ResolvedResult | None, metric: str, c: Comparison, level: float) -> Comparison:
+    """`c` with its interval at `level` (the Holm step's), computed again from the same values."""
+    if res is None or metric not in res.metrics or metric not in res.baseline:
+        return c
+    x, b = _side(res.metrics[metric]), _side(res.baseline[metric])
+    again = stats.compare(
+        x, b, higher_is_better=c.higher_is_better, paired=res.result.paired, alpha=level, min_effect=c.min_effect
+    )
+    return replace(
+        c,
+        ci_low=again.ci_low,
+        ci_high=again.ci_high,
+        ci_low_percent=again.ci_low_percent,
+        ci_high_percent=again.ci_high_percent,
+        interval_alpha=level,
+    )
 
 
 def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:

@@ -180,7 +180,16 @@ def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> tup
         return None
     primary = ra.primary
     first = next(((r, c) for r, c in measured if primary is not None and r.result.label == primary.label), measured[0])
-    return next(((r, c) for r, c in measured if r.result.concurrency == concurrency), first)
+    r, c = next(((r, c) for r, c in measured if r.result.concurrency == concurrency), first)
+    # The record's one answer on this comparison (a best of k corrected by Holm), never a second one.
+    if (
+        primary is not None
+        and primary.kind == "metric"
+        and primary.metric == metric
+        and primary.label == r.result.label
+    ):
+        c = primary.comparison
+    return r, c
 
 
 def campaign_stack(

@@ -138,6 +138,9 @@ class Comparison:
     # The ratio of the arithmetic means - 1, in percent: shown beside the point, labelled, where it
     # differs from it (the ratio scale); None when the baseline mean is 0.
     arith_change_percent: float | None = None
+    # The alpha of the interval shown when it is not `alpha`: a Holm step's (best of k), whose
+    # interval goes with the corrected word.
+    interval_alpha: float | None = None
 
     @property
     def gain_percent(self) -> float | None:
@@ -177,6 +180,14 @@ class Comparison:
         if self.log_ratio is not None:
             return math.exp(self.log_ratio)
         return self.mean / self.baseline_mean
+
+    @property
+    def within_min_effect(self) -> bool:
+        """`better` or `worse` while the point change lies inside +-min_effect: a real change too
+        small to matter, which the pages say beside the word (a secondary metric's -0.7% at
+        p 0.044 once read plain `better`)."""
+        gain = self.gain_percent
+        return self.decision in ("better", "worse") and gain is not None and abs(gain) < self.min_effect
 
     @property
     def single_shot(self) -> bool:

@@ -37,6 +37,8 @@ class Decision:
     regressions: str | None = None
     # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
     guardrails: str | None = None
+    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
+    correction: str | None = None
 
     @property
     def text(self) -> str:
@@ -85,6 +87,11 @@ def decision(
     interval = None
     if c.ci_low_percent is not None and c.ci_high_percent is not None:
         interval = f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+        if c.interval_alpha is not None:
+            interval += f" ({fmt_number(100 - 100 * c.interval_alpha)}%, Holm's step)"
+    correction = None
+    if primary.best_of is not None and primary.holm_p is not None:
+        correction = f"best of {primary.best_of} variants: Holm-adjusted p = {primary.holm_p:.2g}"
     where = f"concurrency {primary.concurrency}" if primary.concurrency is not None else "concurrency not recorded"
     return Decision(
         word=c.decision,
@@ -96,6 +103,7 @@ def decision(
         result=primary.label,
         regressions=regressions_text(found, vocabulary),
         guardrails=guardrails_text(primary),
+        correction=correction,
     )
 
 

@@ -119,9 +119,10 @@ def _arithmetic(c: Comparison) -> str | None:
 def _decision_text(c: Comparison) -> str:
     if c.decision == "unreplicated":
         return "unreplicated (single shot)"
+    within = f"; within min_effect ±{fmt_number(c.min_effect)}%" if c.within_min_effect else ""
     if c.p_value is None:
-        return f"{c.decision} (no spread, no p)"
-    return f"{c.decision} (p = {c.p_value:.2g})"
+        return f"{c.decision} (no spread, no p{within})"
+    return f"{c.decision} (p = {c.p_value:.2g}{within})"
 
 
 def _would_take(c: Comparison) -> str | None:
@@ -385,6 +386,11 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     text = f"{primary.metric} in `{primary.label}`, {primary.chosen}: {change}{interval}, {word}"
     if primary.best_of is not None and primary.holm_p is not None:
         text += f"; best of {primary.best_of} variants, Holm-adjusted p = {primary.holm_p:.2g}"
+        if c.interval_alpha is not None:
+            text += (
+                f" (the interval is Holm's step's, {fmt_number(100 - 100 * c.interval_alpha)}%: "
+                "the one that goes with the corrected word)"
+            )
     broken = primary.broken_guardrails
     if broken:
         text += "; guardrail broken: " + ", ".join(

@@ -55,8 +55,10 @@ COLUMNS = (
     "broken_guardrails",
     # The guardrails neither held nor broken (not shown either way): said, never ranked.
     "unshown_guardrails",
-    # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
+    # Best of k: the retained variant was one of k candidates with a p-value (Holm's correction
+    # applied), else None; and the retained one's Holm-adjusted p.
     "best_of",
+    "holm_p",
     # Every other comparison shown worse beyond min_effect ("ttft_median +54.4% (512/128, batch 8)").
     "regressions",
 )
@@ -115,6 +117,7 @@ def summary_rows(
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
                 "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
+                "holm_p": primary.holm_p if primary else None,
                 "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
         )
@@ -156,7 +159,8 @@ def gain_text(row: dict[str, Any]) -> str:
         text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
     word = "unreplicated (single shot: replicate it)" if decision == "unreplicated" else decision
     if row.get("best_of"):
-        word += f" (best of {row['best_of']}, Holm-corrected)"
+        word += f" (best of {row['best_of']}, Holm-corrected"
+        word += f", adjusted p = {row['holm_p']:.2g})" if row.get("holm_p") is not None else ")"
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
@@ -204,7 +208,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     def shown(column: str, v: Any) -> Any:
         if column in ("open_blocker_titles", "broken_guardrails", "unshown_guardrails", "regressions"):
             v = "; ".join(v)
-        elif column == "best_of":
+        elif column in ("best_of", "holm_p"):
             v = "" if v is None else str(v)
         elif column in percents:
             v = "" if v is None else f"{v:.1f}"
