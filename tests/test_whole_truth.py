@@ -451,3 +451,18 @@ def test_a_better_within_min_effect_says_so() -> None:
     assert c.decision == "better" and c.p_value == pytest.approx(welch.pvalue)
     assert c.within_min_effect and _decision_text(c) == f"better (p = {welch.pvalue:.2g}; within min_effect ±1%)"
     assert not compare([110.0, 111.0, 109.0], [100.0, 101.0, 99.0], higher_is_better=True).within_min_effect
+
+
+# --- ranking: not settled is one group -----------------------------------------------------------------
+
+
+def test_a_single_shot_never_ranks_above_stronger_unsettled_evidence_by_its_kind() -> None:
+    single = compare([100.1], [100.0], higher_is_better=True)
+    # n = 5 at about +30%, an interval reaching below 0: inconclusive.
+    x = [95.0, 160.0, 120.0, 175.0, 110.0]
+    b = [100.0, 98.0, 102.0, 101.0, 99.0]
+    noisy = compare(x, b, higher_is_better=True)
+    welch = sp.ttest_ind(np.log(x), np.log(b), equal_var=False).confidence_interval(0.95)
+    assert noisy.decision == "inconclusive" and math.expm1(welch.low) < 0 < math.expm1(welch.high)
+    assert stats.rank_group(single) == stats.rank_group(noisy) == "not settled"
+    assert stats.rank_key(noisy) < stats.rank_key(single)

@@ -750,13 +750,13 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 # --- ranking ---------------------------------------------------------------------------------------
 
-# Within a tier, most promising first (docs/guide/decisions.md, "Ranking").
+# Within a tier, most promising first (docs/guide/decisions.md, "Ranking"). "not settled" holds
+# single shots and replicated inconclusive results alike, by point change: a single +0.1% run
+# once ranked above n = 5 at +30% because single shots had a group of their own.
 GROUPS = (
     "better",
-    "single-shot gain",
-    "inconclusive",
+    "not settled",
     "no-change",
-    "single-shot loss",
     "worse",
     "reported",
     "not measured",
@@ -769,19 +769,19 @@ def rank_group(c: Comparison | None, *, guardrail_broken: bool = False) -> str:
         return "not measured"
     if guardrail_broken:
         return "worse"
-    if c.decision == "unreplicated":
-        gain = c.gain_percent
-        return "single-shot gain" if gain is not None and gain > 0 else "single-shot loss"
+    if c.decision in ("unreplicated", "inconclusive"):
+        return "not settled"
     return c.decision
 
 
 def rank_key(c: Comparison | None, *, guardrail_broken: bool = False) -> tuple[int, float]:
     """Sort key within a tier (ascending = shown first).
 
-    `better` by the interval's oriented low end, highest first; single-shot gains, inconclusive
-    and single-shot losses by the point change, highest first; no-change together; worse by the
-    interval's better end, least bad first; a broken guardrail goes with worse. Without a
-    number (a zero baseline mean), last in its group; the caller's next key decides ties.
+    `better` by the interval's oriented low end, highest first; not settled (single shots and
+    inconclusive, each marked where shown) by the point change, highest first; no-change
+    together; worse by the interval's better end, least bad first; a broken guardrail goes with
+    worse. Without a number (a zero baseline mean), last in its group; the caller's next key
+    decides ties.
     """
     group = rank_group(c, guardrail_broken=guardrail_broken)
     index = GROUPS.index(group)

@@ -2,7 +2,7 @@
 
 Ranked as the analysis ranked them (`analysis.campaign.rank_key`, docs/guide/decisions.md):
 tier; open and adopted before rejected and superseded; then `better` by the low end of its
-interval, single-shot gains, `inconclusive` by point change, `no-change`, single-shot losses,
+interval, not settled (single shots and `inconclusive`, by point change), `no-change`,
 `worse` (a broken guardrail with them), evidence only as reported, not measured. pandas and
 tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
 for them.
