@@ -172,7 +172,11 @@ def test_the_pages_show_every_decision_and_a_latency_chart_with_the_slo() -> Non
     assert "reached (by at least 4.216 tok/s: the level's 95% interval clears the goal, a one-sided test" in first
     assert "--ideas C" in first and "```bash" in first
     summary = files["docs/summary.md"]
-    assert summary.count("| **better**") == 2 and summary.count("| **inconclusive**") == 1
+    # Ranked at the goal's load (batch 1), which all three share: 02 better, 01 and 03 not settled;
+    # 01's own expected load (batch 256, better) is shown beside it, never in its place.
+    assert summary.count("| **better**") == 1 and summary.count("| **inconclusive**") == 2
+    row = next(line for line in summary.splitlines() if "01-sdpa-attention" in line)
+    assert "**inconclusive**" in row and "at its own expected load, concurrency 256: +123.0%" in row
     latency = files["docs/improvements/plots/static-cache-compile-latency-tpot-p99.svg"]
     assert "SLO tpot_p99 &lt;= 10 ms" in latency and "this record reaches it at c=107.1" in latency
     assert "worst repetition" in latency

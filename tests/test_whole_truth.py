@@ -466,3 +466,51 @@ def test_a_single_shot_never_ranks_above_stronger_unsettled_evidence_by_its_kind
     assert noisy.decision == "inconclusive" and math.expm1(welch.low) < 0 < math.expm1(welch.high)
     assert stats.rank_group(single) == stats.rank_group(noisy) == "not settled"
     assert stats.rank_key(noisy) < stats.rank_key(single)
+
+
+# --- comparable rows: ranked at the goal's load, the record's own load beside it -------------------
+
+
+def _two_loads(title: str, expected: int | None, loads: dict[int, tuple[list[int], list[int]]]) -> str:
+    head = f"title: {title}\ntier: 1\nstatus: in-progress\nhypothesis: H.\n"
+    if expected is not None:
+        head += f"expected:\n  metric: output_throughput\n  concurrency: {expected}\n"
+    lines = [head + "results:"]
+    for load, (x, b) in loads.items():
+        lines += [
+            f"  - label: c{load}",
+            f"    concurrency: {load}",
+            f"    metrics: {{output_throughput: {x}}}",
+            f"    baseline: {{output_throughput: {b}}}",
+        ]
+    return "\n".join(lines) + "\n"
+
+
+def test_records_rank_at_the_goals_load_with_their_own_load_beside(tmp_path: Path) -> None:
+    from generator.views.plots import summary_bars
+    from generator.views.summary import gain_text, summary_rows
+
+    flat, up = ([1000, 1010, 990], [1000, 1005, 995]), ([1500, 1510, 1490], [1000, 1005, 995])
+    analysis = _write_campaign(
+        tmp_path,
+        {
+            # Big at its own load 256, flat at the goal's 64.
+            "01-own.yaml": _two_loads("Own", 256, {64: flat, 256: up}),
+            # Measured only at 8: it cannot be read at the goal's load.
+            "02-elsewhere.yaml": _two_loads("Elsewhere", None, {8: up}),
+        },
+    )
+    by = {a.file.slug: a for a in analysis.records}  # type: ignore[attr-defined]
+    own = by["own"].primary
+    assert own.concurrency == 64 and own.chosen == "at the goal's load, concurrency 64"
+    assert own.comparison.decision != "better"
+    label, load, c = own.expected_load
+    assert (label, load, c.decision) == ("c256", 256, "better")
+    row = next(r for r in summary_rows(analysis) if r["slug"] == "own")  # type: ignore[arg-type]
+    assert "at concurrency 64 (at its own expected load, concurrency 256: +" in gain_text(row)
+    # They cannot share a load, and the summary says so.
+    loads = set(analysis.ranked_loads)  # type: ignore[attr-defined]
+    assert loads == {"output_throughput at concurrency 8", "output_throughput at concurrency 64"}
+    labels = [b.label for b in summary_bars(analysis)]  # type: ignore[arg-type]
+    assert any("concurrency 64, workload not recorded" in x for x in labels)
+    assert any("concurrency 8, workload not recorded" in x for x in labels)

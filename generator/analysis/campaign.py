@@ -141,6 +141,9 @@ class Analysis:
     goals: tuple[GoalStatus, ...] = ()
     # The distinct primary metrics the ranked records are decided on, in ranking order.
     ranked_metrics: tuple[str, ...] = ()
+    # The distinct loads the ranked records' metric comparisons are read at ("output_throughput at
+    # concurrency 1"), in ranking order: more than one means the ranks compare unlike rows.
+    ranked_loads: tuple[str, ...] = ()
     _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
@@ -174,8 +177,21 @@ def analyse(project: Project) -> Analysis:
         stack=stack,
         goals=goal_statuses(project, stack.road, baseline_results),
         ranked_metrics=tuple(seen),
+        ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
     )
+
+
+def _ranked_loads(ranked: tuple[RecordAnalysis, ...]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for a in ranked:
+        p = a.primary
+        if p is None or p.kind != "metric":
+            continue
+        where = f"{p.metric} at concurrency {p.concurrency}" if p.concurrency is not None else f"{p.metric} ({p.label})"
+        if where not in seen:
+            seen.append(where)
+    return tuple(seen)
 
 
 def resolve(
@@ -274,26 +290,31 @@ def _primary(
     """The comparison that ranks the record (docs/guide/decisions.md, "The primary comparison").
 
     `results` are the record's headline results (its retained variant's, when it has variants);
-    `Primary.index` is the position among them. In order: the result at the record's own
-    `expected.concurrency`; the result at the load of the campaign's goal on this metric; when the
-    campaign sets an SLO and the record has a load sweep, the capacity under the SLO; else the
-    first result. The choice never looks at the numbers: picking whichever load ranks best would
-    be a best-of-k pick, the same luck repetitions are pooled to avoid.
+    `Primary.index` is the position among them. In order: the result at the load of the
+    campaign's goal on this metric, so records that share it are ranked at one load; the result
+    at the record's own `expected.concurrency` (shown beside the goal's load when both exist,
+    never silently put in its place); when the campaign sets an SLO and the record has a load
+    sweep, the capacity under the SLO; else the first result. The choice never looks at the
+    numbers: picking whichever load ranks best would be a best-of-k pick, the same luck
+    repetitions are pooled to avoid.
     """
     if metric is None:
         return None
     found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
     picked, why = None, "the first result"
-    if expected is not None and expected.concurrency is not None:
-        at = [f for f in found if f[1].result.concurrency == expected.concurrency]
-        if at:
-            picked, why = at[0], f"at the record's expected concurrency, {expected.concurrency}"
     goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)
-    if picked is None and goal is not None:
+    if goal is not None:
         at = [f for f in found if f[1].result.concurrency == goal.concurrency]
         if at:
             picked, why = at[0], f"at the goal's load, concurrency {goal.concurrency}"
+    own = None
+    if expected is not None and expected.concurrency is not None:
+        at = [f for f in found if f[1].result.concurrency == expected.concurrency]
+        if at and picked is None:
+            picked, why = at[0], f"at the record's expected concurrency, {expected.concurrency}"
+        elif at and at[0] is not picked:
+            own = (at[0][1].result.label, expected.concurrency, at[0][2])
     if picked is None and project.campaign.slo:
         capacity = _capacity_primary(found_sweeps, decision)
         if capacity is not None:
@@ -304,7 +325,9 @@ def _primary(
         return None
     i, res, c = picked
     guards = _guardrails(rec, res, metric, decision)
-    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=guards)
+    return Primary(
+        metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=guards, expected_load=own
+    )
 
 
 CAPACITY = "capacity under the SLO"

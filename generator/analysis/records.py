@@ -84,6 +84,9 @@ class Primary:
     # Best of k: the record retained one of k candidate variants; the Holm-adjusted p across them.
     best_of: int | None = None
     holm_p: float | None = None
+    # The record's own `expected.concurrency` when the ranking reads another load (the goal's):
+    # (its result's label, the concurrency, its comparison), shown beside the primary.
+    expected_load: tuple[str, int, Comparison] | None = None
 
     @property
     def guardrail_broken(self) -> bool:

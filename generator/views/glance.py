@@ -39,6 +39,8 @@ class Decision:
     guardrails: str | None = None
     # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
     correction: str | None = None
+    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
+    own_load: str | None = None
 
     @property
     def text(self) -> str:
@@ -77,6 +79,18 @@ def guardrails_text(primary: Primary) -> str | None:
     return "; ".join(parts) or None
 
 
+def own_load_text(primary: Primary) -> str | None:
+    """The record's own expected load beside the load it is ranked at (the goal's), never instead."""
+    if primary.expected_load is None:
+        return None
+    _label, concurrency, c = primary.expected_load
+    change = fmt_percent(c.change_percent) if c.change_percent is not None else "no percent"
+    interval = ""
+    if c.ci_low_percent is not None and c.ci_high_percent is not None:
+        interval = f" ({fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
+    return f"at its own expected load, concurrency {concurrency}: {change}{interval}, {c.decision}"
+
+
 def decision(
     primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN, found: tuple[Regression, ...] = ()
 ) -> Decision | None:
@@ -104,6 +118,7 @@ def decision(
         regressions=regressions_text(found, vocabulary),
         guardrails=guardrails_text(primary),
         correction=correction,
+        own_load=own_load_text(primary),
     )
 
 

@@ -495,6 +495,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         "plots": views,
         "own_placement": any(row["tier_source"] == "own" for row in rows),
         "ranked_metrics": list(analysis.ranked_metrics),
+        "ranked_loads": list(analysis.ranked_loads),
         **_rule_context(analysis),
     }
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import variants
 from generator.model.quantity import fmt_percent
 from generator.model.reported import evidence, record_text
+from generator.views.glance import own_load_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
@@ -61,6 +62,8 @@ COLUMNS = (
     "holm_p",
     # Every other comparison shown worse beyond min_effect ("ttft_median +54.4% (512/128, batch 8)").
     "regressions",
+    # The record's own expected load when it is ranked at another (the goal's), in words, else None.
+    "own_load",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -118,6 +121,7 @@ def summary_rows(
                 "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
                 "holm_p": primary.holm_p if primary else None,
+                "own_load": own_load_text(primary) if primary else None,
                 "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
         )
@@ -167,6 +171,8 @@ def gain_text(row: dict[str, Any]) -> str:
     unshown = row.get("unshown_guardrails") or []
     if unshown:
         word += f", guardrail not shown: {', '.join(unshown)}"
+    if row.get("own_load"):
+        where += f" ({row['own_load']})"
     worse = row.get("regressions") or []
     elsewhere = f"; worse elsewhere: {', '.join(worse)}" if worse else ""
     return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{elsewhere}{tried}"
@@ -202,7 +208,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
-    text |= {"reported", "variants", "regressions", *slo_text}
+    text |= {"reported", "variants", "regressions", "own_load", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
