@@ -300,7 +300,7 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles")
-    for column in (*text_columns, "reported", "variants", "regressions", "own_load", *slo_text):
+    for column in (*text_columns, "reported", "variants", "regressions", "own_load", "unranked", *slo_text):
         frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
     return str(frame.to_csv(index=False, lineterminator="\n"))
 

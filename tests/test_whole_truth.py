@@ -514,3 +514,45 @@ def test_records_rank_at_the_goals_load_with_their_own_load_beside(tmp_path: Pat
     labels = [b.label for b in summary_bars(analysis)]  # type: ignore[arg-type]
     assert any("concurrency 64, workload not recorded" in x for x in labels)
     assert any("concurrency 8, workload not recorded" in x for x in labels)
+
+
+# --- what was measured ----------------------------------------------------------------------------------
+
+
+def test_a_record_without_its_primary_metric_names_what_it_measured(tmp_path: Path) -> None:
+    from generator.output.render import render_files
+    from generator.views.summary import gain_text, summary_rows
+
+    decode = """\
+title: Decode only
+tier: 1
+status: in-progress
+hypothesis: H.
+results:
+  - label: bs1
+    concurrency: 1
+    metrics: {decode_throughput: [121, 122, 121.5]}
+    baseline: {decode_throughput: [100, 100.5, 99.5]}
+"""
+    alone = """\
+title: No baseline
+tier: 1
+status: in-progress
+hypothesis: H.
+results:
+  - label: c8
+    concurrency: 8
+    metrics: {output_throughput: [1000, 1010, 990]}
+"""
+    analysis = _write_campaign(tmp_path, {"01-decode.yaml": decode, "02-alone.yaml": alone})
+    rows = {r["slug"]: r for r in summary_rows(analysis)}  # type: ignore[arg-type]
+    change = (sp.gmean([121, 122, 121.5]) / sp.gmean([100, 100.5, 99.5]) - 1) * 100
+    said = f"no output_throughput in this run; decode_throughput {fmt_percent(change)} (bs1), better"
+    assert gain_text(rows["decode"]) == said
+    assert gain_text(rows["alone"]) == "output_throughput measured, no baseline to compare it with"
+    files = render_files(analysis)  # type: ignore[arg-type]
+    for slug, text in (("decode", said), ("alone", "output_throughput measured, no baseline to compare it with")):
+        page = next(t for p, t in files.items() if p.endswith(f"-{slug}.md"))
+        assert f"| Decision | none: {text} |" in page
+        assert text in files["docs/summary.md"]
+    assert "not measured" not in files["docs/summary.md"].split("**How the ranking works.**")[0]

@@ -276,7 +276,24 @@ def _record_analysis(
         launch=_launch(project, rec, steps),
         group=group,
         regressions=regressions(headline, primary, decision.min_effect),
+        unranked_why=_unranked_why(headline, metric) if primary is None else None,
+        measured_instead=_measured_instead(headline) if primary is None else None,
     )
+
+
+def _unranked_why(results: tuple[ResolvedResult, ...], metric: str | None) -> str | None:
+    """ "no baseline" when a headline result measured the primary metric with nothing to compare it with."""
+    if metric is not None and any(metric in r.metrics and r.comparisons.get(metric) is None for r in results):
+        return "no baseline"
+    return None
+
+
+def _measured_instead(results: tuple[ResolvedResult, ...]) -> tuple[str, str, Comparison] | None:
+    for r in results:
+        for name, c in r.comparisons.items():
+            if c is not None:
+                return name, r.result.label, c
+    return None
 
 
 def _primary(

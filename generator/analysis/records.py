@@ -157,3 +157,9 @@ class RecordAnalysis:
     group: str = "not measured"
     # Regressions beyond min_effect among its headline results' other comparisons (issue #36).
     regressions: tuple[Regression, ...] = ()
+    # Without a primary comparison: "no baseline" when the primary metric was measured but has
+    # nothing to compare with, else None (not measured).
+    unranked_why: str | None = None
+    # Without a primary comparison: what was compared instead (metric, result label, comparison),
+    # the first comparison of its headline results, so a measured record never reads "not measured".
+    measured_instead: tuple[str, str, Comparison] | None = None

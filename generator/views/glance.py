@@ -91,6 +91,22 @@ def own_load_text(primary: Primary) -> str | None:
     return f"at its own expected load, concurrency {concurrency}: {change}{interval}, {c.decision}"
 
 
+def unranked_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> str:
+    """Why a record without evidence as reported has no primary comparison, and what it did measure:
+    "no output_throughput in this run; decode_throughput +21.6%, better", or "no baseline"."""
+    name = ra.primary_metric
+    if name is None:
+        return "no primary metric"
+    if ra.unranked_why == "no baseline":
+        return f"{name} measured, no baseline to compare it with"
+    if ra.measured_instead is not None:
+        other, label, c = ra.measured_instead
+        change = fmt_percent(c.change_percent) if c.change_percent is not None else "no percent (baseline mean 0)"
+        word = "unreplicated (single shot)" if c.decision == "unreplicated" else c.decision
+        return f"no {name} in this run; {other} {change} ({label}), {word}"
+    return f"{name} not measured"
+
+
 def decision(
     primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN, found: tuple[Regression, ...] = ()
 ) -> Decision | None:
@@ -148,6 +164,7 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
     return {
         "decision": decision(ra.primary, project.campaign.vocabulary(), ra.regressions),
         "primary_metric": ra.primary_metric,
+        "unranked": unranked_text(ra) if ra.primary is None else None,
         "reported": ra.reported,
         "diff": change_diff(change),
         "diff_base": relative_to,

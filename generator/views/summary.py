@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import variants
 from generator.model.quantity import fmt_percent
 from generator.model.reported import evidence, record_text
-from generator.views.glance import own_load_text
+from generator.views.glance import own_load_text, unranked_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
@@ -64,6 +64,8 @@ COLUMNS = (
     "regressions",
     # The record's own expected load when it is ranked at another (the goal's), in words, else None.
     "own_load",
+    # Without a primary comparison: why, and what was measured instead, in words; else None.
+    "unranked",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -122,6 +124,7 @@ def summary_rows(
                 "best_of": primary.best_of if primary else None,
                 "holm_p": primary.holm_p if primary else None,
                 "own_load": own_load_text(primary) if primary else None,
+                "unranked": None if primary or entry.reported else unranked_text(entry),
                 "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
         )
@@ -144,8 +147,7 @@ def gain_text(row: dict[str, Any]) -> str:
     decision = row["primary_decision"]
     tried = f" ({row['variants']})" if row.get("variants") else ""
     if decision is None:
-        missing = "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
-        return missing + tried
+        return (row.get("unranked") or "no primary metric") + tried
     if decision == "reported":
         # Reported evidence is never compared: its figures as written, with no computed sign.
         return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
@@ -208,7 +210,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles"}
-    text |= {"reported", "variants", "regressions", "own_load", *slo_text}
+    text |= {"reported", "variants", "regressions", "own_load", "unranked", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
