@@ -148,9 +148,10 @@ def test_the_road_reaches_the_goal_and_capacity_is_interpolated(export: dict[str
     )
     assert (round(level.low, 1), round(level.high, 1)) == (254.2, 345.8)
     assert road.chained and [g.reached for g in road.goals] == [True]
-    # Capacity under tpot_p99 <= 10 ms, every repetition within it: C's worst p99 crosses 10 ms
-    # between batch 64 and 128; the throughput there is interpolated between the mean throughputs.
-    p64, p128 = max(timed("C", 64, "step_ms_p99")), max(timed("C", 128, "step_ms_p99"))
+    # Capacity under tpot_p99 <= 10 ms, on the mean curve: the mean of C's repetitions' p99s
+    # crosses 10 ms between batch 64 and 128; the throughput there is interpolated between the
+    # mean throughputs.
+    p64, p128 = statistics.fmean(timed("C", 64, "step_ms_p99")), statistics.fmean(timed("C", 128, "step_ms_p99"))
     assert p64 <= 10 < p128
     t = (10 - p64) / (p128 - p64)
     t64, t128 = statistics.fmean(timed("C", 64)), statistics.fmean(timed("C", 128))
@@ -178,8 +179,8 @@ def test_the_pages_show_every_decision_and_a_latency_chart_with_the_slo() -> Non
     row = next(line for line in summary.splitlines() if "01-sdpa-attention" in line)
     assert "**inconclusive**" in row and "at its own expected load, concurrency 256: +123.0%" in row
     latency = files["docs/improvements/plots/static-cache-compile-latency-tpot-p99.svg"]
-    assert "SLO tpot_p99 &lt;= 10 ms" in latency and "this record reaches it at c=107.1" in latency
-    assert "worst repetition" in latency
+    assert "SLO tpot_p99 &lt;= 10 ms" in latency and "this record reaches it at c=112.5" in latency
+    assert "mean of the repetitions" in latency
     page = files["docs/improvements/h200decode-02-static-cache-compile.md"]
     assert page.index("| Decision | **better**") < page.index("## Hypothesis")
 

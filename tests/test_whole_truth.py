@@ -556,3 +556,86 @@ results:
         assert f"| Decision | none: {text} |" in page
         assert text in files["docs/summary.md"]
     assert "not measured" not in files["docs/summary.md"].split("**How the ranking works.**")[0]
+
+
+# --- capacity: the mean curve's, with an interval that covers ---------------------------------------------
+
+SLO = {"ttft_p99": 100.0}
+LOADS = (8, 16, 32, 64)
+
+
+def _curve(scale: float) -> list[tuple[float, float, float]]:
+    """(load, mean throughput, mean p99) of a server: throughput sublinear, p99 convex in the load."""
+    return [(load, scale * 100 * load**0.8, 20 + 0.03 * load**2) for load in LOADS]
+
+
+def _measured(rng: np.random.Generator, scale: float, n: int, cv: float = 0.05) -> list[object]:
+    from generator.analysis.capacity import Repetition, aggregate
+
+    return [
+        aggregate(
+            load,
+            [
+                Repetition(
+                    float(thr * math.exp(rng.normal(0, cv))), {"ttft_p99": float(p99 * math.exp(rng.normal(0, cv)))}
+                )
+                for _ in range(n)
+            ],
+        )
+        for load, thr, p99 in _curve(scale)
+    ]
+
+
+def _true_capacity(scale: float) -> float:
+    from generator.analysis.capacity import Point, capacity
+
+    found = capacity([Point(load, thr, {"ttft_p99": p99}) for load, thr, p99 in _curve(scale)], SLO).throughput
+    assert found is not None
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("n", "baseline_n"), [(3, 3), (10, 10), (3, 10)])
+def test_the_capacity_change_interval_covers_at_n_3_to_10(n: int, baseline_n: int) -> None:
+    from generator.analysis.sweeps import Rule, Side, _compare
+
+    rng = np.random.default_rng(20260436 + 100 * n + baseline_n)
+    truth = _true_capacity(1.05) / _true_capacity(1.0)
+    from generator.analysis.capacity import capacity
+
+    hits = runs = 0
+    for _ in range(1200):
+        mine, theirs = _measured(rng, 1.05, n), _measured(rng, 1.0, baseline_n)
+        sides = [Side(tuple(p), capacity(p, SLO), ()) for p in (mine, theirs)]  # type: ignore[arg-type]
+        c = _compare(sides[0], sides[1], SLO, Rule())
+        assert c is not None and c.ci_low_percent is not None and c.ci_high_percent is not None
+        runs += 1
+        hits += c.ci_low_percent <= (truth - 1) * 100 <= c.ci_high_percent
+    assert 0.93 <= hits / runs <= 0.97, hits / runs
+
+
+def test_the_capacity_does_not_shrink_with_more_repetitions() -> None:
+    # The mean curve's capacity: the same server at n = 2 and n = 20 gives the same estimand, so
+    # the average estimate barely moves (the worst of n moved it -2.5% to -8.7%).
+    from generator.analysis.capacity import capacity
+
+    rng = np.random.default_rng(36)
+    means = []
+    for n in (2, 20):
+        found = [capacity(_measured(rng, 1.0, n), SLO).throughput for _ in range(200)]  # type: ignore[arg-type]
+        means.append(float(np.mean([f for f in found if f is not None])))
+    truth = _true_capacity(1.0)
+    assert abs(means[0] / truth - 1) < 0.01 and abs(means[1] / truth - 1) < 0.01
+
+
+def test_unequal_repetition_counts_are_warned_about() -> None:
+    from generator.analysis.capacity import capacity
+    from generator.analysis.sweeps import Side, _unequal
+
+    rng = np.random.default_rng(5)
+    ten, three = _measured(rng, 1.0, 10), _measured(rng, 1.0, 3)
+    a = Side(tuple(ten), capacity(ten, SLO), ())  # type: ignore[arg-type]
+    b = Side(tuple(three), capacity(three, SLO), ())  # type: ignore[arg-type]
+    said = _unequal(a, b)
+    assert said is not None and said.startswith("the record ran 10 repetitions a load and the baseline 3")
+    assert _unequal(a, a) is None

@@ -58,7 +58,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
-Test = Literal["welch", "paired", "bootstrap"]
+Test = Literal["welch", "paired", "delta"]
 Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
@@ -315,11 +315,12 @@ def _geometric_point(c: Comparison, x: _Side, b: _Side) -> Comparison:
     )
 
 
-def from_bounds(
+def from_log_estimate(
     mean: float,
     baseline_mean: float,
-    interval: tuple[float, float],
-    equivalence: tuple[float, float],
+    log_ratio: float,
+    log_se: float,
+    df: float,
     *,
     n: int,
     baseline_n: int,
@@ -327,32 +328,37 @@ def from_bounds(
     alpha: float,
     min_effect: float,
 ) -> Comparison:
-    """A comparison whose intervals (percent, raw sign) come from elsewhere (capacity's bootstrap),
-    decided by the same rule as `compare`."""
-    low, high = interval
-    eq_low, eq_high = equivalence
-    decision = decide(low, high, eq_low, eq_high, threshold=min_effect, higher_is_better=higher_is_better)
+    """A comparison of two estimates given on the log scale (capacity's delta method), with the
+    same intervals, point and rule as `compare`: the point is exp(log_ratio) - 1."""
+    est = _Estimate(log_ratio, log_se, df, (0.0, None))
+    p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
+    pct = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
+    decision = decide(*pct, threshold=min_effect, higher_is_better=higher_is_better)
     return Comparison(
         n=n,
         baseline_n=baseline_n,
         mean=mean,
         baseline_mean=baseline_mean,
-        difference=mean - baseline_mean,
-        ci_low=baseline_mean * low / 100,
-        ci_high=baseline_mean * high / 100,
-        change_percent=_percent(mean - baseline_mean, baseline_mean),
-        ci_low_percent=low,
-        ci_high_percent=high,
-        p_value=None,
-        test="bootstrap",
+        difference=baseline_mean * math.expm1(log_ratio),
+        ci_low=baseline_mean * math.expm1(low),
+        ci_high=baseline_mean * math.expm1(high),
+        change_percent=_log_percent(log_ratio),
+        ci_low_percent=pct[0],
+        ci_high_percent=pct[1],
+        p_value=p_value,
+        test="delta",
         decision=decision,
         reps_needed=None,
         reps_over_cap=False,
         higher_is_better=higher_is_better,
         alpha=alpha,
         min_effect=min_effect,
-        eq_low_percent=eq_low,
-        eq_high_percent=eq_high,
+        eq_low_percent=pct[2],
+        eq_high_percent=pct[3],
+        log_ratio=log_ratio,
+        log_se=log_se,
+        df=df,
+        arith_change_percent=_percent(mean - baseline_mean, baseline_mean),
     )
 
 

@@ -85,13 +85,13 @@ class ResultView:
     strip: dict[str, str] | None = None
 
 
-_TESTS = {"welch": "Welch's t", "paired": "paired t", "bootstrap": "seeded bootstrap"}
+_TESTS = {"welch": "Welch's t", "paired": "paired t", "delta": "delta method on the means"}
 
 
 def _test_text(c: Comparison) -> str | None:
     if not c.test:
         return None
-    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" and c.test != "bootstrap" else "")
+    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" else "")
 
 
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
