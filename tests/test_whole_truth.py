@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -639,3 +640,60 @@ def test_unequal_repetition_counts_are_warned_about() -> None:
     said = _unequal(a, b)
     assert said is not None and said.startswith("the record ran 10 repetitions a load and the baseline 3")
     assert _unequal(a, a) is None
+
+
+# --- no float residue in any printed number ------------------------------------------------------------
+
+LONG_DECIMAL = re.compile(r"(?<![\w.-])\d+\.\d{7,}(?!\w)")
+LONG_WHOLE = re.compile(r"(?<![\w.])\d{17,}")
+
+
+def _residue(files: dict[str, str]) -> list[str]:
+    """Numbers in the pages and charts that carry a binary float's noise: more than six decimals,
+    or a whole number whose digits past the fourth significant one are not all zeros."""
+    found = []
+    for path, text in files.items():
+        if not path.endswith((".md", ".svg")):
+            continue  # records.json and the CSVs carry the numbers as data, at full precision
+        found += [f"{path}: {m.group(0)}" for m in LONG_DECIMAL.finditer(text)]
+        found += [f"{path}: {m.group(0)}" for m in LONG_WHOLE.finditer(text) if m.group(0).lstrip("0")[4:].strip("0")]
+    return found
+
+
+EXTREME = """\
+title: Extreme
+tier: 1
+status: adopted
+hypothesis: H.
+verdict: Kept.
+results:
+  - label: c64
+    concurrency: 64
+    metrics: {output_throughput: [1250, 1251, 1249], ttft_p99: [1.0e+14, 1.1e+14, 1.05e+14]}
+    baseline: {output_throughput: [1000, 1001, 999], ttft_p99: [0.001, 0.0011, 0.00105]}
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("where", ["h200", "shipped", "extreme"])
+def test_no_number_prints_float_residue(where: str, tmp_path: Path) -> None:
+    from generator.analysis.campaign import analyse
+    from generator.checks.validate import require_project
+    from generator.output.render import render_files
+
+    if where == "extreme":
+        # A 1e17-fold latency: its percents run to 20 digits.
+        campaign = CAMPAIGN.replace(
+            "      metrics: {output_throughput: 1200}", "      metrics: {output_throughput: 1200}"
+        )
+        (tmp_path / "improvements").mkdir()
+        (tmp_path / "improvements" / "campaign.yaml").write_text(campaign)
+        (tmp_path / "improvements" / "01-extreme.yaml").write_text(EXTREME)
+        root = tmp_path
+    else:
+        root = EXAMPLE if where == "h200" else EXAMPLE.parent.parent
+    files = render_files(analyse(require_project(root)))
+    assert _residue(files) == []
+    if where == "extreme":
+        page = next(t for p, t in files.items() if p.endswith("-01-extreme.md"))
+        assert "+10000000000000000000%" in page and "e+" not in page
