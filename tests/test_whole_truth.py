@@ -18,7 +18,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 from scipy import stats as sp
 
-from generator.analysis import road, stats
+from generator.analysis import levels, stats
 from generator.analysis.stats import Moments, compare
 from generator.model.quantity import fmt_percent
 
@@ -90,7 +90,7 @@ def _chain(rng: np.random.Generator, kind: str, template: stats.Comparison, n: i
         return [float(v) for v in np.exp(mu + rng.normal(0, s, n) + common)]
 
     prev = runs(mus[0])
-    level = road._level_of(prev, 0.05)
+    level = levels.level_of(prev, 0.05)
     for i in range(1, 4):
         paired = None
         if kind == "shared":  # each step measured against the runs of the step before it
@@ -103,7 +103,7 @@ def _chain(rng: np.random.Generator, kind: str, template: stats.Comparison, n: i
             logs = np.log(after) - np.log(before)
             # The paired standard error and df, by scipy, as `stats.compare(paired=True)` gives them.
             paired = replace(template, log_se=float(sp.sem(logs)), df=n - 1.0)
-        level = road._compose(level, after, before, paired)
+        level = levels.compose(level, after, before, paired)
         prev = after
     assert level.low is not None and level.high is not None
     truth = math.exp(mus[-1] + s * s / 2)
@@ -121,8 +121,8 @@ def test_the_road_level_interval_covers_at_the_stated_level(kind: str) -> None:
 
 def test_shared_runs_cancel_so_the_level_is_the_last_steps_own_runs() -> None:
     a, b, c = [100.0, 102.0, 98.0], [120.0, 118.0, 123.0], [150.0, 147.0, 152.0]
-    level = road._compose(road._compose(road._level_of(a, 0.05), b, a, None), c, b, None)
-    own = road._level_of(c, 0.05)
+    level = levels.compose(levels.compose(levels.level_of(a, 0.05), b, a, None), c, b, None)
+    own = levels.level_of(c, 0.05)
     assert (level.value, level.low, level.high) == pytest.approx((own.value, own.low, own.high))
     ci = sp.ttest_1samp(np.log(c), 0.0).confidence_interval(0.95)
     half = (ci.high - ci.low) / 2
@@ -201,7 +201,8 @@ def test_the_h200_regressions_are_named_beside_better_everywhere() -> None:
 
 def test_no_better_hides_a_regression_in_either_shipped_campaign() -> None:
     """Every record whose other comparisons include a regression beyond min_effect carries it."""
-    from generator.analysis.campaign import analyse, regressions
+    from generator.analysis.answers import regressions
+    from generator.analysis.campaign import analyse
     from generator.checks.validate import require_project
 
     for root in (EXAMPLE, EXAMPLE.parent.parent):

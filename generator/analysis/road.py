@@ -32,47 +32,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
+from generator.analysis.levels import Level, compose, level_of, log_spread
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat
 from generator.model.record import Goal
-from generator.model.result import Range, Result, Statistics, Workload
+from generator.model.result import Range, Result, Workload
 from generator.model.variants import effective_change
 from generator.project.load import Project, RecordFile
-
-
-@dataclass(frozen=True)
-class Term:
-    """One set of runs in a level: its coefficient, log mean, and the variance of that log mean."""
-
-    coef: int
-    centre: float  # log of the set's mean (a paired step: of the two means' ratio)
-    var: float | None  # None: no spread (a single number)
-    df: float | None
-
-
-@dataclass(frozen=True)
-class Level:
-    """A level of the road's metric: its value and, when every part has a spread, its interval."""
-
-    value: float
-    low: float | None
-    high: float | None
-    # The log level's variance and its degrees of freedom; None without a spread.
-    log_var: float | None
-    df: float | None
-    alpha: float = 0.05
-    # The sets of runs the level rests on: key -> its term; None when the level is a range (no
-    # distribution to compose further steps with).
-    terms: tuple[tuple[object, Term], ...] | None = None
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None and self.high is not None
 
 
 @dataclass(frozen=True)
@@ -283,7 +254,7 @@ def _road(
     else:
         return None
     level_stat = stat(value)
-    level = _level_of(value, alpha)
+    level = level_of(value, alpha)
     steps: list[RoadStep] = []
     prev_result, prev_name, chained = base_result, "in the baseline", True
     for a in order:
@@ -308,7 +279,7 @@ def _road(
             change = StepChange(res.result, before, after, 0.0, c.change_percent or 0.0, None, c.decision, c, weak)
             steps.append(RoadStep(a.file, change, level.value, level.value, why))
             continue
-        composed = _compose(level, res.metrics[metric], res.baseline[metric], c if res.result.paired else None)
+        composed = compose(level, res.metrics[metric], res.baseline[metric], c if res.result.paired else None)
         interval = None
         if c.ci_low_percent is not None and c.ci_high_percent is not None:
             interval = (level.value * c.ci_low_percent / 100, level.value * c.ci_high_percent / 100)
@@ -346,88 +317,6 @@ def goal_direction(project: Project, goal: Goal) -> str:
     return "above" if metric is None or metric.higher_is_better else "below"
 
 
-def _log_spread(value: Value) -> tuple[float, float] | None:
-    """(variance of the log mean, its degrees of freedom) of a value with repetitions, else None."""
-    if isinstance(value, list) and len(value) >= 2 and all(v > 0 for v in value):
-        logs = [math.log(v) for v in value]
-        m = sum(logs) / len(logs)
-        var = sum((x - m) ** 2 for x in logs) / (len(logs) - 1)
-        return var / len(logs), len(logs) - 1.0
-    if isinstance(value, Statistics) and value.sd is not None and value.n >= 2 and value.mean > 0:
-        return math.log1p((value.sd / value.mean) ** 2) / value.n, value.n - 1.0
-    return None
-
-
-def _level_of(value: Value, alpha: float) -> Level:
-    s = stat(value)
-    if s.kind == "range":
-        # A range is its own interval, with no distribution to compose further steps with.
-        return Level(s.mean, s.low, s.high, None, None, alpha)
-    key, term = _set_term(value)
-    return _from_terms(((key, term),), alpha)
-
-
-def _set_term(value: Value, coef: int = 1) -> tuple[object, Term]:
-    """A value's runs as one term of a level, keyed by the runs themselves (so shared runs match)."""
-    s = stat(value)
-    spread = _log_spread(value)
-    var, df = spread if spread is not None else (None, None)
-    if isinstance(value, list):
-        key: object = ("runs", tuple(float(v) for v in value))
-    elif isinstance(value, Statistics):
-        key = ("statistics", value.mean, value.sd, value.n)
-    else:
-        key = ("one", s.mean)
-    return key, Term(coef, math.log(s.mean) if s.mean > 0 else 0.0, var, df)
-
-
-def _from_terms(terms: Sequence[tuple[object, Term]], alpha: float) -> Level:
-    """The level a sum of terms gives: exp of the sum, with its interval when every term has a spread."""
-    kept = tuple((k, t) for k, t in terms if t.coef != 0)
-    value = math.exp(sum(t.coef * t.centre for _, t in kept))
-    if any(t.var is None for _, t in kept):
-        return Level(value, None, None, None, None, alpha, kept)
-    parts = [(t.coef * t.coef * (t.var or 0.0), t.df) for _, t in kept]
-    var = sum(v for v, _ in parts)
-    denominator = sum(v * v / d for v, d in parts if d and v > 0)
-    df = var * var / denominator if denominator > 0 else None
-    return _with_interval(Level(value, None, None, var, df, alpha, kept))
-
-
-def _with_interval(level: Level) -> Level:
-    # scipy.stats.t.ppf's own ufunc (see stats._intervals): the same number, a lighter import.
-    from scipy import special
-
-    if level.log_var is None:
-        return level
-    if level.log_var == 0 or level.df is None:
-        return replace(level, low=level.value, high=level.value)
-    q = float(special.stdtrit(level.df, 1 - level.alpha / 2))
-    half = q * math.sqrt(level.log_var)
-    return replace(level, low=level.value * math.exp(-half), high=level.value * math.exp(half))
-
-
-def _compose(level: Level, after: Value, before: Value, paired: Comparison | None) -> Level:
-    """The level times a step's measured ratio, its runs' terms merged with the level's (shared runs cancel).
-
-    `paired`: the step's paired comparison; when its baseline runs are not among the level's, the
-    step enters as one term with its paired standard error (the pairing's covariance is in it).
-    """
-    x_key, x_term = _set_term(after)
-    b_key, b_term = _set_term(before, -1)
-    if level.terms is None:
-        return Level(level.value * math.exp(x_term.centre - b_term.centre), None, None, None, None, level.alpha)
-    terms = dict(level.terms)
-    if paired is not None and b_key not in terms and paired.log_se is not None:
-        step = Term(1, x_term.centre - b_term.centre, paired.log_se**2, paired.df)
-        terms[("paired", x_key, b_key)] = step
-        return _from_terms(tuple(terms.items()), level.alpha)
-    for key, term in ((x_key, x_term), (b_key, b_term)):
-        had = terms.get(key)
-        terms[key] = term if had is None else replace(had, coef=had.coef + term.coef)
-    return _from_terms(tuple(terms.items()), level.alpha)
-
-
 def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: float) -> str | None:
     """Why a step's measured baseline is not the level before it, or None when it is within the noise."""
     from scipy import special
@@ -438,7 +327,7 @@ def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: f
     gap = math.log(b / level.value)
     if gap == 0:
         return None
-    spread = _log_spread(measured)
+    spread = log_spread(measured)
     parts = [p for p in (spread, (level.log_var, level.df) if level.log_var else None) if p is not None]
     var = sum(v for v, _ in parts)
     said = f"its baseline ({fmt_number(b)}) is not the level before it ({fmt_number(level.value)})"

@@ -19,7 +19,7 @@ from generator.base.generated import svg_header
 from generator.model.launch import Stack
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
-from generator.views.glance import regressions_text
+from generator.views.notes import regressions_text
 from generator.views.paths import docs_root, relative
 
 

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import variants
 from generator.model.quantity import fmt_percent
 from generator.model.reported import evidence, record_text
-from generator.views.glance import own_load_text, unranked_text
+from generator.views.notes import own_load_text, unranked_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
