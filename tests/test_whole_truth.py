@@ -439,6 +439,9 @@ def test_a_corrected_word_shows_the_interval_that_goes_with_it(tmp_path: Path) -
     assert f"best of 3 variants: Holm-adjusted p = {adjusted:.2g}" in header
     (step,) = analysis.stack.road.steps  # type: ignore[attr-defined]
     assert step.change.decision == "inconclusive"
+    # The variants table's retained row names the record's corrected answer beside its own figures.
+    said = f"corrected for picking one of 3 variants (Holm): inconclusive, adjusted p = {adjusted:.2g}"
+    assert f"the record's decision, {said}" in page
 
 
 def test_a_better_within_min_effect_says_so() -> None:
