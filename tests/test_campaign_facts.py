@@ -860,7 +860,7 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
     row06 = next(line for line in summary.splitlines() if line.startswith("| 06 |"))
     assert "as reported, never compared: 236, 1867 tok/s throughput, concurrency not recorded" in row06
     row01 = next(line for line in summary.splitlines() if line.startswith("| 01 |"))
-    assert '| 1 | <span class="badge status-blocked">blocked</span> | not measured |' in row01
+    assert '| 1 | <span class="badge status-blocked">blocked</span> | output_throughput not measured |' in row01
 
 
 def test_home_page_tier_table_marks_own_placements(pages: dict[str, str]) -> None:

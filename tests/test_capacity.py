@@ -8,15 +8,14 @@ import numpy as np
 import pytest
 
 from generator.analysis.capacity import (
-    BOOTSTRAP,
     Capacity,
     Point,
     Repetition,
     aggregate,
-    bootstrap,
     capacity,
     capacity_change,
     frontier,
+    log_capacity,
 )
 
 
@@ -169,50 +168,36 @@ def reps(load: float, thr: float, tpots: list[float]) -> Point:
     return aggregate(load, [Repetition(thr, {"tpot_p99": t}) for t in tpots])
 
 
-def test_a_load_meets_when_every_repetition_does() -> None:
+def test_a_load_is_the_mean_of_its_repetitions() -> None:
     points = [reps(32, 1000, [40, 42, 38]), reps(64, 1600, [60, 52, 70])]
-    # The worst repetitions, 42 and 70 (not the means 40 and 60.67): t = (50 - 42) / (70 - 42).
-    assert [p.latencies["tpot_p99"] for p in points] == [42, 70]
+    # The means, 40 and 60.67 (not the worst repetitions 42 and 70): t = (50 - 40) / (60.67 - 40).
+    assert [p.latencies["tpot_p99"] for p in points] == pytest.approx([40, 182 / 3])
     c = capacity(points, {"tpot_p99": 50})
-    assert c.throughput == pytest.approx(1000 + 600 * 8 / 28)
+    assert c.throughput == pytest.approx(1000 + 600 * 10 / (182 / 3 - 40))
     assert c.repetitions == 3 and c.repetitions_note is None
-    # One repetition over the limit at 32 makes 32 break: nothing meets below it.
-    assert capacity([reps(32, 1000, [40, 55]), reps(64, 1600, [60, 70])], {"tpot_p99": 50}).kind == "breaks-all"
+    # One repetition over the limit at 32 no longer breaks it: its mean, 47.5, meets.
+    assert capacity([reps(32, 1000, [40, 55]), reps(64, 1600, [60, 70])], {"tpot_p99": 50}).kind == "interpolated"
 
 
-def test_the_bootstrap_resamples_each_load_on_its_own() -> None:
-    from scipy import stats
-
-    points = [
-        aggregate(16, [Repetition(t, {"tpot_p99": 30}) for t in (1000, 1040, 980)]),
-        aggregate(32, [Repetition(t, {"tpot_p99": v}) for t, v in ((1800, 44), (1750, 46), (1850, 41))]),
-        aggregate(64, [Repetition(t, {"tpot_p99": v}) for t, v in ((2600, 60), (2500, 58), (2700, 66))]),
-    ]
+def test_the_delta_method_matches_a_hand_gradient() -> None:
+    # Throughput and latency vary at the breaking load only: capacity = ta + t (tb - ta), with
+    # t = (L - v0) / (v1 - v0); d log C / d tb = t / C, d log C / d v1 = -(tb - ta) t / ((v1 - v0) C).
     slo = {"tpot_p99": 50}
-    found = bootstrap(points, slo)
-    assert found is not None and len(found) == BOOTSTRAP
-    assert found == bootstrap(points, slo)  # seeded: the same bytes every build
-    ours = np.quantile(found, [0.025, 0.975])
-
-    # The same statistic through scipy's own bootstrap (each sample resampled independently).
-    def statistic(*idx: np.ndarray) -> float:
-        drawn = [aggregate(p.load, [p.repetitions[int(i)] for i in k]) for p, k in zip(points, idx, strict=True)]
-        value = capacity(drawn, slo).throughput
-        return math.nan if value is None else value
-
-    res = stats.bootstrap(
-        tuple(np.arange(len(p.repetitions)) for p in points),
-        statistic,
-        paired=False,
-        vectorized=False,
-        method="percentile",
-        n_resamples=2000,
-        rng=np.random.default_rng(7),
-    )
-    # Two Monte-Carlo estimates of the same percentiles: within 1% of the capacity.
-    assert ours[0] == pytest.approx(res.confidence_interval.low, rel=0.01)
-    assert ours[1] == pytest.approx(res.confidence_interval.high, rel=0.01)
-    assert bootstrap([reps(32, 1000, [40]), reps(64, 1600, [60, 70])], slo) is None
+    low = aggregate(32, [Repetition(1000, {"tpot_p99": 40}) for _ in range(3)])
+    rows = [(1580.0, 58.0), (1620.0, 61.0), (1600.0, 63.0)]
+    high = aggregate(64, [Repetition(t, {"tpot_p99": v}) for t, v in rows])
+    found = log_capacity([low, high], slo)
+    assert found is not None
+    ta, tb = 1000.0, float(np.mean([r[0] for r in rows]))
+    v0, v1 = 40.0, float(np.mean([r[1] for r in rows]))
+    t = (50 - v0) / (v1 - v0)
+    cap_ = ta + t * (tb - ta)
+    assert found.log == pytest.approx(math.log(cap_))
+    g = np.array([t / cap_, -(tb - ta) * t / ((v1 - v0) * cap_)])
+    cov = np.cov(np.array(rows), rowvar=False, ddof=1) / 3
+    assert found.var == pytest.approx(float(g @ cov @ g), rel=1e-5)
+    assert found.df == pytest.approx(2.0)
+    assert log_capacity([reps(32, 1000, [40]), reps(64, 1600, [60, 70])], slo) is None
 
 
 def test_a_coarse_grid_is_warned_about() -> None:
@@ -267,48 +252,3 @@ def test_capacity_is_plain_data() -> None:
     with pytest.raises(AttributeError):
         c.throughput = 1.0  # type: ignore[misc]
     assert isinstance(c, Capacity)
-
-
-def _looped(points: list[Point], slo: dict[str, float], seed: int) -> list[float]:
-    """The bootstrap one resample at a time through `aggregate` and `capacity`: the rule as written."""
-    rng = np.random.default_rng(seed)
-    draws = [rng.integers(0, len(p.repetitions), (BOOTSTRAP, len(p.repetitions))) for p in points]
-    out = []
-    for k in range(BOOTSTRAP):
-        resampled = [
-            aggregate(p.load, [p.repetitions[int(i)] for i in idx[k]]) for p, idx in zip(points, draws, strict=True)
-        ]
-        c = capacity(resampled, slo)
-        out.append(c.throughput if c.throughput is not None else math.nan)
-    return out
-
-
-@pytest.mark.slow  # the loop resamples 2,000 times a case
-def test_the_vectorised_bootstrap_is_the_loop_bit_for_bit() -> None:
-    # Random sweeps with what the rules branch on: ties at the limit, loads out of order, a
-    # repeated load, a metric some repetitions lack, integer throughputs, 2 to 9 repetitions.
-    gen = np.random.default_rng(7)
-    cases = 0
-    for case in range(24):
-        loads = sorted(gen.choice([1, 2, 4, 8, 16, 32, 64], size=int(gen.integers(2, 6)), replace=False).tolist())
-        if case % 7 == 0:
-            loads.append(loads[0])  # a repeated load: insufficient
-        if case % 3 == 0:
-            loads.reverse()
-        points = []
-        for load in loads:
-            reps_ = []
-            for j in range(int(gen.integers(2, 10))):
-                lat = {"ttft_p99": float(gen.choice([40.0, 50.0, float(gen.uniform(10, 30 * load**0.5))]))}
-                if not (case % 11 == 0 and j == 0):
-                    lat["tpot_p99"] = float(gen.uniform(5, 12 * load**0.4))
-                thr = int(gen.integers(100, 5000)) if case % 5 == 0 else float(gen.uniform(100, 400 * load**0.8))
-                reps_.append(Repetition(thr, lat))
-            points.append(aggregate(float(load), reps_))
-        slo = {"ttft_p99": 50.0, "tpot_p99": 30.0} if case % 2 else {"ttft_p99": 50.0}
-        found = bootstrap(points, slo, seed=case)
-        assert found is not None
-        expected = _looped(points, slo, case)
-        assert np.array_equal(np.array(found), np.array(expected), equal_nan=True), case
-        cases += not all(math.isnan(x) for x in expected)
-    assert cases >= 8  # most cases have a number to compare, not only NaN

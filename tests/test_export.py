@@ -81,7 +81,7 @@ def test_export_computes_comparisons_from_typed_numbers(minimal: Path) -> None:
         "ci_low_percent": None,
         "ci_high_percent": None,
         "decision": "unreplicated",
-        "group": "single-shot gain",
+        "group": "not settled",
     }
     assert "best_gain" not in rec["summary"]
 

@@ -82,5 +82,6 @@ def test_the_capacity_example_with_repetitions() -> None:
         aggregate(64, [Repetition(1600, {"tpot_p99": t}) for t in (60, 52, 70)]),
     ]
     c = capacity(points, {"tpot_p99": 50})
-    assert c.throughput == pytest.approx(1000 + 600 * 8 / 28)
+    # The means of the repetitions, 40 and 60.67: t = (50 - 40) / (60.67 - 40).
+    assert c.throughput == pytest.approx(1000 + 600 * 10 / (182 / 3 - 40))
     assert f"{c.throughput:.1f} tok/s" in CAPACITY

@@ -178,6 +178,35 @@ results:
     concurrency: 64
     metrics: {joules_per_token: [0.7, 0.72, 0.69]}
 """,
+    # Better, but its guardrail broken and its throughput worse at another load: both named.
+    "09-guarded.yaml": """\
+title: Guarded
+tier: 3
+status: in-progress
+date: 2026-12-01
+hypothesis: H.
+results:
+  - label: c64 guarded
+    concurrency: 64
+    metrics: {output_throughput: [1300, 1310, 1290], ttft_p99: [230, 235, 228]}
+    baseline: {output_throughput: [1000, 1010, 990], ttft_p99: [200, 204, 198]}
+  - label: c16 guarded
+    concurrency: 16
+    metrics: {output_throughput: [400, 405, 395]}
+    baseline: {output_throughput: [500, 505, 495]}
+""",
+    # Better, its guardrail neither held nor broken (noisy): said, not ranked with worse.
+    "10-unshown.yaml": """\
+title: Unshown
+tier: 3
+status: in-progress
+hypothesis: H.
+results:
+  - label: c64 unshown
+    concurrency: 64
+    metrics: {output_throughput: [1300, 1310, 1290], ttft_p99: [190, 230, 205, 185, 215]}
+    baseline: {output_throughput: [1000, 1010, 990], ttft_p99: [200, 220, 180, 210, 195]}
+""",
 }
 
 
@@ -323,3 +352,98 @@ def test_one_current_and_goal_directions(campaign: Path, analysis: Analysis) -> 
     assert len(steps) == 2 and all(s.chain_break is None for s in steps)
     assert road.current.mean == pytest.approx(1000 * (1103.33 / 1000) * (1201.67 / 1103.33), rel=1e-3)
     assert road.level.has_interval
+
+
+def _outputs(campaign: Path) -> dict[str, object]:
+    return {
+        "summary_json": {
+            r["slug"]: r for r in json.loads(run_cli("summary", "--root", str(campaign), "--format", "json").stdout)
+        },
+        "summary_md": run_cli("summary", "--root", str(campaign), "--format", "markdown").stdout,
+        "export": {r["slug"]: r for r in json.loads(run_cli("export", "--root", str(campaign)).stdout)["records"]},
+        "site_summary": (campaign / "docs" / "summary.md").read_text(),
+        "report": run_cli("report", "--root", str(campaign)).stdout,
+        "home": (campaign / "docs" / "index.md").read_text(),
+    }
+
+
+def _line(text: str, title: str) -> str:
+    return next(ln for ln in text.splitlines() if title in ln and "|" in ln)
+
+
+def test_guardrail_states_read_the_same_everywhere(campaign: Path, analysis: Analysis) -> None:
+    out = _outputs(campaign)
+    seen = set()
+    for a in analysis.records:
+        p = a.primary
+        if p is None or not p.guardrails:
+            continue
+        slug, title = a.file.slug, a.file.record.title
+        page = (campaign / "docs" / "improvements" / analysis.project.output_name(a.file)).read_text()
+        header = next(ln for ln in page.splitlines() if ln.startswith("| Decision |"))
+        exported = {g["metric"]: g["state"] for g in out["export"][slug]["primary"]["guardrails"]}  # type: ignore[index]
+        row = out["summary_json"][slug]  # type: ignore[index]
+        for g in p.guardrails:
+            seen.add(g.state)
+            assert exported[g.metric] == g.state
+            assert (g.metric in row["broken_guardrails"]) == (g.state == "broken")
+            assert (g.metric in row["unshown_guardrails"]) == (g.state == "not shown")
+            said = f"guardrail {g.state}: {g.metric}"
+            for where in (header, _line(out["site_summary"], title), _line(out["summary_md"], title)):  # type: ignore[arg-type]
+                assert (said in where) == (g.state in ("broken", "not shown")), (slug, where)
+            assert (said in _line(out["report"], title)) == (g.state in ("broken", "not shown"))  # type: ignore[arg-type]
+        assert a.group == ("worse" if p.guardrail_broken else a.group)
+    assert {"broken", "not shown", "held"} <= seen
+
+
+def test_regression_notes_read_the_same_everywhere(campaign: Path, analysis: Analysis) -> None:
+    out = _outputs(campaign)
+    found = 0
+    for a in analysis.records:
+        if not a.regressions:
+            continue
+        slug, title = a.file.slug, a.file.record.title
+        page = (campaign / "docs" / "improvements" / analysis.project.output_name(a.file)).read_text()
+        header = next(ln for ln in page.splitlines() if ln.startswith("| Decision |"))
+        exported = out["export"][slug]["primary"]["regressions"]  # type: ignore[index]
+        assert [(r["metric"], r["result"]) for r in exported] == [(g.metric, g.label) for g in a.regressions]
+        row = out["summary_json"][slug]  # type: ignore[index]
+        for g in a.regressions:
+            said = f"{fmt_percent(g.change_percent)} ({g.label})"
+            assert f"{g.metric} {said}" in row["regressions"]
+            for where in (
+                header,
+                _line(out["site_summary"], title),  # type: ignore[arg-type]
+                _line(out["summary_md"], title),  # type: ignore[arg-type]
+                _line(out["report"], title),  # type: ignore[arg-type]
+            ):
+                assert "worse elsewhere" in where and said in where, (slug, where)
+            if a.file.record.date is not None:  # the home page's latest entries carry it too
+                assert said in out["home"]  # type: ignore[operator]
+            found += 1
+    assert found >= 2
+
+
+def test_capacity_cells_read_the_same_everywhere(campaign: Path, analysis: Analysis) -> None:
+    from generator.views.sweeps import capacity_cell
+
+    out = _outputs(campaign)
+    checked = 0
+    for a in analysis.records:
+        if not a.sweeps:
+            continue
+        slug, title = a.file.slug, a.file.record.title
+        cell = capacity_cell(a.sweeps)
+        assert out["summary_json"][slug]["capacity_under_slo"] == cell  # type: ignore[index]
+        for where in (out["site_summary"], out["summary_md"], out["report"]):
+            assert cell in _line(where, title), (slug, cell)  # type: ignore[arg-type]
+        (s,) = a.sweeps
+        exported = out["export"][slug]["sweeps"][0]  # type: ignore[index]
+        if s.change_percent is None:
+            assert exported["change"] is None or exported["change"]["percent"] is None
+            continue
+        assert exported["change"]["percent"] == pytest.approx(s.change_percent, rel=1e-12)
+        page = (campaign / "docs" / "improvements" / analysis.project.output_name(a.file)).read_text()
+        assert f"{fmt_percent(s.change_percent)} capacity under the SLO" in page
+        checked += 1
+    assert checked >= 1

@@ -109,8 +109,9 @@ def test_a_broken_guardrail_is_no_win(tmp_path: Path) -> None:
     (row,) = export["guarded"]["primary"]["guardrails"]
     assert set(row) == {
         *("metric", "margin", "change_percent", "ci_low_percent", "ci_high_percent", "held"),
-        *("result", "reported"),
+        *("result", "reported", "state"),
     }
+    assert row["state"] == "broken"
     assert row["held"] is False and row["ci_high_percent"] > 5
     summary = run_cli("summary", "--root", str(tmp_path), "--format", "markdown").stdout
     assert "better, guardrail broken: ttft_p99" in summary
@@ -179,7 +180,7 @@ def test_a_record_that_kept_one_of_k_says_best_of_k(tmp_path: Path) -> None:
     primary = analysis.record(analysis.by_slug["tries"]).primary
     assert primary is not None and primary.best_of == 10 and primary.holm_p is not None
     summary = run_cli("summary", "--root", str(tmp_path), "--format", "markdown").stdout
-    assert "(best of 10, Holm-corrected)" in summary
+    assert f"(best of 10, Holm-corrected, adjusted p = {primary.holm_p:.2g})" in summary
 
 
 def test_a_sweep_record_is_ranked_at_the_goals_load(tmp_path: Path) -> None:
@@ -255,19 +256,29 @@ results:
     analysis = _write(tmp_path, {"01-step.yaml": step}, campaign)
     road = analysis.stack.road
     assert road is not None and road.level is not None
-    # By hand: var(log level) = var(mean log b) + var(log ratio), Welch-Satterthwaite df.
-    lb, lx = np.log(base), np.log(arm)
-    vb, vx = lb.var(ddof=1) / 3, lx.var(ddof=1) / 3
-    parts = [(vb, 2.0), (vx + vb, sp.ttest_ind(lx, lb, equal_var=False).df)]
-    var = sum(v for v, _ in parts)
-    df = var**2 / sum(v * v / d for v, d in parts)
-    q = sp.t.ppf(0.975, df)
-    level = np.mean(base) * np.mean(arm) / np.mean(base)
-    assert road.level.value == pytest.approx(level)
-    assert road.level.low == pytest.approx(level * math.exp(-q * math.sqrt(var)), rel=1e-9)
-    assert road.level.high == pytest.approx(level * math.exp(q * math.sqrt(var)), rel=1e-9)
+    # The step's baseline is the campaign baseline's own runs, so they cancel: the level is the
+    # step's runs alone, a t interval on their logs (scipy) around their mean.
+    lx = np.log(arm)
+    q = sp.t.ppf(0.975, 2)
+    half = q * lx.std(ddof=1) / math.sqrt(3)
+    assert road.level.value == pytest.approx(np.mean(arm))
+    assert road.level.low == pytest.approx(np.mean(arm) * math.exp(-half), rel=1e-9)
+    assert road.level.high == pytest.approx(np.mean(arm) * math.exp(half), rel=1e-9)
     (d,) = road.goals
     assert d.interval and d.reached == (road.level.low >= 1500)
+    # Its own baseline runs instead (another day): independent sets, their log variances add.
+    own = [980.0, 1000.0, 990.0]
+    step2 = step.replace("    metrics: {", f"    baseline: {{output_throughput: {own}}}\n    metrics: {{")
+    road = _write(tmp_path / "own", {"01-step.yaml": step2}, campaign).stack.road
+    assert road is not None and road.level is not None
+    lb, lo = np.log(base), np.log(own)
+    parts = [(v.var(ddof=1) / 3, 2.0) for v in (lb, lx, lo)]
+    var = sum(v for v, _ in parts)
+    df = var**2 / sum(v * v / d for v, d in parts)
+    level = np.mean(base) * np.mean(arm) / np.mean(own)
+    half = sp.t.ppf(0.975, df) * math.sqrt(var)
+    assert road.level.value == pytest.approx(level)
+    assert (road.level.low, road.level.high) == pytest.approx((level * math.exp(-half), level * math.exp(half)))
 
 
 def test_values_print_as_given() -> None:

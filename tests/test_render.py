@@ -13,6 +13,7 @@ from pathlib import Path
 import markdown
 import pytest
 import yaml
+from scipy.stats import gmean
 
 from generator.analysis import campaign as analysis
 from generator.analysis.campaign import analyse
@@ -244,8 +245,11 @@ def test_the_change_keeps_the_numbers_sign_and_the_decision_follows_the_metric_d
     throughput = analysis.compare("output_throughput", [110.0, 111.0, 109.0], [100.0, 101.0, 99.0])
     latency = analysis.compare("ttft_p99", [90.0, 91.0, 89.0], [100.0, 101.0, 99.0])
     assert throughput is not None and latency is not None
-    assert throughput.change_percent == pytest.approx(10.0) and throughput.decision == "better"
-    assert latency.change_percent == pytest.approx(-10.0) and latency.decision == "better"
+    # The geometric means' ratio (scipy), the point the log-scale interval is built on.
+    up = (gmean([110.0, 111.0, 109.0]) / gmean([100.0, 101.0, 99.0]) - 1) * 100
+    down = (gmean([90.0, 91.0, 89.0]) / gmean([100.0, 101.0, 99.0]) - 1) * 100
+    assert throughput.change_percent == pytest.approx(up) and throughput.decision == "better"
+    assert latency.change_percent == pytest.approx(down) and latency.decision == "better"
     worse = analysis.compare("ttft_p99", [110.0, 111.0, 109.0], [100.0, 101.0, 99.0])
     assert worse is not None and worse.decision == "worse"
     # A zero baseline has no percent; the comparison still exists, decided in the metric's unit.

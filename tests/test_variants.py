@@ -48,6 +48,8 @@ def test_a_sweep_ranks_on_its_retained_value_and_draws_its_chart(repo: Path) -> 
     # 16384 gained more (+19%) but was rejected: the headline is the retained 8192's +18%.
     assert (row["primary_change_percent"], row["primary_metric"]) == (18.0, "output_throughput")
     assert row["variants"] == "retained 8192; 4 of 5 rejected"
+    # The retained arm has no p-value (one baseline run): there is no word for Holm to correct,
+    # and the arms without a p-value are not counted (issue 36).
     assert gain_text(row) == (
         # A single shot has no p-value: no best-of-k correction is claimed for it (issue 38).
         "+18.0% output_throughput, n=3 vs 1, unreplicated (single shot: replicate it), "

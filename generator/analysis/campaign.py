@@ -12,10 +12,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from generator.analysis import design, expect, guards, stats
+from generator.analysis import answers, design, expect, guards, stats
+from generator.analysis.answers import value_side
 from generator.analysis.frontier import CampaignFrontier, campaign_frontier
 from generator.analysis.records import (
     BlockerIndex,
@@ -23,6 +24,7 @@ from generator.analysis.records import (
     Launch,
     Primary,
     RecordAnalysis,
+    Regression,
     ResolvedResult,
     SharedBlocker,
     VariantDecision,
@@ -37,7 +39,7 @@ from generator.model.launch import Cycle, Step, apply_ordered, split_command
 from generator.model.launch import chain as launch_chain
 from generator.model.quantity import Value
 from generator.model.record import Blocker, Change, Setup, apply_change
-from generator.model.result import Result, Statistics
+from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.project.matching import result_numbers
 
@@ -67,13 +69,6 @@ def samples(value: Value) -> list[float]:
     return quantity.samples(value)
 
 
-def _side(value: Value) -> list[float] | stats.Moments:
-    """What `stats.compare` takes for a value: its repetitions, or its summary statistics."""
-    if isinstance(value, Statistics):
-        return stats.Moments(value.mean, value.sd, value.n)
-    return samples(value)
-
-
 def compare(
     metric_name: str,
     value: Value,
@@ -94,7 +89,7 @@ def compare(
     metric = vocabulary.lookup(metric_name)
     if metric is None:
         return None
-    x, b = _side(value), _side(baseline_value)
+    x, b = value_side(value), value_side(baseline_value)
     if paired and (not isinstance(x, list) or not isinstance(b, list) or len(x) != len(b)):
         return None
     return stats.compare(
@@ -113,6 +108,7 @@ __all__ = [
     "Launch",
     "Primary",
     "RecordAnalysis",
+    "Regression",
     "ResolvedResult",
     "Rule",
     "SharedBlocker",
@@ -145,6 +141,9 @@ class Analysis:
     ranked_metrics: tuple[str, ...] = ()
     # Every configuration's throughput per GPU against tokens/s per user, on one statistic.
     frontier: CampaignFrontier | None = None
+    # The distinct loads the ranked records' metric comparisons are read at ("output_throughput at
+    # concurrency 1"), in ranking order: more than one means the ranks compare unlike rows.
+    ranked_loads: tuple[str, ...] = ()
     _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
@@ -185,8 +184,21 @@ def analyse(project: Project) -> Analysis:
             project.campaign.hardware.count,
             [r.slug for r in stack.records],
         ),
+        ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
     )
+
+
+def _ranked_loads(ranked: tuple[RecordAnalysis, ...]) -> tuple[str, ...]:
+    seen: list[str] = []
+    for a in ranked:
+        p = a.primary
+        if p is None or p.kind != "metric":
+            continue
+        where = f"{p.metric} at concurrency {p.concurrency}" if p.concurrency is not None else f"{p.metric} ({p.label})"
+        if where not in seen:
+            seen.append(where)
+    return tuple(seen)
 
 
 def resolve(
@@ -260,7 +272,7 @@ def _record_analysis(
     )
     primary = _primary(project, rec, headline, found, metric, decision)
     if primary is not None:
-        primary = _best_of(rec, by_variant, primary, decision)
+        primary = answers.best_of(rec, by_variant, primary, decision.alpha)
     every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
     compared = _variant_decisions(rec, by_variant, metric) if primary is None else ()
     # Measured variants are never "as reported", even when one of them also quotes its source.
@@ -284,6 +296,9 @@ def _record_analysis(
         variant_decisions=compared,
         decider=guards.decider(rec.record, results, by_variant),
         expectations=expect.expectation_checks(expected, primary, headline, decision.alpha),
+        regressions=answers.regressions(headline, primary, decision.min_effect),
+        unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
+        measured_instead=answers.measured_instead(headline) if primary is None else None,
     )
 
 
@@ -318,26 +333,31 @@ def _primary(
     """The comparison that ranks the record (docs/guide/decisions.md, "The primary comparison").
 
     `results` are the record's headline results (its retained variant's, when it has variants);
-    `Primary.index` is the position among them. In order: the result at the record's own
-    `expected.concurrency`; the result at the load of the campaign's goal on this metric; when the
-    campaign sets an SLO and the record has a load sweep, the capacity under the SLO; else the
-    first result. The choice never looks at the numbers: picking whichever load ranks best would
-    be a best-of-k pick, the same luck repetitions are pooled to avoid.
+    `Primary.index` is the position among them. In order: the result at the load of the
+    campaign's goal on this metric, so records that share it are ranked at one load; the result
+    at the record's own `expected.concurrency` (shown beside the goal's load when both exist,
+    never silently put in its place); when the campaign sets an SLO and the record has a load
+    sweep, the capacity under the SLO; else the first result. The choice never looks at the
+    numbers: picking whichever load ranks best would be a best-of-k pick, the same luck
+    repetitions are pooled to avoid.
     """
     if metric is None:
         return None
     found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
     picked, why = None, "the first result"
-    if expected is not None and expected.concurrency is not None:
-        at = [f for f in found if f[1].result.concurrency == expected.concurrency]
-        if at:
-            picked, why = at[0], f"at the record's expected concurrency, {expected.concurrency}"
     goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)
-    if picked is None and goal is not None:
+    if goal is not None:
         at = [f for f in found if f[1].result.concurrency == goal.concurrency]
         if at:
             picked, why = at[0], f"at the goal's load, concurrency {goal.concurrency}"
+    own = None
+    if expected is not None and expected.concurrency is not None:
+        at = [f for f in found if f[1].result.concurrency == expected.concurrency]
+        if at and picked is None:
+            picked, why = at[0], f"at the record's expected concurrency, {expected.concurrency}"
+        elif at and at[0] is not picked:
+            own = (at[0][1].result.label, expected.concurrency, at[0][2])
     if picked is None and project.campaign.slo:
         capacity = _capacity_primary(found_sweeps, decision)
         if capacity is not None:
@@ -348,7 +368,9 @@ def _primary(
         return None
     i, res, c = picked
     read = _guardrails(rec, results, i, metric, decision, project)
-    return Primary(metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read)
+    return Primary(
+        metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read, expected_load=own
+    )
 
 
 CAPACITY = "capacity under the SLO"
@@ -384,43 +406,6 @@ def _guardrails(
     expected = rec.record.expected
     margins = expected.guardrails if expected is not None and expected.guardrails is not None else decision.guardrails
     return guards.guardrails_across(results, first, metric, margins, project.campaign.vocabulary())
-
-
-def _best_of(
-    rec: RecordFile, by_variant: tuple[tuple[ResolvedResult, ...], ...], primary: Primary, decision: Rule
-) -> Primary:
-    """A retained variant picked among k >= 2 candidates: its decision survives only Holm's correction.
-
-    Each candidate variant's comparison on the primary metric (at the primary's load, else its
-    first) gives one p; Holm's step-down adjusts them; the retained variant keeps `better` or
-    `worse` only while its adjusted p is below alpha, else it is `inconclusive`. A candidate
-    without a p-value (a single shot, means published without spread) enters as p = 1, which
-    keeps the correction conservative; when the retained one has none, there is nothing to
-    correct and no best-of-k is claimed.
-    """
-    if primary.kind != "metric" or not rec.record.variants or primary.comparison.p_value is None:
-        return primary
-    candidates = [(v, rs) for v, rs in zip(rec.record.variants, by_variant, strict=True) if v.outcome != "diagnostic"]
-    if len(candidates) < 2 or not any(v.outcome == "retained" for v, _ in candidates):
-        return primary
-    ps: list[float] = []
-    tested = 0
-    kept = 0
-    for k, (v, rs) in enumerate(candidates):
-        found = [r.comparisons.get(primary.metric) for r in rs]
-        at = [
-            c for r, c in zip(rs, found, strict=True) if c is not None and r.result.concurrency == primary.concurrency
-        ]
-        c = at[0] if at else next((c for c in found if c is not None), None)
-        ps.append(1.0 if c is None or c.p_value is None else c.p_value)
-        tested += int(c is not None and c.p_value is not None)
-        if v.outcome == "retained":
-            kept = k
-    adjusted = stats.holm(ps)[kept]
-    c = primary.comparison
-    if c.decision in ("better", "worse") and c.p_value is not None and adjusted >= decision.alpha:
-        c = replace(c, decision="inconclusive")
-    return replace(primary, comparison=c, best_of=len(candidates), holm_p=adjusted, best_of_tested=tested)
 
 
 def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:

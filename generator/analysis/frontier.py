@@ -6,8 +6,8 @@ measured). Each becomes one series per workload, one point per load in load orde
 ever joins runs of two configurations, two workloads or two request rates.
 
 Interactivity is read from one statistic for the whole chart, so the SLO line and every point
-and capacity agree: the SLO's own TPOT limit when it sets one (a load's worst repetition, as
-capacity reads it), else the median TPOT, else the mean, else output throughput divided by the
+and capacity agree: the SLO's own TPOT limit when it sets one (the mean of a load's repetitions,
+as capacity reads it), else the median TPOT, else the mean, else output throughput divided by the
 concurrency (each user's share of the tokens, lower than 1000 / TPOT by the time to the first
 token). The first of these that any result measures is the chart's; points without it are
 counted, never drawn on another statistic.
@@ -53,7 +53,7 @@ class Configuration:
 @dataclass(frozen=True)
 class CampaignFrontier:
     statistic: str  # the metric interactivity is read from, or PER_USER
-    worst: bool  # the statistic is a load's worst repetition (the SLO's own, with repetitions)
+    repeated: bool  # the statistic is the mean of a load's repetitions (the SLO's own, with repetitions)
     per_gpu: bool
     gpus: int | None
     configurations: tuple[Configuration, ...]
@@ -65,8 +65,8 @@ class CampaignFrontier:
     def axis(self) -> str:
         if self.statistic == PER_USER:
             return "tokens/s per user (output throughput / concurrency)"
-        worst = ", worst repetition" if self.worst else ""
-        return f"tokens/s per user (1000 / {self.statistic}{worst})"
+        mean = ", mean of the repetitions" if self.repeated else ""
+        return f"tokens/s per user (1000 / {self.statistic}{mean})"
 
 
 Candidate = tuple[str, str, str | None, str | None, Sequence[ResolvedResult], str | None]
@@ -176,7 +176,7 @@ def campaign_frontier(
         return None
     return CampaignFrontier(
         statistic=stat,
-        worst=stat in slo and any(p.n > 1 for c in configurations for p in c.points),
+        repeated=stat in slo and any(p.n > 1 for c in configurations for p in c.points),
         per_gpu=bool(gpus),
         gpus=gpus,
         configurations=tuple(configurations),

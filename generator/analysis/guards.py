@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from generator.analysis.records import Decider, Guardrail, ResolvedResult
-from generator.analysis.stats import Comparison
+from generator.analysis.stats import Comparison, guardrail_state
 from generator.model import metrics
 from generator.model.record import Record
 from generator.model.result import Range
@@ -24,25 +24,26 @@ STATED_TOLERANCE = 1.0
 
 
 def measured_reading(name: str, margin: float, c: Comparison, label: str) -> Guardrail:
-    """A guardrail read on a computed comparison (non-inferiority at alpha, the 1 - 2 alpha interval)."""
-    held: bool | None = None
-    if c.gain_eq_low_percent is not None:
-        held = c.gain_eq_low_percent >= -margin
-    elif c.gain_percent is not None and c.gain_percent < -margin:
-        # No interval (a single shot, a mean without spread) shows nothing, except a loss beyond
-        # the margin at face value.
-        held = False
-    return Guardrail(name, margin, c.change_percent, c.eq_low_percent, c.eq_high_percent, held, label)
+    """A guardrail read on a computed comparison, in one of three states (`stats.guardrail_state`):
+    held (non-inferiority shown), broken (a regression beyond the margin shown), not shown."""
+    state = guardrail_state(c, margin)
+    held = {"held": True, "broken": False}.get(state)
+    return Guardrail(name, margin, c.change_percent, c.eq_low_percent, c.eq_high_percent, held, label, state=state)
 
 
 def reported_reading(name: str, margin: float, change: float | Range, higher_is_better: bool, label: str) -> Guardrail:
-    """A guardrail read on a change the source reported: it can break, never hold (no interval)."""
+    """A guardrail read on a change the source reported: it can break, never hold (no interval).
+
+    The write-up's own number is its author's statement of a regression: beyond the margin at
+    its better end too, it is broken as stated; otherwise nothing is shown either way.
+    """
     ends = (change, change) if isinstance(change, float | int) else (change.min, change.max)
-    worst = min(e if higher_is_better else -e for e in ends)
-    held = False if worst < -margin else None
+    best = max(e if higher_is_better else -e for e in ends)
+    state = "broken" if best < -margin else "not shown"
     point = float(change) if isinstance(change, float | int) else None
     low, high = (None, None) if isinstance(change, float | int) else (change.min, change.max)
-    return Guardrail(name, margin, point, low, high, held, label, reported=True)
+    held = False if state == "broken" else None
+    return Guardrail(name, margin, point, low, high, held, label, reported=True, state=state)
 
 
 def guardrails_across(
@@ -54,7 +55,7 @@ def guardrails_across(
 ) -> tuple[Guardrail, ...]:
     """Each guardrail read on every result that measures it, the primary comparison's result first.
 
-    A guardrail no result measures is one reading with `held` None and no result.
+    A guardrail no result measures is one reading, `not measured`, with no result.
     """
     order = [results[first], *(r for i, r in enumerate(results) if i != first)] if results else []
     out: list[Guardrail] = []

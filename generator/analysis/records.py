@@ -49,12 +49,28 @@ class Guardrail:
     change_percent: float | None
     ci_low_percent: float | None  # the 1 - 2 alpha interval, raw sign (what non-inferiority reads)
     ci_high_percent: float | None
-    # True: shown not worse beyond the margin; False: not shown (broken); None: not measured here.
+    # True: held (shown not worse beyond the margin); False: broken (shown worse beyond it); None:
+    # neither shown, or not measured here (`state` says which).
     held: bool | None
     # The result it was read on (None: no result of the record measures it), and whether the
     # reading is a change the source reported (face value: it can break a guardrail, never hold it).
     result: str | None = None
     reported: bool = False
+    # "held", "broken", "not shown" or "not measured" (`stats.guardrail_state`).
+    state: str = "not measured"
+
+
+@dataclass(frozen=True)
+class Regression:
+    """A measured metric of a record's compared results that got worse beyond min_effect, its
+    interval clear of it: named wherever the record is summarised, beside its headline."""
+
+    metric: str
+    label: str  # the result's label
+    concurrency: int | None
+    change_percent: float  # raw sign, as every change is kept
+    ci_low_percent: float
+    ci_high_percent: float
 
 
 @dataclass(frozen=True)
@@ -77,6 +93,9 @@ class Primary:
     holm_p: float | None = None
     # Of those k, how many had a p-value (the others enter Holm's correction as p = 1).
     best_of_tested: int | None = None
+    # The record's own `expected.concurrency` when the ranking reads another load (the goal's):
+    # (its result's label, the concurrency, its comparison), shown beside the primary.
+    expected_load: tuple[str, int, Comparison] | None = None
 
     @property
     def guardrail_broken(self) -> bool:
@@ -85,6 +104,11 @@ class Primary:
     @property
     def broken_guardrails(self) -> tuple[Guardrail, ...]:
         return tuple(g for g in self.guardrails if g.held is False)
+
+    @property
+    def unshown_guardrails(self) -> tuple[Guardrail, ...]:
+        """Guardrails measured but neither held nor broken: said beside the decision, never ranked."""
+        return tuple(g for g in self.guardrails if g.state == "not shown")
 
 
 @dataclass(frozen=True)
@@ -195,3 +219,11 @@ class RecordAnalysis:
     decider: Decider | None = None
     # Its `expected` gain and thresholds read on its results (`analysis.expect`).
     expectations: tuple[ExpectationCheck, ...] = ()
+    # Regressions beyond min_effect among its headline results' other comparisons (issue #36).
+    regressions: tuple[Regression, ...] = ()
+    # Without a primary comparison: "no baseline" when the primary metric was measured but has
+    # nothing to compare with, else None (not measured).
+    unranked_why: str | None = None
+    # Without a primary comparison: what was compared instead (metric, result label, comparison),
+    # the first comparison of its headline results, so a measured record never reads "not measured".
+    measured_instead: tuple[str, str, Comparison] | None = None

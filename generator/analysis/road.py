@@ -8,10 +8,18 @@ current level and the distance to each goal on that metric.
 The primary metric is the first goal's metric at its concurrency. Steps are composed as ratios:
 each step multiplies the level before it by what its record measured (mean / baseline mean), so
 a step measured 500 -> 600 on another day's baseline adds 20%, never +100 in the metric's unit.
-The level carries an interval: its log has the variance of the baseline's log mean plus each
-step's log ratio (`stats.Comparison.log_se`), with Welch-Satterthwaite degrees of freedom, at the
-campaign's alpha; a single-shot step (no spread) leaves the level without one. A goal is
-`reached` only when that interval clears it.
+The level carries an interval (issue #36). Its log is a sum of the log means of the sets of runs
+it rests on, each with a coefficient: the baseline's runs +1, then each step's runs +1 and its
+baseline's runs -1. A set that appears twice (a step's baseline is the runs of the step before
+it, the usual chain) is one term, so shared runs cancel: when every step builds on the one
+before, the level is the last step's own runs, the configuration in force measured directly.
+Sets that differ are independent runs; the variance is the sum of coefficient^2 times each set's
+variance of the log mean, with Welch-Satterthwaite degrees of freedom, at the campaign's alpha.
+Adding each step's variance as if the steps were independent made the interval 2-3x too wide
+in typical chains, and too narrow where two steps share a baseline. A paired step whose
+baseline is not shared enters as one term with its paired standard error. A set without a spread
+leaves the level without an interval (unless it cancels). A goal is `reached` only when that
+interval clears it: a one-sided test at alpha / 2 that the level is past the goal.
 
 A step is not chained (not composed into the level, and the page says why) when it was measured
 under another load or workload than the level before it, on a scale that has no ratio (values at
@@ -26,32 +34,16 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from generator.analysis.levels import Level, compose, level_of, log_spread
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat, unreplicated_text
 from generator.model.record import Goal
-from generator.model.result import Range, Result, Statistics, Workload
+from generator.model.result import Range, Result, Workload
 from generator.model.variants import effective_change
 from generator.project.load import Project, RecordFile
-
-
-@dataclass(frozen=True)
-class Level:
-    """A level of the road's metric: its value and, when every part has a spread, its interval."""
-
-    value: float
-    low: float | None
-    high: float | None
-    # The log level's variance and its degrees of freedom; None without a spread.
-    log_var: float | None
-    df: float | None
-    alpha: float = 0.05
-
-    @property
-    def has_interval(self) -> bool:
-        return self.low is not None and self.high is not None
 
 
 @dataclass(frozen=True)
@@ -96,6 +88,7 @@ class GoalDistance:
     # The level has an interval, so `reached` can be said.
     interval: bool = True
     point: float = 0.0  # the point level's distance
+    alpha: float = 0.05  # the level's interval is 1 - alpha
 
     @property
     def reached(self) -> bool:
@@ -158,7 +151,16 @@ def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> tup
         return None
     primary = ra.primary
     first = next(((r, c) for r, c in measured if primary is not None and r.result.label == primary.label), measured[0])
-    return next(((r, c) for r, c in measured if r.result.concurrency == concurrency), first)
+    r, c = next(((r, c) for r, c in measured if r.result.concurrency == concurrency), first)
+    # The record's one answer on this comparison (a best of k corrected by Holm), never a second one.
+    if (
+        primary is not None
+        and primary.kind == "metric"
+        and primary.metric == metric
+        and primary.label == r.result.label
+    ):
+        c = primary.comparison
+    return r, c
 
 
 def campaign_stack(
@@ -252,7 +254,7 @@ def _road(
     else:
         return None
     level_stat = stat(value)
-    level = _level_of(value, alpha)
+    level = level_of(value, alpha)
     steps: list[RoadStep] = []
     prev_result, prev_name, chained = base_result, "in the baseline", True
     for a in order:
@@ -267,7 +269,6 @@ def _road(
             why = "its values include 0 or less, so its change has no ratio to compose"
         if why is None:
             why = _baseline_differs(level, res.baseline[metric], alpha, min_effect)
-        ratio = c.ratio or 1.0
         weak = None
         if c.decision == "unreplicated":
             weak = (
@@ -280,7 +281,7 @@ def _road(
             change = StepChange(res.result, before, after, 0.0, c.change_percent or 0.0, None, c.decision, c, weak)
             steps.append(RoadStep(a.file, change, level.value, level.value, why))
             continue
-        composed = _compose(level, ratio, c, alpha)
+        composed = compose(level, res.metrics[metric], res.baseline[metric], c if res.result.paired else None)
         interval = None
         if c.ci_low_percent is not None and c.ci_high_percent is not None:
             interval = (level.value * c.ci_low_percent / 100, level.value * c.ci_high_percent / 100)
@@ -318,61 +319,6 @@ def goal_direction(project: Project, goal: Goal) -> str:
     return "above" if metric is None or metric.higher_is_better else "below"
 
 
-def _log_spread(value: Value) -> tuple[float, float] | None:
-    """(variance of the log mean, its degrees of freedom) of a value with repetitions, else None."""
-    if isinstance(value, list) and len(value) >= 2 and all(v > 0 for v in value):
-        logs = [math.log(v) for v in value]
-        m = sum(logs) / len(logs)
-        var = sum((x - m) ** 2 for x in logs) / (len(logs) - 1)
-        return var / len(logs), len(logs) - 1.0
-    if isinstance(value, Statistics) and value.sd is not None and value.n >= 2 and value.mean > 0:
-        return math.log1p((value.sd / value.mean) ** 2) / value.n, value.n - 1.0
-    return None
-
-
-def _level_of(value: Value, alpha: float) -> Level:
-    s = stat(value)
-    if s.kind == "range":
-        # A range is its own interval, with no distribution to compose further steps with.
-        return Level(s.mean, s.low, s.high, None, None, alpha)
-    spread = _log_spread(value)
-    if spread is None:
-        # One number: no spread, so no interval (the level's noise is not known).
-        return Level(s.mean, None, None, None, None, alpha)
-    var, df = spread
-    return _with_interval(Level(s.mean, None, None, var, df, alpha))
-
-
-def _with_interval(level: Level) -> Level:
-    # scipy.stats.t.ppf's own ufunc (see stats._intervals): the same number, a lighter import.
-    from scipy import special
-
-    if level.log_var is None:
-        return level
-    if level.log_var == 0 or level.df is None:
-        return Level(level.value, level.value, level.value, level.log_var, level.df, level.alpha)
-    q = float(special.stdtrit(level.df, 1 - level.alpha / 2))
-    half = q * math.sqrt(level.log_var)
-    return Level(
-        level.value, level.value * math.exp(-half), level.value * math.exp(half), level.log_var, level.df, level.alpha
-    )
-
-
-def _compose(level: Level, ratio: float, c: Comparison, alpha: float) -> Level:
-    """The level times the step's ratio; the log variances add, their df by Welch-Satterthwaite."""
-    value = level.value * ratio
-    if level.log_var is None or c.log_se is None or c.df is None:
-        return Level(value, None, None, None, None, alpha)
-    step_var = c.log_se**2
-    var = level.log_var + step_var
-    parts = [(step_var, c.df)]
-    if level.df is not None and level.log_var > 0:
-        parts.append((level.log_var, level.df))
-    denominator = sum(v * v / d for v, d in parts if d > 0 and v > 0)
-    df = var * var / denominator if denominator > 0 else None
-    return _with_interval(Level(value, None, None, var, df, alpha))
-
-
 def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: float) -> str | None:
     """Why a step's measured baseline is not the level before it, or None when it is within the noise."""
     from scipy import special
@@ -383,7 +329,7 @@ def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: f
     gap = math.log(b / level.value)
     if gap == 0:
         return None
-    spread = _log_spread(measured)
+    spread = log_spread(measured)
     parts = [p for p in (spread, (level.log_var, level.df) if level.log_var else None) if p is not None]
     var = sum(v for v, _ in parts)
     said = f"its baseline ({fmt_number(b)}) is not the level before it ({fmt_number(level.value)})"
@@ -406,12 +352,24 @@ def _level_stat(level: Level) -> Stat:
 
 def _distance(project: Project, goal: Goal, level: Level) -> GoalDistance:
     direction = goal_direction(project, goal)
-    point = goal.target - level.value if direction == "above" else level.value - goal.target
+
+    def gap(a: float, b: float) -> float:
+        return _residue_free(a - b, max(abs(a), abs(b)))
+
+    point = gap(goal.target, level.value) if direction == "above" else gap(level.value, goal.target)
     if level.low is None or level.high is None:
-        return GoalDistance(goal, direction, point, point, interval=False, point=point)
+        return GoalDistance(goal, direction, point, point, interval=False, point=point, alpha=level.alpha)
     if direction == "above":
-        return GoalDistance(goal, direction, goal.target - level.high, goal.target - level.low, point=point)
-    return GoalDistance(goal, direction, level.low - goal.target, level.high - goal.target, point=point)
+        low, high = gap(goal.target, level.high), gap(goal.target, level.low)
+    else:
+        low, high = gap(level.low, goal.target), gap(level.high, goal.target)
+    return GoalDistance(goal, direction, low, high, point=point, alpha=level.alpha)
+
+
+def _residue_free(difference: float, scale: float) -> float:
+    """A difference of two levels, 0 where it is only the rounding of their ratio arithmetic
+    (a level composed to exactly the goal once read "passed by 0.00000000000001421 tok/s")."""
+    return 0.0 if abs(difference) <= 1e-9 * scale else difference
 
 
 def goal_statuses(project: Project, road: Road | None, baseline: Sequence[ResolvedResult]) -> tuple[GoalStatus, ...]:
@@ -449,7 +407,10 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
 def distance_text(d: GoalDistance, unit: str) -> str:
     """ "89 to 92 tok/s to go", "reached (by 3 tok/s)", or a point passed without an interval."""
     if d.reached:
-        return f"reached (by at least {fmt_number(-d.high)} {unit})"
+        return (
+            f"reached (by at least {fmt_number(-d.high)} {unit}: the level's {fmt_number(100 - 100 * d.alpha)}% "
+            f"interval clears the goal, a one-sided test at alpha / 2 = {fmt_number(d.alpha / 2)})"
+        )
     if not d.interval:
         if d.point <= 0:
             return (

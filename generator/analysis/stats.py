@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
 # "sequence": a paired result `improvements run --until-decided` made (analysis/sequential.py).
-Test = Literal["welch", "paired", "bootstrap", "sequence"]
+Test = Literal["welch", "paired", "delta", "sequence"]
 Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
@@ -97,11 +97,15 @@ class Comparison:
     baseline_n: int
     mean: float
     baseline_mean: float
-    difference: float  # mean - baseline_mean, in the metric's unit
+    # The point change in the metric's unit: mean - baseline_mean, or on the ratio scale
+    # baseline_mean * (geometric means' ratio - 1), the point the interval is built on.
+    difference: float
     # The 1 - alpha interval in the metric's unit (ratio scale: baseline_mean * (ratio - 1)); None when unreplicated.
     ci_low: float | None
     ci_high: float | None
-    change_percent: float | None  # difference / |baseline_mean| * 100; None when baseline mean is 0
+    # difference / |baseline_mean| * 100 (ratio scale: the geometric means' ratio - 1); None when
+    # the baseline mean is 0.
+    change_percent: float | None
     ci_low_percent: float | None
     ci_high_percent: float | None
     p_value: float | None  # None when unreplicated or when nothing varies (t undefined)
@@ -119,7 +123,8 @@ class Comparison:
     eq_low_percent: float | None = None
     eq_high_percent: float | None = None
     # Ratio scale: the log of the geometric means' ratio, its standard error and degrees of
-    # freedom, for composing steps (the road). None on the difference scale or unreplicated.
+    # freedom, for composing steps (the road). None on the difference scale; a single shot has
+    # the log ratio alone.
     log_ratio: float | None = None
     log_se: float | None = None
     df: float | None = None
@@ -134,6 +139,12 @@ class Comparison:
     spread_unknown: bool = False
     # Why the repetitions look like more than one configuration ("baseline: max/min 5.4"), or None.
     spread_flag: str | None = None
+    # The ratio of the arithmetic means - 1, in percent: shown beside the point, labelled, where it
+    # differs from it (the ratio scale); None when the baseline mean is 0.
+    arith_change_percent: float | None = None
+    # The alpha of the interval shown when it is not `alpha`: a Holm step's (best of k), whose
+    # interval goes with the corrected word.
+    interval_alpha: float | None = None
 
     @property
     def gain_percent(self) -> float | None:
@@ -159,11 +170,28 @@ class Comparison:
         return None if bounds is None else bounds[0]
 
     @property
+    def gain_eq_high_percent(self) -> float | None:
+        """The 1 - 2 alpha interval's better end, oriented: what a broken guardrail reads."""
+        bounds = self._oriented_bounds(self.eq_low_percent, self.eq_high_percent)
+        return None if bounds is None else bounds[1]
+
+    @property
     def ratio(self) -> float | None:
-        """mean / baseline mean, when both are positive (the "x" the pages print)."""
+        """The point ratio the change is (geometric means' on the ratio scale), when both means are
+        positive: the "x" the pages print and the factor the road composes."""
         if self.mean <= 0 or self.baseline_mean <= 0:
             return None
+        if self.log_ratio is not None:
+            return math.exp(self.log_ratio)
         return self.mean / self.baseline_mean
+
+    @property
+    def within_min_effect(self) -> bool:
+        """`better` or `worse` while the point change lies inside +-min_effect: a real change too
+        small to matter, which the pages say beside the word (a secondary metric's -0.7% at
+        p 0.044 once read plain `better`)."""
+        gain = self.gain_percent
+        return self.decision in ("better", "worse") and gain is not None and abs(gain) < self.min_effect
 
     @property
     def single_shot(self) -> bool:
@@ -215,6 +243,7 @@ def compare(
     difference = x.mean - b.mean
     _require_finite(difference)
     statistics = isinstance(samples, Moments) or isinstance(baseline, Moments)
+    arith = _percent(difference, b.mean)
     single = Comparison(
         n=x.n,
         baseline_n=b.n,
@@ -223,7 +252,7 @@ def compare(
         difference=difference,
         ci_low=None,
         ci_high=None,
-        change_percent=_percent(difference, b.mean),
+        change_percent=arith,
         ci_low_percent=None,
         ci_high_percent=None,
         p_value=None,
@@ -237,9 +266,10 @@ def compare(
         basis="statistics" if statistics else "repetitions",
         spread_unknown=x.sd is None or b.sd is None,
         spread_flag=_spread_flag(x, b),
+        arith_change_percent=arith,
     )
     if x.n < 2 or b.n < 2 or x.sd is None or b.sd is None:
-        return single
+        return _geometric_point(single, x, b)
     ratio = x.log_mean is not None and b.log_mean is not None
     est = _estimate(x, b, paired=paired, ratio=ratio)
     p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
@@ -247,6 +277,7 @@ def compare(
     if ratio:
         unit_low, unit_high = b.mean * math.expm1(low), b.mean * math.expm1(high)
         pct: list[float | None] = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
+        single = replace(single, difference=b.mean * math.expm1(est.point), change_percent=_log_percent(est.point))
     else:
         unit_low, unit_high = low, high
         pct = [_percent(v, b.mean) for v in (low, high, eq_low, eq_high)]
@@ -277,11 +308,23 @@ def compare(
     return out
 
 
-def from_bounds(
+def _geometric_point(c: Comparison, x: _Side, b: _Side) -> Comparison:
+    """A single shot's point on the ratio scale, when both sides have one: the geometric means'
+    ratio, the estimate a replicated comparison of the same values would print."""
+    if x.log_mean is None or b.log_mean is None or b.mean <= 0:
+        return c
+    log_ratio = x.log_mean - b.log_mean
+    return replace(
+        c, difference=b.mean * math.expm1(log_ratio), change_percent=_log_percent(log_ratio), log_ratio=log_ratio
+    )
+
+
+def from_log_estimate(
     mean: float,
     baseline_mean: float,
-    interval: tuple[float, float],
-    equivalence: tuple[float, float],
+    log_ratio: float,
+    log_se: float,
+    df: float,
     *,
     n: int,
     baseline_n: int,
@@ -289,32 +332,37 @@ def from_bounds(
     alpha: float,
     min_effect: float,
 ) -> Comparison:
-    """A comparison whose intervals (percent, raw sign) come from elsewhere (capacity's bootstrap),
-    decided by the same rule as `compare`."""
-    low, high = interval
-    eq_low, eq_high = equivalence
-    decision = decide(low, high, eq_low, eq_high, threshold=min_effect, higher_is_better=higher_is_better)
+    """A comparison of two estimates given on the log scale (capacity's delta method), with the
+    same intervals, point and rule as `compare`: the point is exp(log_ratio) - 1."""
+    est = _Estimate(log_ratio, log_se, df, (0.0, None))
+    p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
+    pct = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
+    decision = decide(*pct, threshold=min_effect, higher_is_better=higher_is_better)
     return Comparison(
         n=n,
         baseline_n=baseline_n,
         mean=mean,
         baseline_mean=baseline_mean,
-        difference=mean - baseline_mean,
-        ci_low=baseline_mean * low / 100,
-        ci_high=baseline_mean * high / 100,
-        change_percent=_percent(mean - baseline_mean, baseline_mean),
-        ci_low_percent=low,
-        ci_high_percent=high,
-        p_value=None,
-        test="bootstrap",
+        difference=baseline_mean * math.expm1(log_ratio),
+        ci_low=baseline_mean * math.expm1(low),
+        ci_high=baseline_mean * math.expm1(high),
+        change_percent=_log_percent(log_ratio),
+        ci_low_percent=pct[0],
+        ci_high_percent=pct[1],
+        p_value=p_value,
+        test="delta",
         decision=decision,
         reps_needed=None,
         reps_over_cap=False,
         higher_is_better=higher_is_better,
         alpha=alpha,
         min_effect=min_effect,
-        eq_low_percent=eq_low,
-        eq_high_percent=eq_high,
+        eq_low_percent=pct[2],
+        eq_high_percent=pct[3],
+        log_ratio=log_ratio,
+        log_se=log_se,
+        df=df,
+        arith_change_percent=_percent(mean - baseline_mean, baseline_mean),
     )
 
 
@@ -671,6 +719,33 @@ def reps_for_power(
     return high
 
 
+# --- guardrails: three states ---------------------------------------------------------------------
+
+GuardrailState = Literal["held", "broken", "not shown", "not measured"]
+
+
+def guardrail_state(c: Comparison | None, margin: float) -> GuardrailState:
+    """A guardrail on `c` (may not get worse by more than `margin` percent), in one of three states.
+
+    Both tests read the 1 - 2 alpha interval, oriented (+ = better), each one-sided at alpha:
+    ``held`` when its worse end stays within the margin (non-inferiority shown); ``broken`` when
+    its better end lies beyond the margin (a regression beyond the margin shown); ``not shown``
+    when neither (a single shot, or an interval across the margin: no evidence either way).
+    Calling "not shown" broken called a record that left its guardrail untouched broken 60% of
+    the time at a 5% spread (issue #36). ``not measured``: no comparison of the metric.
+    """
+    if c is None:
+        return "not measured"
+    worse_end, better_end = c.gain_eq_low_percent, c.gain_eq_high_percent
+    if worse_end is None or better_end is None:
+        return "not shown"
+    if worse_end >= -margin:
+        return "held"
+    if better_end < -margin:
+        return "broken"
+    return "not shown"
+
+
 def holm(p_values: Sequence[float]) -> list[float]:
     """Holm's step-down adjusted p-values, in the order given (each at most 1)."""
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
@@ -685,13 +760,13 @@ def holm(p_values: Sequence[float]) -> list[float]:
 
 # --- ranking ---------------------------------------------------------------------------------------
 
-# Within a tier, most promising first (docs/guide/decisions.md, "Ranking").
+# Within a tier, most promising first (docs/guide/decisions.md, "Ranking"). "not settled" holds
+# single shots and replicated inconclusive results alike, by point change: a single +0.1% run
+# once ranked above n = 5 at +30% because single shots had a group of their own.
 GROUPS = (
     "better",
-    "single-shot gain",
-    "inconclusive",
+    "not settled",
     "no-change",
-    "single-shot loss",
     "worse",
     "reported",
     "not measured",
@@ -704,19 +779,19 @@ def rank_group(c: Comparison | None, *, guardrail_broken: bool = False) -> str:
         return "not measured"
     if guardrail_broken:
         return "worse"
-    if c.decision == "unreplicated":
-        gain = c.gain_percent
-        return "single-shot gain" if gain is not None and gain > 0 else "single-shot loss"
+    if c.decision in ("unreplicated", "inconclusive"):
+        return "not settled"
     return c.decision
 
 
 def rank_key(c: Comparison | None, *, guardrail_broken: bool = False) -> tuple[int, float]:
     """Sort key within a tier (ascending = shown first).
 
-    `better` by the interval's oriented low end, highest first; single-shot gains, inconclusive
-    and single-shot losses by the point change, highest first; no-change together; worse by the
-    interval's better end, least bad first; a broken guardrail goes with worse. Without a
-    number (a zero baseline mean), last in its group; the caller's next key decides ties.
+    `better` by the interval's oriented low end, highest first; not settled (single shots and
+    inconclusive, each marked where shown) by the point change, highest first; no-change
+    together; worse by the interval's better end, least bad first; a broken guardrail goes with
+    worse. Without a number (a zero baseline mean), last in its group; the caller's next key
+    decides ties.
     """
     group = rank_group(c, guardrail_broken=guardrail_broken)
     index = GROUPS.index(group)

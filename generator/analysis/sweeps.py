@@ -51,8 +51,10 @@ class Sweep:
     baseline: Side
     # Set when both sides have a capacity (the campaign sets an SLO).
     change: cap.CapacityChange | None
-    # The per-repetition capacities compared, when both sides have them (Welch: independent runs).
+    # The capacities compared on the log scale (delta method), when both sides have repetitions.
     comparison: stats.Comparison | None
+    # The two sides ran different numbers of repetitions (`_unequal`), in words, else None.
+    unequal_repetitions: str | None = None
 
     def load_text(self, load: float) -> str:
         return f"c={fmt_number(load)}" if self.load_kind == "concurrency" else f"{fmt_number(load)} req/s"
@@ -148,43 +150,51 @@ def _sweep(
         change = cap.capacity_change(record.capacity, baseline.capacity)
         comparison = _compare(record, baseline, slo, rule)
     labels = tuple(item[0].label for _, item in members)
-    return Sweep(kind, workload, loads, labels, record, baseline, change, comparison)
+    return Sweep(kind, workload, loads, labels, record, baseline, change, comparison, _unequal(record, baseline))
 
 
 def _compare(record: Side, baseline: Side, slo: Mapping[str, float], rule: Rule) -> stats.Comparison | None:
-    """The capacity change decided by the campaign's rule, its interval from a seeded bootstrap.
+    """The capacity change decided by the campaign's rule, on the log scale by the delta method.
 
-    Each side's loads are resampled on their own (`capacity.bootstrap`), the ratio of the two
-    capacities taken resample by resample (the sides are independent runs), and the interval is
-    the percentile interval of that ratio: 1 - alpha for better/worse, 1 - 2 alpha for no-change.
-    None when a side has fewer than 2 repetitions at some load, or when more than 5% of the
-    resamples have no capacity as a number (the SLO is met everywhere or nowhere too often).
+    Each side's log capacity and its variance (`capacity.log_capacity`: the capacity of the mean
+    curve, each load's means through the capacity's gradient); the sides are independent runs,
+    so the log ratio's variance is their sum, with Welch-Satterthwaite degrees of freedom over
+    every load of both. None when a side has fewer than 2 repetitions at some load or no number.
     """
-    import numpy as np
-
     mine, theirs = record.capacity, baseline.capacity
     if mine is None or theirs is None or mine.throughput is None or theirs.throughput is None:
         return None
-    x, b = cap.bootstrap(record.points, slo), cap.bootstrap(baseline.points, slo, seed=cap.SEED + 1)
+    x, b = cap.log_capacity(record.points, slo), cap.log_capacity(baseline.points, slo)
     if x is None or b is None:
         return None
-    with np.errstate(invalid="ignore", divide="ignore"):
-        ratios = np.log(np.asarray(x) / np.asarray(b))
-    ok = ratios[np.isfinite(ratios)]
-    if ok.size < 0.95 * ratios.size:
-        return None
-    a = rule.alpha
-    q = np.expm1(np.quantile(ok, [a / 2, 1 - a / 2, a, 1 - a])) * 100
-    return stats.from_bounds(
+    var = x.var + b.var
+    parts = (*x.parts, *b.parts)
+    denominator = sum(v * v / d for v, d in parts if d > 0)
+    df = var * var / denominator if denominator > 0 else float(mine.repetitions + theirs.repetitions - 2)
+    return stats.from_log_estimate(
         mine.throughput,
         theirs.throughput,
-        (float(q[0]), float(q[1])),
-        (float(q[2]), float(q[3])),
+        x.log - b.log,
+        var**0.5,
+        df,
         n=mine.repetitions,
         baseline_n=theirs.repetitions,
         higher_is_better=True,
-        alpha=a,
+        alpha=rule.alpha,
         min_effect=rule.min_effect,
+    )
+
+
+def _unequal(record: Side, baseline: Side) -> str | None:
+    """A warning when the two sides ran different numbers of repetitions at their loads."""
+    mine = sorted({len(p.repetitions) for p in record.points})
+    theirs = sorted({len(p.repetitions) for p in baseline.points})
+    if not mine or not theirs or mine == theirs or (mine == [0] and theirs == [0]):
+        return None
+    return (
+        f"the record ran {'/'.join(map(str, mine))} repetitions a load and the baseline "
+        f"{'/'.join(map(str, theirs))}: the capacity is the mean curve's on both sides, so the counts do not "
+        "move it, but the sides are not measured alike; run both the same number of times"
     )
 
 
@@ -215,7 +225,7 @@ def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) ->
 
     With repetitions (lists of one length n >= 2 for the throughput and every limited latency,
     the i-th values from the i-th run at this load), the point is `capacity.aggregate` of them:
-    the mean throughput and each limit's worst repetition. Otherwise each value's mean.
+    the mean throughput and each limit's mean. Otherwise each value's mean.
     """
     throughput = found.get(THROUGHPUT)
     if throughput is None or isinstance(throughput, Range):

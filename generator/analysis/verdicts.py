@@ -214,7 +214,8 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
                     line,
                     col,
                     "guardrail-broken",
-                    f"adopted, but result `{primary.label}` breaks its guardrail {broken}: not shown within the margin",
+                    f"adopted, but result `{primary.label}` breaks its guardrail {broken}: "
+                    "shown worse beyond the margin",
                     "measure the guardrail metric again, or say in `verdict` why the loss is accepted",
                     severity="warning",
                 )

@@ -145,5 +145,9 @@ def unreplicated_text(n: int, baseline_n: int, spread_unknown: bool, *, advice: 
 
 
 def fmt_percent(p: float) -> str:
+    """A percent with one decimal; from 10,000% on, four significant digits without the binary
+    float's noise ("+100000000000000000000000000000000%", never "...87351763694911488.0%")."""
+    if math.isfinite(p) and abs(p) >= 1e4:
+        return ("+" if p > 0 else "-") + fmt_whole(abs(p)) + "%"
     text = f"{p:+.1f}%"
     return "0.0%" if text in ("+0.0%", "-0.0%") else text

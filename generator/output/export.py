@@ -134,8 +134,22 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
                 "held": g.held,
                 "result": g.result,
                 "reported": g.reported,
+                # "held", "broken", "not shown" or "not measured".
+                "state": g.state,
             }
             for g in (p.guardrails if p else ())
+        ],
+        # Every other comparison of its headline results shown worse beyond min_effect.
+        "regressions": [
+            {
+                "metric": g.metric,
+                "result": g.label,
+                "concurrency": g.concurrency,
+                "change_percent": g.change_percent,
+                "ci_low_percent": g.ci_low_percent,
+                "ci_high_percent": g.ci_high_percent,
+            }
+            for g in entry.regressions
         ],
     }
 

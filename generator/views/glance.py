@@ -10,12 +10,13 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
-from generator.analysis.campaign import Analysis, Primary, RecordAnalysis
+from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
 from generator.model import metrics, variants
 from generator.model.launch import assignment, words
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import Project, RecordFile
+from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
 from generator.views.paths import docs_root, relative, series_dir
 from generator.views.sweeps import capacity_cell, slo_text
 
@@ -37,6 +38,14 @@ class Decision:
     result: str
     # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
     why: str | None = None
+    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
+    regressions: str | None = None
+    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
+    guardrails: str | None = None
+    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
+    correction: str | None = None
+    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
+    own_load: str | None = None
 
     @property
     def text(self) -> str:
@@ -49,7 +58,9 @@ class Decision:
         return ", ".join(parts)
 
 
-def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> Decision | None:
+def decision(
+    primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.BUILTIN, found: tuple[Regression, ...] = ()
+) -> Decision | None:
     if primary is None:
         return None
     c = primary.comparison
@@ -57,6 +68,11 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
     interval = None
     if c.ci_low_percent is not None and c.ci_high_percent is not None:
         interval = f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
+        if c.interval_alpha is not None:
+            interval += f" ({fmt_number(100 - 100 * c.interval_alpha)}%, Holm's step)"
+    correction = None
+    if primary.best_of is not None and primary.holm_p is not None:
+        correction = f"best of {primary.best_of} variants: Holm-adjusted p = {primary.holm_p:.2g}"
     where = f"concurrency {primary.concurrency}" if primary.concurrency is not None else "concurrency not recorded"
     return Decision(
         word=c.decision,
@@ -70,6 +86,10 @@ def decision(primary: Primary | None, vocabulary: metrics.Vocabulary = metrics.B
         why=unreplicated_text(c.n, c.baseline_n, c.spread_unknown).removeprefix("unreplicated (").removesuffix(")")
         if c.decision == "unreplicated" and c.spread_unknown and max(c.n, c.baseline_n) >= 2
         else None,
+        regressions=regressions_text(found, vocabulary),
+        guardrails=guardrails_text(primary),
+        correction=correction,
+        own_load=own_load_text(primary),
     )
 
 
@@ -114,7 +134,7 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
     else:
         relative_to = "the baseline"
     return {
-        "decision": decision(ra.primary, project.campaign.vocabulary()),
+        "decision": decision(ra.primary, project.campaign.vocabulary(), ra.regressions),
         "primary_metric": ra.primary_metric,
         "primary_label": _label(project.campaign.vocabulary(), ra.primary_metric),
         "variant_decisions": [
@@ -125,6 +145,7 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
             }
             for v in ra.variant_decisions
         ],
+        "unranked": unranked_text(ra) if ra.primary is None else None,
         "reported": ra.reported,
         "decider": decider_text(ra, project.campaign.vocabulary()),
         "expectations": expectation_lines(ra, project.campaign.vocabulary()),
@@ -232,7 +253,7 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
         "own_tier": rec.record.tier_source == "own",
         "date": record_date(analysis.project, rec),
         "link": _link(analysis, rec),
-        "decision": decision(ra.primary, analysis.project.campaign.vocabulary()),
+        "decision": decision(ra.primary, analysis.project.campaign.vocabulary(), ra.regressions),
     }
 
 

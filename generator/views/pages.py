@@ -77,6 +77,8 @@ class MetricRow:
     would_take: str | None
     # Ten repetitions or fewer: the values themselves (and a flagged spread).
     listed: str | None = None
+    # The arithmetic means' change, where it differs as printed from the point (labelled on the page).
+    arithmetic: str | None = None
 
 
 @dataclass
@@ -99,7 +101,7 @@ class ResultView:
 _TESTS = {
     "welch": "Welch's t",
     "paired": "paired t",
-    "bootstrap": "seeded bootstrap",
+    "delta": "delta method on the means",
     "sequence": "paired t confidence sequence",
 }
 
@@ -107,7 +109,7 @@ _TESTS = {
 def _test_text(c: Comparison) -> str | None:
     if not c.test:
         return None
-    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" and c.test != "bootstrap" else "")
+    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" else "")
 
 
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
@@ -123,14 +125,24 @@ def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
     return fmt_percent(c.change_percent), f"{fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
 
 
+def _arithmetic(c: Comparison) -> str | None:
+    """The arithmetic means' change, shown labelled beside the means where it differs as printed
+    from the point (the geometric means' ratio, the estimate the interval is built on)."""
+    if c.arith_change_percent is None or c.change_percent is None:
+        return None
+    arith = fmt_percent(c.arith_change_percent)
+    return None if arith == fmt_percent(c.change_percent) else arith
+
+
 def _decision_text(c: Comparison) -> str:
     if c.decision == "unreplicated":
         return unreplicated_text(c.n, c.baseline_n, c.spread_unknown, advice=False)
     if c.test == "sequence":
         return f"{c.decision} (sequential: an interval valid at every look)"
+    within = f"; within min_effect ±{fmt_number(c.min_effect)}%" if c.within_min_effect else ""
     if c.p_value is None:
-        return f"{c.decision} (no spread, no p)"
-    return f"{c.decision} (p = {c.p_value:.2g})"
+        return f"{c.decision} (no spread, no p{within})"
+    return f"{c.decision} (p = {c.p_value:.2g}{within})"
 
 
 def _would_take(c: Comparison) -> str | None:
@@ -192,6 +204,7 @@ def _metric_row(
         word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
         listed=_listed(value, base, c),
+        arithmetic=_arithmetic(c) if c is not None else None,
     )
 
 
@@ -440,6 +453,11 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
         tested = primary.best_of_tested
         with_p = f" ({tested} with a p-value)" if tested is not None and tested < primary.best_of else ""
         text += f"; best of {primary.best_of} variants{with_p}, Holm-adjusted p = {primary.holm_p:.2g}"
+        if c.interval_alpha is not None:
+            text += (
+                f" (the interval is Holm's step's, {fmt_number(100 - 100 * c.interval_alpha)}%: "
+                "the one that goes with the corrected word)"
+            )
     broken = primary.broken_guardrails
     if broken:
         text += "; guardrail broken: " + ", ".join(
@@ -454,6 +472,19 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
         text += "; guardrails read in the record's other results: " + ", ".join(
             f"{g.metric} in `{g.result}` {'held' if g.held else 'not shown within the margin'}" for g in elsewhere
         )
+    unshown = primary.unshown_guardrails
+    if unshown:
+        text += "; guardrail not shown either way: " + ", ".join(
+            f"{g.metric} (margin {fmt_number(g.margin)}%, change "
+            f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'}"
+            + (
+                f", {fmt_percent(g.ci_low_percent)} to {fmt_percent(g.ci_high_percent)})"
+                if g.ci_low_percent is not None and g.ci_high_percent is not None
+                else ", a single shot)"
+            )
+            for g in unshown
+        )
+        text += ": neither held nor broken, so it does not rank it with `worse`"
     return text
 
 
@@ -526,7 +557,9 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         rows.append(
             {
                 **row,
-                "decision": decision(analysis.record(rec).primary, project.campaign.vocabulary()),
+                "decision": decision(
+                    analysis.record(rec).primary, project.campaign.vocabulary(), analysis.record(rec).regressions
+                ),
                 "date": record_day(project, rec),
                 "link": relative(series_dir(project) / project.output_name(rec), root_dir),
                 "gain_text": gain_text(row),
@@ -544,6 +577,7 @@ def summary_context(analysis: Analysis, charts: Mapping[str, str]) -> dict[str, 
         "frontier": frontier_view(analysis, dict(charts), root_dir),
         "own_placement": any(row["tier_source"] == "own" for row in rows),
         "ranked_metrics": list(analysis.ranked_metrics),
+        "ranked_loads": list(analysis.ranked_loads),
         **_rule_context(analysis),
     }
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from generator import charts
-from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, ResolvedResult
 from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.model import metrics
@@ -204,9 +204,22 @@ def summary_bars(analysis: Analysis) -> list[charts.Bar]:
         c, rec = p.comparison, entry.file
         low, high = c.gain_low_percent, c.gain_high_percent
         interval = (low, high) if low is not None and high is not None else None
-        label = f"{rec.number:02d} {rec.record.title} ({p.metric}, tier {rec.record.tier})"
+        label = f"{rec.number:02d} {rec.record.title} ({p.metric}, {_where(entry, p)}, tier {rec.record.tier})"
         bars.append(charts.Bar(label, gain, interval, decision=c.decision))
     return bars
+
+
+def _where(entry: RecordAnalysis, p: Primary) -> str:
+    """The load and workload a bar was measured at, so bars at unlike rows say so."""
+    if p.kind == "capacity":
+        return p.label
+    load = f"concurrency {p.concurrency}" if p.concurrency is not None else "concurrency not recorded"
+    result = entry.headline[p.index].result if 0 <= p.index < len(entry.headline) else None
+    w = result.workload if result is not None else None
+    if w is None:
+        return f"{load}, workload not recorded"
+    bits = [w.dataset, *(f"{k} {v}" for k, v in (("input", w.input_len), ("output", w.output_len)) if v is not None)]
+    return f"{load}, " + (" ".join(b for b in bits if b) or "workload unnamed")
 
 
 def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:

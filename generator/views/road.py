@@ -20,6 +20,7 @@ from generator.base.shell import visible
 from generator.model.launch import Stack
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
+from generator.views.notes import regressions_text
 from generator.views.paths import docs_root, relative
 
 
@@ -282,7 +283,8 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
-    decision = c.decision if c.weak is None else f"{c.decision} ({c.weak})"
+    # "inconclusive (inconclusive)" said nothing twice: the mark only where it adds to the word.
+    decision = c.decision if c.weak is None or c.weak == c.decision else f"{c.decision} ({c.weak})"
     interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
     return {
         "label": step.label,
@@ -298,4 +300,5 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
         "decision": decision,
         "level": fmt_number(step.level_after) if step.level_after is not None else None,
         "chain_break": step.chain_break,
+        "regressions": regressions_text(analysis.record(rec).regressions, analysis.project.campaign.vocabulary()),
     }

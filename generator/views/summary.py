@@ -2,7 +2,7 @@
 
 Ranked as the analysis ranked them (`analysis.campaign.rank_key`, docs/guide/decisions.md):
 tier; open and adopted before rejected and superseded; then `better` by the low end of its
-interval, single-shot gains, `inconclusive` by point change, `no-change`, single-shot losses,
+interval, not settled (single shots and `inconclusive`, by point change), `no-change`,
 `worse` (a broken guardrail with them), evidence only as reported, not measured. pandas and
 tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
 for them.
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
+from generator.views.notes import own_load_text, unranked_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
@@ -53,9 +54,12 @@ COLUMNS = (
     "variants",
     # "metric" or "capacity" (a load sweep's capacity under the SLO), or None.
     "primary_kind",
-    # The guardrails the primary comparison broke, by metric name.
+    # The guardrails the primary comparison broke (a regression beyond the margin shown), by metric name.
     "broken_guardrails",
-    # Best of k: the retained variant was one of k candidates (Holm's correction applied), else None.
+    # The guardrails neither held nor broken (not shown either way): said, never ranked.
+    "unshown_guardrails",
+    # Best of k: the retained variant was one of k candidates with a p-value (Holm's correction
+    # applied), else None; and the retained one's Holm-adjusted p.
     "best_of",
     # Of those k, how many had a p-value to adjust (the others count as p = 1).
     "best_of_tested",
@@ -66,6 +70,13 @@ COLUMNS = (
     # How the primary comparison's runs were made, where it weakens it (analysis.design): blocks,
     # a time trend, a single launch.
     "design",
+    "holm_p",
+    # Every other comparison shown worse beyond min_effect ("ttft_median +54.4% (512/128, batch 8)").
+    "regressions",
+    # The record's own expected load when it is ranked at another (the goal's), in words, else None.
+    "own_load",
+    # Without a primary comparison: why, and what was measured instead, in words; else None.
+    "unranked",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -122,11 +133,16 @@ def summary_rows(
                 "variants": variants.variants_cell(r),
                 "primary_kind": primary.kind if primary else None,
                 "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
+                "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
                 "best_of": primary.best_of if primary else None,
                 "best_of_tested": primary.best_of_tested if primary else None,
                 "variant_decisions": variant_decisions_text(entry),
                 "standing": r.standing,
                 "design": list(primary_design(entry)),
+                "holm_p": primary.holm_p if primary else None,
+                "own_load": own_load_text(primary) if primary else None,
+                "unranked": None if primary or entry.reported else unranked_text(entry),
+                "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
             }
         )
         if analysis.project.campaign.slo:
@@ -165,8 +181,7 @@ def gain_text(row: dict[str, Any]) -> str:
     if decision is None and row.get("variant_decisions"):
         return f"none retained; variants compared on {row['primary_metric']}: {row['variant_decisions']}{tried}"
     if decision is None:
-        missing = "no primary metric" if row["primary_metric"] is None else f"{row['primary_metric']} not measured"
-        return missing + tried
+        return (row.get("unranked") or "no primary metric") + tried
     if decision == "reported":
         # Reported evidence is never compared: its figures as written, with no computed sign.
         return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
@@ -188,13 +203,21 @@ def gain_text(row: dict[str, Any]) -> str:
     if row.get("best_of"):
         tested = row.get("best_of_tested")
         with_p = f", {tested} with a p-value" if tested is not None and tested < row["best_of"] else ""
-        word += f" (best of {row['best_of']}{with_p}, Holm-corrected)"
+        word += f" (best of {row['best_of']}{with_p}, Holm-corrected"
+        word += f", adjusted p = {row['holm_p']:.2g})" if row.get("holm_p") is not None else ")"
     broken = row.get("broken_guardrails") or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
+    unshown = row.get("unshown_guardrails") or []
+    if unshown:
+        word += f", guardrail not shown: {', '.join(unshown)}"
     for warning in row.get("design") or []:
         word += f", {warning}"
-    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{tried}"
+    if row.get("own_load"):
+        where += f" ({row['own_load']})"
+    worse = row.get("regressions") or []
+    elsewhere = f"; worse elsewhere: {', '.join(worse)}" if worse else ""
+    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{elsewhere}{tried}"
 
 
 def tier_text(row: dict[str, Any]) -> str:
@@ -228,13 +251,13 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing"}
-    text |= {"reported", "variants", "variant_decisions", "design", *slo_text}
+    text |= {"reported", "variants", "variant_decisions", "design", "regressions", "own_load", "unranked", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails", "design"):
+        if column in ("open_blocker_titles", "broken_guardrails", "unshown_guardrails", "regressions", "design"):
             v = "; ".join(v)
-        elif column in ("best_of", "best_of_tested"):
+        elif column in ("best_of", "best_of_tested", "holm_p"):
             v = "" if v is None else str(v)
         elif column in percents:
             v = "" if v is None else f"{v:.1f}"

@@ -88,9 +88,9 @@ def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str,
     vocabulary = project.campaign.vocabulary()
     found = vocabulary.lookup(metric)
     label = f"{found.label} ({found.unit})" if found else metric
-    # With repetitions a load's latency is its worst repetition (the SLO must hold for every one).
-    worst = any(p.repetitions for side in (sweep.record, sweep.baseline) for p in side.points)
-    y_label = f"{label}, worst repetition" if worst else label
+    # With repetitions a load's latency is the mean of its repetitions' values (the estimand).
+    repeated = any(p.repetitions for side in (sweep.record, sweep.baseline) for p in side.points)
+    y_label = f"{label}, mean of the repetitions" if repeated else label
     svg = charts.latency_chart(
         PurePosixPath(path).stem,
         f"{label} against {sweep.load_kind}, {rec.slug}",
@@ -159,8 +159,8 @@ def _x_label(sweep: Sweep) -> str:
     stats = {p.tpot_metric for p in sweep.record.frontier if p.tpot_metric}
     if len(stats) != 1:
         return "interactivity (tokens/s per user)"
-    worst = ", worst repetition" if any(p.repetitions for p in sweep.record.points) else ""
-    return f"tokens/s per user (1000 / {stats.pop()}{worst})"
+    mean = ", mean of the repetitions" if any(p.repetitions for p in sweep.record.points) else ""
+    return f"tokens/s per user (1000 / {stats.pop()}{mean})"
 
 
 def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -> list[dict[str, Any]]:
@@ -249,8 +249,11 @@ def capacity_change_text(sweep: Sweep) -> str | None:
         level = round((1 - comp.alpha) * 100)
         text += (
             f"; {comp.decision}, {level}% interval {fmt_percent(comp.ci_low_percent)} to "
-            f"{fmt_percent(comp.ci_high_percent)} (n={comp.n} vs {comp.baseline_n})"
+            f"{fmt_percent(comp.ci_high_percent)} (n={comp.n} vs {comp.baseline_n}; the capacity of the "
+            "mean curve, each load's mean throughput and mean latencies, by the delta method)"
         )
+    if sweep.unequal_repetitions:
+        text += f". Warning: {sweep.unequal_repetitions}"
     return text
 
 
@@ -275,6 +278,8 @@ def capacity_cell(found: Sequence[Sweep]) -> str:
             bound = f"{s.change.bound} " if s.change.bound else ""
             decided = f", {s.comparison.decision}" if s.comparison is not None else ""
             text += f" ({bound}{fmt_percent(s.change_percent)} vs baseline{decided})"
+        if s.unequal_repetitions:
+            text += " (repetition counts differ between the sides)"
         parts.append(f"{s.workload}: {text}" if len(found) > 1 else text)
     return "; ".join(parts)
 

@@ -186,6 +186,7 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
         notes += [f"{res.result.label}: {res.result.note}" for res in results if res.result.note]
         notes += [f"setup: {text}"] if (text := setup_text(variant)) else []
         notes += [variant.note] if variant.note else []
+        notes += _holm_note(analysis, rec) if variant.outcome == "retained" else []
         rows.append(
             VariantRow(
                 label=variant.label,
@@ -198,6 +199,18 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
         )
     parameter = record.sweep.parameter if record.sweep else None
     return VariantTable(parameter, columns, rows, variants.variants_cell(record) or "")
+
+
+def _holm_note(analysis: Analysis, rec: RecordFile) -> list[str]:
+    """The record's one answer beside the retained row's unadjusted figures (best of k, Holm)."""
+    p = analysis.record(rec).primary
+    if p is None or p.best_of is None or p.holm_p is None:
+        return []
+    return [
+        f"the record's decision, corrected for picking one of {p.best_of} variants (Holm): "
+        f"{p.comparison.decision}, adjusted p = {p.holm_p:.2g}; the figures in this row are each "
+        "variant's own, unadjusted"
+    ]
 
 
 # --- the sweep's chart --------------------------------------------------------------------------
