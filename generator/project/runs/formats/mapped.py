@@ -17,12 +17,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import Problem
-from generator.base.read import text_position
 from generator.model import metrics as vocabulary
 from generator.model.record import ImportFormat, MappedMetric, ProvenanceFile
 from generator.project.runs import intake
-from generator.project.runs.parse import ParsedFile, _apply, _json_spans, _unrecognised, read_text
-from generator.project.runs.redact import redact, redact_text
+from generator.project.runs.parse import ParsedFile, _json_spans, _unrecognised, read_text
+from generator.project.runs.redact import redact, redact_spans, redact_text
 from generator.project.runs.run import (
     BOOKKEEPING,
     Run,
@@ -206,16 +205,11 @@ def _from_json(
     spans, stop = _json_spans(shown, text)
     if stop:
         return None, stop
-    parsed = ParsedFile(path, shown, original_sha, text)
-    replacements: list[tuple[int, int, str]] = []
+    cleaned, notes, kept = redact_spans(text, spans)
+    parsed = ParsedFile(path, shown, original_sha, kept, notes)
     rows: list[_Row] = []
     problems: list[Problem] = []
-    for start, end, obj in spans:
-        line, col = text_position(text, start)
-        clean, found = redact(obj)
-        if found:
-            replacements.append((start, end, json.dumps(clean, ensure_ascii=False)))
-            parsed.redacted += [f"line {line}: {p}" for p in found]
+    for line, col, clean in cleaned:
         items: Any = clean
         if mapping.spec.rows is not None:
             items = lookup(clean, mapping.spec.rows)
@@ -226,9 +220,6 @@ def _from_json(
             rows.append(_Row(line, col, item))
     if problems:
         return None, problems
-    parsed.stored_text, n = redact_text(_apply(text, replacements))
-    if n:
-        parsed.redacted.append(f"{n} more secret value(s) in the text")
     return _runs(parsed, rows, mapping)
 
 
