@@ -251,14 +251,24 @@ def resolve_root(root: Path | None) -> Path:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """A command's result to standard output, or atomically to --output FILE."""
+    """A command's result to standard output, or atomically to --output FILE.
+
+    Every command with `--output` writes through here, so all refuse the same way to write
+    through a symbolic link (which would replace or overwrite whatever it points at): a
+    positioned `output-conflict`, exit 1, nothing written.
+    """
     if output is None:
         sys.stdout.write(text)
         return
     import click
 
     from generator.base.fsio import atomic_write
+    from generator.base.problems import Problem, ProblemsFound, Report
 
+    if output.is_symlink():
+        message = f"`{output}` is a symbolic link; the output is not written through it"
+        hint = "remove the link, or name the file it points at"
+        raise ProblemsFound(Report([Problem(str(output), 1, 1, "output-conflict", message, hint)]))
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text)
