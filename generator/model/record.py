@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import shlex
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -39,6 +39,7 @@ from generator.model.result import (
     Tier,
     context_units,
 )
+from generator.model.settings import MAPPED_SETTINGS
 
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
@@ -512,37 +513,13 @@ def _dotted_path(path: str) -> str:
 
 # A key in a row, its levels joined by dots: `stats.ttft_p99_s`.
 DottedPath = Annotated[str, AfterValidator(_dotted_path)]
-# The run settings a mapping may fill: what the built-in importers' runs carry
-# (`generator.project.runs.run.SETTING_ORDER`); `concurrency` is the configured limit.
-MappedSetting = Literal[
-    "engine",
-    "engine_version",
-    "model",
-    "gpu_count",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
-    "dataset",
-    "input_len",
-    "output_len",
-    "range_ratio",
-    "num_prompts",
-    "concurrency",
-    "max_concurrency",
-    "batch_size",
-    "request_rate",
-    "burstiness",
-    "backend",
-    "label",
-    "tag",
-    "run_name",
-    "date",
-    # Not settings of the run but how it was made (`Run.launch`, `Run.started`): the launch the
-    # row came from, and when it started (ISO 8601 with an offset, or epoch seconds).
-    "launch",
-    "started",
-]
+# The run settings a mapping may fill (`generator.model.settings.MAPPED_SETTINGS`): a Literal at
+# run time, so the schema and the error list the names; plain text to the type checker, which
+# cannot read a Literal from a tuple.
+if TYPE_CHECKING:
+    MappedSetting = str
+else:
+    MappedSetting = Literal[MAPPED_SETTINGS]
 # The built-in formats' names (`generator.project.runs.formats.registry.FORMATS`, a test keeps them
 # equal): a campaign's own format may not take one, since a run's format says who read it.
 BUILTIN_FORMATS = frozenset(

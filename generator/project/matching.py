@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from generator.model import metrics, variants
 from generator.model.record import Change
 from generator.model.result import Result, Workload
+from generator.model.settings import LAYOUT
 from generator.project.runs.run import BOOKKEEPING, Run
 
 if TYPE_CHECKING:
@@ -38,11 +39,7 @@ COMPARABLE_KEYS = (
     "engine",
     "engine_version",
     "model",
-    "gpu_count",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
+    *LAYOUT,
     *WORKLOAD_KEYS,
     *LOAD_KEYS,
 )
@@ -69,25 +66,24 @@ _KEY_WORDS = {
 }
 
 # Launch flags (SGLang and vLLM spellings) -> the settings they may change.
-_LAYOUT = ("gpu_count", "tp_size", "dp_size", "pp_size", "ep_size")
 _FLAG_SETTINGS: dict[str, tuple[str, ...]] = {
-    "--tp-size": _LAYOUT,
-    "--tp": _LAYOUT,
-    "--tensor-parallel-size": _LAYOUT,
-    "-tp": _LAYOUT,
-    "--dp-size": _LAYOUT,
-    "--dp": _LAYOUT,
-    "--data-parallel-size": _LAYOUT,
-    "-dp": _LAYOUT,
-    "--pp-size": _LAYOUT,
-    "--pipeline-parallel-size": _LAYOUT,
-    "-pp": _LAYOUT,
-    "--ep-size": _LAYOUT,
-    "--ep": _LAYOUT,
-    "--expert-parallel-size": _LAYOUT,
-    "--enable-expert-parallel": _LAYOUT,
-    "--enable-dp-attention": _LAYOUT,
-    "--nnodes": _LAYOUT,
+    "--tp-size": LAYOUT,
+    "--tp": LAYOUT,
+    "--tensor-parallel-size": LAYOUT,
+    "-tp": LAYOUT,
+    "--dp-size": LAYOUT,
+    "--dp": LAYOUT,
+    "--data-parallel-size": LAYOUT,
+    "-dp": LAYOUT,
+    "--pp-size": LAYOUT,
+    "--pipeline-parallel-size": LAYOUT,
+    "-pp": LAYOUT,
+    "--ep-size": LAYOUT,
+    "--ep": LAYOUT,
+    "--expert-parallel-size": LAYOUT,
+    "--enable-expert-parallel": LAYOUT,
+    "--enable-dp-attention": LAYOUT,
+    "--nnodes": LAYOUT,
     "--model-path": ("model",),
     "--model": ("model",),
     "--served-model-name": ("model",),
@@ -108,7 +104,7 @@ def declared_settings(change: Change | None, baseline_command: str) -> set[str]:
         if _launcher(tokens) != _launcher(base_tokens):
             out |= {"engine", "engine_version"}
     if "CUDA_VISIBLE_DEVICES" in change.env:
-        out |= set(_LAYOUT)
+        out |= set(LAYOUT)
     for flag in flags:
         out |= set(_FLAG_SETTINGS.get(flag, ()))
     return out

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from generator.base.problems import Problem
 from generator.model import metrics as vocabulary
 from generator.model.record import ImportFormat, MappedMetric, ProvenanceFile
+from generator.model.settings import COUNTS, LENGTHS, NUMBERS
 from generator.project.runs import intake
 from generator.project.runs.parse import ParsedFile, _json_spans, _unrecognised, read_text
 from generator.project.runs.redact import redact, redact_spans, redact_text
@@ -38,11 +39,8 @@ if TYPE_CHECKING:
 
     from generator.base.read import Positions
 
-_COUNTS = frozenset(
-    {"gpu_count", "tp_size", "dp_size", "pp_size", "ep_size", "input_len", "output_len", "num_prompts"}
-    | {"max_concurrency", "batch_size"}
-)
-_NUMBERS = frozenset({"range_ratio", "burstiness"})
+_COUNTS = frozenset((*LENGTHS, *COUNTS))
+_NUMBERS = frozenset(NUMBERS)
 # Settings a reader also needs as provenance, so `import` and `check` see another model or engine.
 _PROVENANCE = ("engine", "engine_version", "model", "backend", "date")
 _MISSING = object()
