@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -74,8 +75,13 @@ class WriteResult:
 
 @contextlib.contextmanager
 def build_lock(root: Path) -> Iterator[None]:
-    """Hold the repository's build lock; a second build waits for the first to finish."""
-    with fsio.lock(root / LOCK_NAME):
+    """Hold the repository's build lock; a second build waits for the first to finish, and says so."""
+
+    def waiting() -> None:
+        sys.stderr.write(f"waiting for another build of {root} to finish writing\n")
+        sys.stderr.flush()
+
+    with fsio.lock(root / LOCK_NAME, waiting=waiting):
         yield
 
 
