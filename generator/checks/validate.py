@@ -21,6 +21,7 @@ from generator.checks.runs import run_problems
 from generator.checks.shell import shell_problems
 from generator.checks.stack import stack_problems
 from generator.checks.values import value_problems
+from generator.checks.variants import variant_problems
 from generator.model import variants
 from generator.model.record import Record
 from generator.model.result import Result
@@ -304,7 +305,7 @@ def _record_problems(
             p = _source_problem(result.source, project.root, ("results", i, "source"), pos, shown)
             if p is not None:
                 problems.append(p)
-    problems += variants.problems(r, pos, shown)
+    problems += variant_problems(r, pos, shown)
     for k, variant in enumerate(r.variants):
         problems += _results_problems(variant.results, ("variants", k, "results"), pos, shown)
         for i, result in enumerate(variant.results):
