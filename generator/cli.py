@@ -1,7 +1,7 @@
 """The `improvements` command line.
 
 Each command lives in its own module under `generator.commands` and is imported only when
-it runs, so `improvements --help` never pays for pandas, scipy or mkdocs. The top-level help
+it runs, so `improvements --help` never pays for scipy, Jinja2 or mkdocs. The top-level help
 does not even import click (most of what it cost): `run` prints it with `top_help`, which
 lays it out the way click does (tests/test_cli_docs.py compares the two at every width), and
 the click group is built on first use of `main` or `root_option`.
