@@ -190,7 +190,11 @@ def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
 
 
 def match(project: Project, result: Result, run: Run) -> Match:
-    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
+    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration).
+
+    Over 60 lines: the ways a baseline is found (named runs, the record's `baseline_from`, the
+    campaign baseline, a search by settings) are tried in one fixed order, which this keeps in view.
+    """
     runs = project.runs
     if result.baseline_run is not None:
         missing = [rid for rid in result.baseline_run_ids if rid not in runs]
@@ -317,7 +321,9 @@ def resolve_values(
     repetitions came from) for a run result, or None.
 
     None when the result names no run; a missing run gives empty numbers and a note (`check`
-    reports it as an error).
+    reports it as an error). Over 60 lines: the record's runs, then its baseline (from another
+    record, a matched run or a typed baseline), then the notes, in the order the page shows
+    them; each step reads what the one before found.
     """
     if result.run is None:
         return None

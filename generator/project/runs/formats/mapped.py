@@ -277,6 +277,7 @@ def _csv_value(text: str) -> Any:
 
 
 def _runs(parsed: ParsedFile, rows: list[_Row], mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs of a mapped file's rows, or its problems (a wrong path once, not once per row)."""
     problems: list[Problem] = []
     # (path, what it is for) -> rows that lack it: a wrong path is one problem, not one per row.
     missing: dict[tuple[str, str], list[_Row]] = {}
@@ -342,6 +343,11 @@ def _skipped(obj: dict[str, Any], spec: ImportFormat) -> bool:
 def _run(
     shown: str, row: _Row, mapping: Mapping, missing: dict[tuple[str, str], list[_Row]]
 ) -> tuple[Run | None, list[Problem]]:
+    """One row as a run: its metrics, settings and provenance, each read through the mapping.
+
+    Over 60 lines: the three parts of the mapping are read one after another with the same
+    pattern (look up, note a missing path, convert, refuse a wrong value), kept side by side.
+    """
     spec = mapping.spec
     problems: list[Problem] = []
     settings: dict[str, Any] = {"client": mapping.name}
