@@ -466,3 +466,57 @@ def test_rank_key_orders_the_summary() -> None:
     order = sorted(shown, key=lambda name: rank_key(shown[name]))
     assert order == list(shown)
     assert rank_key(make("better", 20.0, 5.0), guardrail_broken=True)[0] == rank_key(shown["worse"])[0]
+
+
+# --- boundaries a mutation tester found unpinned ----------------------------------------------------
+
+
+def test_an_interval_that_touches_zero_decides_nothing() -> None:
+    from generator.analysis.stats import decide
+
+    # The 1 - 2 alpha interval reaches past the threshold, so it is not `no-change` either.
+    wide = {"eq_low": 0.2, "eq_high": 4.8, "threshold": 1.0}
+    assert decide(0.0, 5.0, **wide, higher_is_better=True) == "inconclusive"
+    assert decide(0.1, 5.0, **wide, higher_is_better=True) == "better"
+    assert decide(-5.0, 0.0, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=True) == "inconclusive"
+    assert decide(-5.0, -0.1, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=True) == "worse"
+    # A latency that goes down is better; the same interval read the other way round.
+    assert decide(-5.0, -0.1, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=False) == "better"
+
+
+def test_welch_degrees_of_freedom_with_a_side_without_spread() -> None:
+    from generator.analysis.stats import _welch_df
+
+    def textbook(vx: float, vb: float, nx: int, nb: int) -> float:
+        terms = [v * v / (n - 1) for v, n in ((vx, nx), (vb, nb)) if v]
+        return (vx + vb) ** 2 / sum(terms) if terms else float(nx + nb - 2)
+
+    for args in [(0.5, 0.0, 3, 4), (0.0, 0.5, 3, 4), (0.0, 0.0, 3, 4), (0.2, 0.7, 5, 6)]:
+        assert _welch_df(*args) == pytest.approx(textbook(*args), rel=1e-12), args
+    assert _welch_df(0.0, 0.0, 3, 4) == 5.0
+
+
+def test_holm_matches_statsmodels_and_never_exceeds_one() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from generator.analysis.stats import holm
+
+    for p in ([0.01, 0.04, 0.03], [0.6, 0.9], [0.002, 0.3, 0.04, 0.01]):
+        assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-12), p
+    assert holm([0.6, 0.9]) == [1.0, 1.0]
+
+
+def test_a_single_shot_without_change_is_not_a_gain() -> None:
+    from generator.analysis.stats import rank_group
+
+    assert rank_group(make("unreplicated", 0.0)) == "single-shot loss"
+    assert rank_group(make("unreplicated", 0.5)) == "single-shot gain"
+
+
+def test_worse_ranks_by_its_better_end_and_no_change_ties() -> None:
+    # make() puts the interval's high end 4 points above its low end.
+    least_bad_end = make("worse", -9.0, -12.0)  # up to -8
+    worse_end = make("worse", -5.0, -30.0)  # up to -26, though its point change is smaller
+    no_interval = make("worse", -10.0)  # by its point change
+    assert sorted([worse_end, no_interval, least_bad_end], key=rank_key) == [least_bad_end, no_interval, worse_end]
+    assert rank_key(make("no-change", 0.4, -0.3)) == rank_key(make("no-change", -0.2, -0.9))
