@@ -520,3 +520,32 @@ def test_worse_ranks_by_its_better_end_and_no_change_ties() -> None:
     no_interval = make("worse", -10.0)  # by its point change
     assert sorted([worse_end, no_interval, least_bad_end], key=rank_key) == [least_bad_end, no_interval, worse_end]
     assert rank_key(make("no-change", 0.4, -0.3)) == rank_key(make("no-change", -0.2, -0.9))
+
+
+@pytest.mark.parametrize(("n", "change", "sd"), [(5, 10.0, 0.05), (8, 5.0, 0.05), (4, 20.0, 0.1)])
+def test_paired_rule_power_is_the_t_tests_power(n: int, change: float, sd: float) -> None:
+    # Paired (no baseline spread) and no equivalence band: "better" is the t-test's upper tail,
+    # whose power the noncentral t gives exactly (the lower tail is negligible at these changes).
+    power = rule_power(n, change, sd, baseline_sd=None, target="better", alpha=0.05, min_effect=0.0)
+    assert power == pytest.approx(t_power(n, math.log1p(change / 100), sd), abs=0.02)
+
+
+def test_rule_power_on_the_difference_scale_does_not_depend_on_the_unit() -> None:
+    # The same change in percent with spreads in proportion to the baseline: the same power,
+    # whatever the baseline's size (a metric in ms or in s).
+    def power(mean: float, target: str) -> float:
+        return rule_power(
+            6,
+            5.0,
+            0.04 * mean,
+            baseline_sd=0.04 * mean,
+            target=target,  # type: ignore[arg-type]
+            alpha=0.05,
+            min_effect=1.0,
+            ratio=False,
+            baseline_mean=mean,
+        )
+
+    for target in ("better", "no-change"):
+        assert power(50.0, target) == pytest.approx(power(1.0, target), abs=1e-9)
+    assert 0.3 < power(1.0, "better") < 0.7
