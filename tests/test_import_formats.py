@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from generator.model.record import BUILTIN_FORMATS
-from generator.project.runs.formats.mapped import lookup
+from generator.project.runs.formats.mapped_facts import lookup
 from generator.project.runs.formats.registry import FORMATS
 
 from conftest import FIXTURES, run_cli
