@@ -15,7 +15,7 @@ from generator.base.problems import CommandError, UsageProblem
 if TYPE_CHECKING:
     from generator.base.problems import Problem
     from generator.project.load import Project
-    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.parse import ParsedFile
     from generator.project.runs.run import Run
 
@@ -60,7 +60,7 @@ def _old_bytes(path: Path) -> bytes | None:
 def campaign_mapping(project: Project, name: str) -> Mapping:
     """The campaign's own format `name`, or a usage error that lists the ones it declares."""
     from generator.base.problems import rel
-    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.formats.registry import FORMATS
 
     spec = project.campaign.import_formats.get(name)
