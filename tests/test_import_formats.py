@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.model.record import BUILTIN_FORMATS
+from generator.model.import_format import BUILTIN_FORMATS
 from generator.project.runs.formats.mapped_facts import lookup
 from generator.project.runs.formats.registry import FORMATS
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.model import metrics as vocabulary
-from generator.model.record import BUILTIN_FORMATS
+from generator.model.import_format import BUILTIN_FORMATS
 from generator.model.settings import SETTING_ORDER
 
 # Metrics that say a run happened but not how fast: a run needs something else to be usable.

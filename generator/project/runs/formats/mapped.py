@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import Problem
 from generator.model import metrics as vocabulary
-from generator.model.record import ImportFormat, MappedMetric, ProvenanceFile
+from generator.model.import_format import ImportFormat, MappedMetric, ProvenanceFile
 from generator.model.settings import COUNTS, LENGTHS, NUMBERS
 from generator.project.runs import intake
 from generator.project.runs.formats.mapped_facts import FILE_LAUNCH, MISSING, Mapping, fact_text, file_facts, lookup

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import Problem
 from generator.model import metrics as vocabulary
-from generator.model.record import ImportFormat, ProvenanceFile
+from generator.model.import_format import ImportFormat, ProvenanceFile
 
 if TYPE_CHECKING:
     from pathlib import Path
