@@ -549,3 +549,10 @@ def test_rule_power_on_the_difference_scale_does_not_depend_on_the_unit() -> Non
     for target in ("better", "no-change"):
         assert power(50.0, target) == pytest.approx(power(1.0, target), abs=1e-9)
     assert 0.3 < power(1.0, "better") < 0.7
+
+
+def test_no_equivalence_band_and_a_single_summary_are_allowed() -> None:
+    # min_effect 0: no change is too small to matter, so nothing is `no-change`.
+    assert compare(ARM, BASE, higher_is_better=True, min_effect=0.0).decision in ("better", "inconclusive")
+    # One run given as summary statistics is one sample: compared, as a single shot.
+    assert compare(Moments(150.0, None, 1), BASE, higher_is_better=True).decision == "unreplicated"
