@@ -122,7 +122,7 @@ def _setting_text(v: Any) -> str:
 
 def _counterparts(run: Run, base: list[Run], key: str) -> list[Run]:
     """The baseline arm's runs measured like `run` in every setting but `key`, the names and the date."""
-    from generator.project.matching import NAME_KEYS
+    from generator.project.comparable import NAME_KEYS
 
     skip = {key, *NAME_KEYS, "date"}
 
