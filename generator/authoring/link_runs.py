@@ -144,6 +144,9 @@ def link(
 
     With `baseline_where` (a setting and its value), the runs that have it are the baseline's
     arm: each result names its counterparts (same settings but that one) as `baseline_run`.
+
+    Over 60 lines: one edit of one document (split the arms, append a result per new run, name
+    each one's baseline, check the edited text), each step reading what the one before wrote.
     """
     from dataclasses import replace
 

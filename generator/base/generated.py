@@ -169,6 +169,9 @@ def write_outputs(
     `inputs`, a digest of what the files were made from (generator.base.stamp), goes into the
     manifest with a digest of the files, so that the next build can tell it has nothing to do.
     Raises ProblemsFound, having written nothing, when a path is not ours to write.
+
+    Over 60 lines: the write's crash-safety is an order (check, lock, claim in the manifest,
+    replace, undo on failure, delete the stale, write the manifest) best read in one place.
     """
     managed = [PurePosixPath(d) for d in managed_dirs]
     wanted: dict[str, bytes] = {k: (v.encode("utf-8") if isinstance(v, str) else v) for k, v in sorted(files.items())}
