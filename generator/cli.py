@@ -1,7 +1,7 @@
 """The `improvements` command line.
 
 Each command lives in its own module under `generator.commands` and is imported only when
-it runs, so `improvements --help` never pays for pandas, scipy or mkdocs. The top-level help
+it runs, so `improvements --help` never pays for scipy, Jinja2 or mkdocs. The top-level help
 does not even import click (most of what it cost): `run` prints it with `top_help`, which
 lays it out the way click does (tests/test_cli_docs.py compares the two at every width), and
 the click group is built on first use of `main` or `root_option`.
@@ -252,14 +252,24 @@ def resolve_root(root: Path | None) -> Path:
 
 
 def emit(text: str, output: Path | None) -> None:
-    """A command's result to standard output, or atomically to --output FILE."""
+    """A command's result to standard output, or atomically to --output FILE.
+
+    Every command with `--output` writes through here, so all refuse the same way to write
+    through a symbolic link (which would replace or overwrite whatever it points at): a
+    positioned `output-conflict`, exit 1, nothing written.
+    """
     if output is None:
         sys.stdout.write(text)
         return
     import click
 
     from generator.base.fsio import atomic_write
+    from generator.base.problems import Problem, ProblemsFound, Report
 
+    if output.is_symlink():
+        message = f"`{output}` is a symbolic link; the output is not written through it"
+        hint = "remove the link, or name the file it points at"
+        raise ProblemsFound(Report([Problem(str(output), 1, 1, "output-conflict", message, hint)]))
     try:
         output.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(output, text)

@@ -140,3 +140,30 @@ def test_the_architecture_page_lists_every_module_once() -> None:
     )
     assert sorted(set(listed)) == sorted(listed), "a module is listed twice"
     assert sorted(listed) == files
+
+
+_MEMOS = {"cache", "lru_cache", "cached_property"}
+
+
+def _memo_sites() -> list[tuple[str, str]]:
+    """(module, function) for every function the package memoises with functools."""
+    sites = []
+    for path in PACKAGE.rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef):
+                for deco in node.decorator_list:
+                    target = deco.func if isinstance(deco, ast.Call) else deco
+                    name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                    if name in _MEMOS:
+                        sites.append((path.relative_to(PACKAGE).as_posix(), node.name))
+    return sorted(sites)
+
+
+def test_the_architecture_page_names_every_memo() -> None:
+    # A memo is state kept between calls; the page says where each is and why it earns its keep.
+    page = (REPO / "docs" / "guide" / "architecture.md").read_text(encoding="utf-8")
+    rows = [line for line in page.splitlines() if line.startswith("| `") and "` `" in line]
+    sites = _memo_sites()
+    assert len(sites) >= 10, sites
+    missing = [s for s in sites if not any(f"`{s[0]}`" in r and f"`{s[1]}`" in r for r in rows)]
+    assert not missing, f"memos the architecture page does not list: {missing}"

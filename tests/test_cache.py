@@ -82,3 +82,22 @@ def test_a_cache_home_inside_the_repository_is_not_used(campaign: Path, monkeypa
     build(campaign)
     assert not (campaign / ".cache").exists()
     assert docs(campaign) == fresh(campaign)
+
+
+def test_the_cache_and_the_manifest_digest_the_code_one_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # One digest of the code: a shipped file that is neither .py nor .j2 (a guide page) must
+    # invalidate the cache exactly as it makes the manifest's inputs stale.
+    from generator.base import cache, stamp
+
+    package = tmp_path / "generator"
+    (package / "guide").mkdir(parents=True)
+    (package / "a.py").write_text("x = 1\n")
+    (package / "guide" / "page.md").write_text("one\n")
+    monkeypatch.setattr(stamp, "_PACKAGE", package)
+    stamp.code_digest.cache_clear()
+    before = stamp.code_digest()
+    (package / "guide" / "page.md").write_text("two\n")
+    stamp.code_digest.cache_clear()
+    assert stamp.code_digest() != before
+    assert cache.code_digest is stamp.code_digest
+    stamp.code_digest.cache_clear()

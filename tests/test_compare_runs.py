@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.model.record import Change, Flag
-from generator.project.matching import declared_settings, differences
+from generator.project.comparable import declared_settings, differences
 from generator.project.runs.run import Run
 
 from conftest import BENCH, FIXTURES, run_cli

@@ -179,3 +179,36 @@ def test_a_non_finite_number_inside_a_record_is_placed_by_its_index(monkeypatch:
     expected = _one_dumps(analysis)
     assert export.dumps(analysis, versioned=False) == expected
     assert json.loads(expected)["non_finite"][-2:] == ["records[1].record.odd[1]", "records[1].record.odd[2].x"]
+
+
+def _pandas_samples_csv(rows: list[tuple[object, ...]]) -> str:
+    """The samples as pandas wrote them before the csv module did (pandas is a test extra only)."""
+    import pandas as pd
+
+    from generator.output.export import SAMPLE_COLUMNS
+
+    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
+    frame["concurrency"] = frame["concurrency"].astype("Int64")
+    return str(frame.to_csv(index=False, lineterminator="\n"))
+
+
+@pytest.mark.parametrize("root", [REPO / "examples" / "h200-decode"], ids=["h200"])
+def test_samples_csv_is_the_bytes_pandas_wrote(root: Path) -> None:
+    from generator.output.export import sample_rows, samples_csv
+
+    analysis = analyse(require_project(root))
+    rows = sample_rows(analysis)
+    assert rows, "no samples to compare"
+    assert samples_csv(analysis) == _pandas_samples_csv(rows)
+
+
+@pytest.mark.parametrize(
+    "values",
+    [[5, 7], [5, 7.25], [0.1, 1e-05, 1e16, 3], []],
+    ids=["whole", "mixed", "tiny-and-huge", "none"],
+)
+def test_sample_values_are_written_as_pandas_wrote_them(values: list[float]) -> None:
+    from generator.output.export import sample_table_csv
+
+    rows = [("r", 'a "b", c', "record", "ttft", k, v, [16, None][k % 2], "") for k, v in enumerate(values, 1)]
+    assert sample_table_csv(rows) == _pandas_samples_csv(rows)

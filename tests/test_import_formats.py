@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from generator.model.record import BUILTIN_FORMATS
-from generator.project.runs.formats.mapped import lookup
+from generator.model.import_format import BUILTIN_FORMATS
+from generator.project.runs.formats.mapped_facts import lookup
 from generator.project.runs.formats.registry import FORMATS
 
 from conftest import FIXTURES, run_cli

@@ -375,7 +375,7 @@ def _fresh_venv(tmp_path: Path) -> Path:
     """A virtual environment holding only the wheel built from this checkout; returns its bin/.
 
     Offline and fast: the wheel is built without build isolation (with this environment's
-    setuptools) and installed with --no-deps; its dependencies (mkdocs, pandas, ...) come from
+    setuptools) and installed with --no-deps; its dependencies (mkdocs, scipy, ...) come from
     this environment through a .pth file that appends its site-packages to the new one's path.
     A .pth line adds the folder only, without running the .pth files inside it, so this
     checkout's editable install is not active there: `generator` can only come from the wheel

@@ -69,14 +69,20 @@ def test_output_file_is_written_atomically_and_matches_stdout(tmp_path: Path) ->
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symbolic links")
-def test_output_through_a_link_is_refused(tmp_path: Path) -> None:
+@pytest.mark.parametrize("args", [("report", "--root", str(REPO)), ("export", "--root", str(REPO)), ("schema",)])
+def test_output_through_a_link_is_refused_by_every_command(tmp_path: Path, args: tuple[str, ...]) -> None:
+    # One `emit` for every `-o`: none writes through a link, each says so the same way.
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
-    link = tmp_path / "report.md"
+    link = tmp_path / "out.txt"
     link.symlink_to(victim)
-    proc = run_cli("report", "--root", str(REPO), "-o", str(link))
-    assert proc.returncode == 1 and "symbolic link" in proc.stderr
-    assert victim.read_text() == "keep me\n"
+    proc = run_cli(*args, "-o", str(link))
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stderr.splitlines()[0] == (
+        f"{link}:1:1: error[output-conflict]: `{link}` is a symbolic link; the output is not written through it"
+        " (hint: remove the link, or name the file it points at)"
+    )
+    assert victim.read_text() == "keep me\n" and link.is_symlink()
 
 
 def test_help_has_examples() -> None:

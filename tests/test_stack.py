@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.model.launch import Conflict, Cycle, Stack, Step, apply_steps, chain, order_steps, quote, record_stack
+from generator.model.launch import Conflict, Cycle, Stack, Step, apply_ordered, apply_steps, chain, order_steps, quote
 from generator.model.record import Change, apply_change
 
 BASE = (
@@ -187,7 +187,7 @@ def test_duplicate_slugs_are_a_caller_error() -> None:
         order_steps([Step("a", 1), Step("a", 2)])
 
 
-def test_record_stack_is_the_baseline_plus_its_chain_only() -> None:
+def test_a_records_stack_is_the_baseline_plus_its_chain_only() -> None:
     steps = [
         Step("a", 1, flags=(("--a", None),)),
         Step("b", 2, ("a",), flags=(("--b", None),)),
@@ -197,10 +197,10 @@ def test_record_stack_is_the_baseline_plus_its_chain_only() -> None:
     picked = chain("c", steps)
     assert not isinstance(picked, Cycle)
     assert [s.slug for s in picked] == ["a", "b", "c"]
-    s = record_stack("run", {}, steps, "c")
-    assert isinstance(s, Stack)
+    # A record's own launch command, as the analysis builds it: the chain applied in its order.
+    s = apply_ordered("run", {}, picked)
     assert s.tokens == ("run", "--a", "--b", "--c")
-    assert record_stack("run", {}, [Step("a", 1, ("b",)), Step("b", 2, ("a",))], "a") == Cycle(("a", "b"))
+    assert chain("a", [Step("a", 1, ("b",)), Step("b", 2, ("a",))]) == Cycle(("a", "b"))
 
 
 @pytest.mark.parametrize(

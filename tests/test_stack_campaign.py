@@ -414,3 +414,17 @@ def test_the_stack_takes_the_retained_variants_change(tmp_path: Path) -> None:
     root = make(tmp_path / "two", {"03-transport-arms.yaml": ARMS, "05-dp-attention.yaml": other})
     found = check(root)
     assert any(p.startswith("improvements/03-transport-arms.yaml:12:") and "stack-conflict" in p for p in found), found
+
+
+def test_two_base_commands_conflict_at_each_records_base_command(tmp_path: Path) -> None:
+    one = DP.replace("change:\n", "change:\n  base_command: python -m sglang.launch_server --model-path X\n")
+    other = DP.replace("title: DP attention", "title: Other").replace("--dp-size 8", "--dp-size 4")
+    other = other.replace("change:\n", "change:\n  base_command: python -m vllm.entrypoints.api_server\n")
+    root = make(tmp_path, {"05-dp-attention.yaml": one, "06-other.yaml": other})
+    found = [p.split(" (hint:")[0] for p in check(root) if "base_command" in p]
+    assert found == [
+        "improvements/05-dp-attention.yaml:7:17: error[stack-conflict]: adopted changes conflict: "
+        "a different `base_command` from 06-other",
+        "improvements/06-other.yaml:7:17: error[stack-conflict]: adopted changes conflict: "
+        "a different `base_command` from 05-dp-attention",
+    ]

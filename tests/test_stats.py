@@ -17,19 +17,64 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
-from scipy.stats import gmean, t
+from scipy.stats import gmean, nct, t
 
 from generator.analysis.stats import (
+    POWER,
     REPS_CAP,
     Comparison,
     Moments,
     compare,
     rank_key,
-    reps_for_power,
     reps_for_rule,
     rule_power,
-    t_power,
 )
+
+
+# The exact power of the t-test (noncentral t): the textbook reference the tests hold the
+# product's own power (`rule_power`, a seeded simulation of the campaign's rule) and the
+# sample-size arithmetic against; the product itself does not need it.
+def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = None, alpha: float = 0.05) -> float:
+    """Power of the two-sided t-test at `alpha` with `n` repetitions per side to detect a true
+    difference `effect` (noncentral t; Welch-Satterthwaite degrees of freedom when unpaired).
+    """
+    if n < 2:
+        raise ValueError(f"a t-test needs n >= 2, got {n}")
+    var_sum = sd * sd if baseline_sd is None else sd * sd + baseline_sd * baseline_sd
+    if var_sum == 0:
+        return 1.0 if effect != 0 else alpha
+    df = n - 1.0 if baseline_sd is None else (n - 1.0) * var_sum**2 / (sd**4 + baseline_sd**4)
+    ncp = abs(effect) / math.sqrt(var_sum / n)
+    crit = t.ppf(1 - alpha / 2, df)
+    upper = float(nct.sf(crit, df, ncp))
+    lower = float(nct.cdf(-crit, df, ncp))
+    # scipy returns NaN for this far tail once ncp is large; it is below Phi(-ncp) there.
+    return upper + (lower if math.isfinite(lower) else 0.0)
+
+
+def reps_for_power(
+    effect: float,
+    sd: float,
+    *,
+    baseline_sd: float | None = None,
+    alpha: float = 0.05,
+    power: float = POWER,
+    cap: int = REPS_CAP,
+) -> int | None:
+    """The smallest n per side (>= 2) at which `t_power` reaches `power`; None if `cap` does not."""
+    if effect == 0:
+        return None
+    if t_power(cap, effect, sd, baseline_sd=baseline_sd, alpha=alpha) < power:
+        return None
+    low, high = 1, cap
+    while high - low > 1:
+        mid = (low + high) // 2
+        if t_power(mid, effect, sd, baseline_sd=baseline_sd, alpha=alpha) >= power:
+            high = mid
+        else:
+            low = mid
+    return high
+
 
 # The issue's promoted arm: five content-matched repetitions whose paired differences are
 # +6.7, +6.2, +4.6, +22.1, +8.2 tok/s. The baseline values are ours; their mean, 144.0 tok/s,
@@ -430,3 +475,97 @@ def test_rank_key_orders_the_summary() -> None:
     order = sorted(shown, key=lambda name: rank_key(shown[name]))
     assert order == list(shown)
     assert rank_key(make("better", 20.0, 5.0), guardrail_broken=True)[0] == rank_key(shown["worse"])[0]
+
+
+# --- boundaries a mutation tester found unpinned ----------------------------------------------------
+
+
+def test_an_interval_that_touches_zero_decides_nothing() -> None:
+    from generator.analysis.stats import decide
+
+    # The 1 - 2 alpha interval reaches past the threshold, so it is not `no-change` either.
+    wide = {"eq_low": 0.2, "eq_high": 4.8, "threshold": 1.0}
+    assert decide(0.0, 5.0, **wide, higher_is_better=True) == "inconclusive"
+    assert decide(0.1, 5.0, **wide, higher_is_better=True) == "better"
+    assert decide(-5.0, 0.0, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=True) == "inconclusive"
+    assert decide(-5.0, -0.1, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=True) == "worse"
+    # A latency that goes down is better; the same interval read the other way round.
+    assert decide(-5.0, -0.1, eq_low=-4.8, eq_high=-0.2, threshold=1.0, higher_is_better=False) == "better"
+
+
+def test_welch_degrees_of_freedom_with_a_side_without_spread() -> None:
+    from generator.analysis.stats import _welch_df
+
+    def textbook(vx: float, vb: float, nx: int, nb: int) -> float:
+        terms = [v * v / (n - 1) for v, n in ((vx, nx), (vb, nb)) if v]
+        return (vx + vb) ** 2 / sum(terms) if terms else float(nx + nb - 2)
+
+    for args in [(0.5, 0.0, 3, 4), (0.0, 0.5, 3, 4), (0.0, 0.0, 3, 4), (0.2, 0.7, 5, 6)]:
+        assert _welch_df(*args) == pytest.approx(textbook(*args), rel=1e-12), args
+    assert _welch_df(0.0, 0.0, 3, 4) == 5.0
+
+
+def test_holm_matches_statsmodels_and_never_exceeds_one() -> None:
+    from statsmodels.stats.multitest import multipletests
+
+    from generator.analysis.stats import holm
+
+    for p in ([0.01, 0.04, 0.03], [0.6, 0.9], [0.002, 0.3, 0.04, 0.01]):
+        assert holm(p) == pytest.approx(list(multipletests(p, method="holm")[1]), abs=1e-12), p
+    assert holm([0.6, 0.9]) == [1.0, 1.0]
+
+
+def test_single_shots_are_not_settled_and_ordered_by_point_change() -> None:
+    from generator.analysis.stats import rank_group
+
+    # One group with replicated inconclusive results (issue 36), most promising first.
+    assert rank_group(make("unreplicated", 0.0)) == "not settled"
+    assert rank_group(make("unreplicated", 0.5)) == "not settled"
+    assert rank_group(make("inconclusive", 0.2, -3.0)) == "not settled"
+    assert rank_key(make("unreplicated", 0.5)) < rank_key(make("inconclusive", 0.2, -3.0))
+    assert rank_key(make("inconclusive", 0.2, -3.0)) < rank_key(make("unreplicated", 0.0))
+
+
+def test_worse_ranks_by_its_better_end_and_no_change_ties() -> None:
+    # make() puts the interval's high end 4 points above its low end.
+    least_bad_end = make("worse", -9.0, -12.0)  # up to -8
+    worse_end = make("worse", -5.0, -30.0)  # up to -26, though its point change is smaller
+    no_interval = make("worse", -10.0)  # by its point change
+    assert sorted([worse_end, no_interval, least_bad_end], key=rank_key) == [least_bad_end, no_interval, worse_end]
+    assert rank_key(make("no-change", 0.4, -0.3)) == rank_key(make("no-change", -0.2, -0.9))
+
+
+@pytest.mark.parametrize(("n", "change", "sd"), [(5, 10.0, 0.05), (8, 5.0, 0.05), (4, 20.0, 0.1)])
+def test_paired_rule_power_is_the_t_tests_power(n: int, change: float, sd: float) -> None:
+    # Paired (no baseline spread) and no equivalence band: "better" is the t-test's upper tail,
+    # whose power the noncentral t gives exactly (the lower tail is negligible at these changes).
+    power = rule_power(n, change, sd, baseline_sd=None, target="better", alpha=0.05, min_effect=0.0)
+    assert power == pytest.approx(t_power(n, math.log1p(change / 100), sd), abs=0.02)
+
+
+def test_rule_power_on_the_difference_scale_does_not_depend_on_the_unit() -> None:
+    # The same change in percent with spreads in proportion to the baseline: the same power,
+    # whatever the baseline's size (a metric in ms or in s).
+    def power(mean: float, target: str) -> float:
+        return rule_power(
+            6,
+            5.0,
+            0.04 * mean,
+            baseline_sd=0.04 * mean,
+            target=target,  # type: ignore[arg-type]
+            alpha=0.05,
+            min_effect=1.0,
+            ratio=False,
+            baseline_mean=mean,
+        )
+
+    for target in ("better", "no-change"):
+        assert power(50.0, target) == pytest.approx(power(1.0, target), abs=1e-9)
+    assert 0.3 < power(1.0, "better") < 0.7
+
+
+def test_no_equivalence_band_and_a_single_summary_are_allowed() -> None:
+    # min_effect 0: no change is too small to matter, so nothing is `no-change`.
+    assert compare(ARM, BASE, higher_is_better=True, min_effect=0.0).decision in ("better", "inconclusive")
+    # One run given as summary statistics is one sample: compared, as a single shot.
+    assert compare(Moments(150.0, None, 1), BASE, higher_is_better=True).decision == "unreplicated"

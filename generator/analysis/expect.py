@@ -65,10 +65,6 @@ def gain_checks(expected: Expected, primary: Primary | None) -> list[Expectation
     return out
 
 
-def c_metric(primary: Primary) -> str:
-    return primary.metric
-
-
 def _mean_interval(value: Value, alpha: float) -> tuple[float, tuple[float, float] | None]:
     """The mean and its (1 - alpha) t interval; a range is its own interval; else no interval."""
     s = stat(value)

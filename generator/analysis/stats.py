@@ -672,53 +672,6 @@ def _with_reps(c: Comparison, est: _Estimate, *, ratio: bool) -> Comparison:
     )
 
 
-# --- the exact power of the t-test, kept as an independent check of the simulation --------------------
-
-
-def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = None, alpha: float = 0.05) -> float:
-    """Power of the two-sided t-test at `alpha` with `n` repetitions per side to detect a true
-    difference `effect` (noncentral t; Welch-Satterthwaite degrees of freedom when unpaired).
-    """
-    from scipy import stats
-
-    if n < 2:
-        raise ValueError(f"a t-test needs n >= 2, got {n}")
-    var_sum = sd * sd if baseline_sd is None else sd * sd + baseline_sd * baseline_sd
-    if var_sum == 0:
-        return 1.0 if effect != 0 else alpha
-    df = n - 1.0 if baseline_sd is None else (n - 1.0) * var_sum**2 / (sd**4 + baseline_sd**4)
-    ncp = abs(effect) / math.sqrt(var_sum / n)
-    crit = stats.t.ppf(1 - alpha / 2, df)
-    upper = float(stats.nct.sf(crit, df, ncp))
-    lower = float(stats.nct.cdf(-crit, df, ncp))
-    # scipy returns NaN for this far tail once ncp is large; it is below Phi(-ncp) there.
-    return upper + (lower if math.isfinite(lower) else 0.0)
-
-
-def reps_for_power(
-    effect: float,
-    sd: float,
-    *,
-    baseline_sd: float | None = None,
-    alpha: float = 0.05,
-    power: float = POWER,
-    cap: int = REPS_CAP,
-) -> int | None:
-    """The smallest n per side (>= 2) at which `t_power` reaches `power`; None if `cap` does not."""
-    if effect == 0:
-        return None
-    if t_power(cap, effect, sd, baseline_sd=baseline_sd, alpha=alpha) < power:
-        return None
-    low, high = 1, cap
-    while high - low > 1:
-        mid = (low + high) // 2
-        if t_power(mid, effect, sd, baseline_sd=baseline_sd, alpha=alpha) >= power:
-            high = mid
-        else:
-            low = mid
-    return high
-
-
 # --- guardrails: three states ---------------------------------------------------------------------
 
 GuardrailState = Literal["held", "broken", "not shown", "not measured"]

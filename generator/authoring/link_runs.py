@@ -15,7 +15,7 @@ from generator.base.problems import CommandError, UsageProblem
 if TYPE_CHECKING:
     from generator.base.problems import Problem
     from generator.project.load import Project
-    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.parse import ParsedFile
     from generator.project.runs.run import Run
 
@@ -60,7 +60,7 @@ def _old_bytes(path: Path) -> bytes | None:
 def campaign_mapping(project: Project, name: str) -> Mapping:
     """The campaign's own format `name`, or a usage error that lists the ones it declares."""
     from generator.base.problems import rel
-    from generator.project.runs.formats.mapped import Mapping
+    from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.formats.registry import FORMATS
 
     spec = project.campaign.import_formats.get(name)
@@ -122,7 +122,7 @@ def _setting_text(v: Any) -> str:
 
 def _counterparts(run: Run, base: list[Run], key: str) -> list[Run]:
     """The baseline arm's runs measured like `run` in every setting but `key`, the names and the date."""
-    from generator.project.matching import NAME_KEYS
+    from generator.project.comparable import NAME_KEYS
 
     skip = {key, *NAME_KEYS, "date"}
 
@@ -144,6 +144,9 @@ def link(
 
     With `baseline_where` (a setting and its value), the runs that have it are the baseline's
     arm: each result names its counterparts (same settings but that one) as `baseline_run`.
+
+    Over 60 lines: one edit of one document (split the arms, append a result per new run, name
+    each one's baseline, check the edited text), each step reading what the one before wrote.
     """
     from dataclasses import replace
 

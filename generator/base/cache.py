@@ -20,17 +20,15 @@ repository (a cache home pointed into a checkout) is not used at all.
 from __future__ import annotations
 
 import contextlib
-import functools
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from generator.base.stamp import code_digest
+
 # Bump when the layout of the cache files changes.
 FORMAT = 1
 T = TypeVar("T")
-
-_PACKAGE = Path(__file__).resolve().parent.parent
 
 
 def digest(*parts: Any) -> str:
@@ -44,28 +42,6 @@ def digest(*parts: Any) -> str:
         else:
             h.update(repr(part).encode("utf-8", "surrogatepass"))
         h.update(b"\x00")
-    return h.hexdigest()
-
-
-@functools.cache
-def code_digest() -> str:
-    """The generator's code, shipped templates and the versions of what shapes its output."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    for path in sorted(_PACKAGE.rglob("*")):
-        if path.suffix in (".py", ".j2") and "__pycache__" not in path.parts:
-            h.update(str(path.relative_to(_PACKAGE)).encode())
-            h.update(path.read_bytes())
-    from importlib.metadata import PackageNotFoundError, version
-
-    versions: list[str | None] = []
-    for dist in ("pydantic", "pydantic-core", "PyYAML", "Jinja2", "MarkupSafe"):
-        try:
-            versions.append(version(dist))
-        except PackageNotFoundError:
-            versions.append(None)
-    h.update(repr((FORMAT, sys.version_info[:3], versions)).encode())
     return h.hexdigest()
 
 
@@ -98,7 +74,7 @@ class BuildCache:
 
     def __init__(self, root: Path) -> None:
         self.folder = cache_folder(root)
-        self.salt = digest(code_digest(), _templates_digest(root))
+        self.salt = digest(FORMAT, code_digest(), _templates_digest(root))
         self._entries: dict[str, Any] | None = None
         self._used: set[str] = set()
         self._dirty = False
@@ -112,7 +88,7 @@ class BuildCache:
         What the last build used is forgotten, so `save()` keeps only what this one uses; a
         changed template override is a new salt, under which no entry of the old one is found.
         """
-        salt = digest(code_digest(), _templates_digest(self.root))
+        salt = digest(FORMAT, code_digest(), _templates_digest(self.root))
         if salt != self.salt:
             self.salt, self._entries, self._dirty = salt, None, False
         self._used = set()

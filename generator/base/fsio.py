@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 # Temporary files start with this, so a crash leaves files that say what they are.
@@ -157,15 +157,25 @@ def _create_in_place(path: Path, data: bytes | str) -> bool:
 
 
 @contextlib.contextmanager
-def lock(path: Path, timeout: float = -1) -> Iterator[None]:
+def lock(path: Path, timeout: float = -1, waiting: Callable[[], None] | None = None) -> Iterator[None]:
     """Hold the exclusive lock kept in file `path` (waits for it; `timeout` seconds, -1 forever).
 
+    `waiting` is called once, before waiting, when another process holds the lock.
     filelock uses flock on POSIX and msvcrt on Windows, so the same lock works everywhere.
     """
-    from filelock import FileLock
+    from filelock import FileLock, Timeout
 
-    with FileLock(path, timeout=timeout):
+    held = FileLock(path)
+    try:
+        held.acquire(timeout=0)
+    except Timeout:
+        if waiting is not None:
+            waiting()
+        held.acquire(timeout=timeout)
+    try:
         yield
+    finally:
+        held.release()
 
 
 @contextlib.contextmanager

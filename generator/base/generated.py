@@ -25,6 +25,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -74,8 +75,13 @@ class WriteResult:
 
 @contextlib.contextmanager
 def build_lock(root: Path) -> Iterator[None]:
-    """Hold the repository's build lock; a second build waits for the first to finish."""
-    with fsio.lock(root / LOCK_NAME):
+    """Hold the repository's build lock; a second build waits for the first to finish, and says so."""
+
+    def waiting() -> None:
+        sys.stderr.write(f"waiting for another build of {root} to finish writing\n")
+        sys.stderr.flush()
+
+    with fsio.lock(root / LOCK_NAME, waiting=waiting):
         yield
 
 
@@ -163,6 +169,9 @@ def write_outputs(
     `inputs`, a digest of what the files were made from (generator.base.stamp), goes into the
     manifest with a digest of the files, so that the next build can tell it has nothing to do.
     Raises ProblemsFound, having written nothing, when a path is not ours to write.
+
+    Over 60 lines: the write's crash-safety is an order (check, lock, claim in the manifest,
+    replace, undo on failure, delete the stale, write the manifest) best read in one place.
     """
     managed = [PurePosixPath(d) for d in managed_dirs]
     wanted: dict[str, bytes] = {k: (v.encode("utf-8") if isinstance(v, str) else v) for k, v in sorted(files.items())}
@@ -182,68 +191,10 @@ def write_outputs(
         for folder in sorted({(root / p).parent for p in [*wanted, manifest]}):
             fsio.sweep_temps(folder)
         previous = read_manifest(root, manifest)
-        old_bytes: dict[str, bytes | None] = {}
-        changes: dict[str, bytes] = {}
-        # The file (if any) standing where a folder of the outputs belongs, by folder.
-        blocked_by: dict[Path, Path | None] = {}
-        for rel_path, data in wanted.items():
-            target = root / rel_path
-            if target.parent not in blocked_by:
-                blocked_by[target.parent] = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
-            blocking = blocked_by[target.parent]
-            if blocking is not None:
-                shown = blocking.relative_to(root).as_posix() if blocking.is_relative_to(root) else str(blocking)
-                report.add(
-                    _problem(
-                        rel_path,
-                        "output-conflict",
-                        f"`{shown}` is a file where the generator needs a folder",
-                        "move the file away",
-                    )
-                )
-                continue
-            if target.is_symlink() or (target.exists() and not target.is_file()):
-                report.add(
-                    _problem(
-                        rel_path,
-                        "output-conflict",
-                        f"`{rel_path}` exists and is not a regular file",
-                        "move it away; the generator writes only files it owns",
-                    )
-                )
-                continue
-            current = fsio.read_regular(root, rel_path) if target.exists() else None
-            if current is not None and not _may_overwrite(rel_path, current, previous):
-                report.add(
-                    _problem(
-                        rel_path,
-                        "output-conflict",
-                        f"`{rel_path}` exists and was not written by improvements",
-                        "rename or move the hand-written file; generated files carry a `do not edit` header",
-                    )
-                )
-                continue
-            old_bytes[rel_path] = current
-            if current == data:
-                result.unchanged.append(rel_path)
-            else:
-                changes[rel_path] = data
+        old_bytes, changes = _plan(root, wanted, previous, result, report)
         if not report.ok:
             raise ProblemsFound(report)
-
-        stale: dict[str, bytes] = {}
-        for rel_path in sorted(set(previous) - set(wanted)):
-            # A manifest is plain text in the repository: never trust it to point anywhere.
-            # Only a regular file reached without a link, that still carries our marker, goes.
-            if _check_path(root, rel_path, managed) is not None:
-                continue
-            current = fsio.read_regular(root, rel_path)
-            if current is None:
-                continue
-            if is_generated(current):
-                stale[rel_path] = current
-            else:
-                result.released.append(rel_path)
+        stale = _stale(root, previous, wanted, managed, result)
 
         outputs = stamp.outputs_digest(root, list(wanted), wanted) if inputs is not None else None
         new_manifest = _manifest_bytes(list(wanted), inputs, outputs)
@@ -322,3 +273,79 @@ def _replace_all(root: Path, temps: dict[str, Path], old_bytes: dict[str, bytes 
                 else:
                     fsio.atomic_write(target, old)
         raise
+
+
+def _plan(
+    root: Path, wanted: dict[str, bytes], previous: list[str], result: WriteResult, report: Report
+) -> tuple[dict[str, bytes | None], dict[str, bytes]]:
+    """Each wanted file's bytes on disk now and the files to write; a problem in `report` for
+    each path where something the generator does not own stands (unchanged files go to `result`)."""
+    old_bytes: dict[str, bytes | None] = {}
+    changes: dict[str, bytes] = {}
+    # The file (if any) standing where a folder of the outputs belongs, by folder.
+    blocked_by: dict[Path, Path | None] = {}
+    for rel_path, data in wanted.items():
+        target = root / rel_path
+        if target.parent not in blocked_by:
+            blocked_by[target.parent] = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        blocking = blocked_by[target.parent]
+        if blocking is not None:
+            shown = blocking.relative_to(root).as_posix() if blocking.is_relative_to(root) else str(blocking)
+            report.add(
+                _problem(
+                    rel_path,
+                    "output-conflict",
+                    f"`{shown}` is a file where the generator needs a folder",
+                    "move the file away",
+                )
+            )
+            continue
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            report.add(
+                _problem(
+                    rel_path,
+                    "output-conflict",
+                    f"`{rel_path}` exists and is not a regular file",
+                    "move it away; the generator writes only files it owns",
+                )
+            )
+            continue
+        current = fsio.read_regular(root, rel_path) if target.exists() else None
+        if current is not None and not _may_overwrite(rel_path, current, previous):
+            report.add(
+                _problem(
+                    rel_path,
+                    "output-conflict",
+                    f"`{rel_path}` exists and was not written by improvements",
+                    "rename or move the hand-written file; generated files carry a `do not edit` header",
+                )
+            )
+            continue
+        old_bytes[rel_path] = current
+        if current == data:
+            result.unchanged.append(rel_path)
+        else:
+            changes[rel_path] = data
+    return old_bytes, changes
+
+
+def _stale(
+    root: Path, previous: list[str], wanted: dict[str, bytes], managed: list[PurePosixPath], result: WriteResult
+) -> dict[str, bytes]:
+    """The files of the last build no longer wanted, with their bytes: those to delete (files
+    that lost our marker go to `result.released`, left alone)."""
+    stale: dict[str, bytes] = {}
+    for rel_path in sorted(set(previous) - set(wanted)):
+        # A manifest is plain text in the repository: never trust it to point anywhere.
+        # Only a regular file reached without a link, that still carries our marker, goes.
+        if _check_path(root, rel_path, managed) is not None:
+            continue
+        current = fsio.read_regular(root, rel_path)
+        if current is None:
+            continue
+        if is_generated(current):
+            stale[rel_path] = current
+        else:
+            result.released.append(rel_path)
+
+    return stale

@@ -92,10 +92,13 @@ def _versions() -> list[str]:
 
 @cache
 def code_digest() -> str:
-    """The generator's code and shipped templates, and the versions of what shapes its output."""
+    """The generator's code and shipped files, Python's version and the versions of what shapes its output.
+
+    The one digest of the code: the manifest's input digest and the build cache's salt both use it.
+    """
     h = hashlib.blake2b(digest_size=16)
     _tree(h, _PACKAGE, "generator", code=True)
-    h.update(repr((FORMAT, _versions())).encode())
+    h.update(repr((FORMAT, sys.version_info[:3], _versions())).encode())
     return h.hexdigest()
 
 

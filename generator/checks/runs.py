@@ -15,8 +15,9 @@ from generator.base.read import Positions
 from generator.model import variants
 from generator.model.quantity import stat
 from generator.model.result import Result
+from generator.project.comparable import declared_settings, differences
 from generator.project.load import Project, RecordFile
-from generator.project.matching import configuration, declared_settings, differences, match, name_text, result_numbers
+from generator.project.matching import configuration, match, name_text, result_numbers
 from generator.project.runs.provenance import mismatches
 from generator.project.runs.run import Run
 

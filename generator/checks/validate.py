@@ -21,6 +21,7 @@ from generator.checks.runs import run_problems
 from generator.checks.shell import shell_problems
 from generator.checks.stack import stack_problems
 from generator.checks.values import value_problems
+from generator.checks.variants import variant_problems
 from generator.model import variants
 from generator.model.record import Record
 from generator.model.result import Result
@@ -261,7 +262,11 @@ def _record_problems(
     shared: dict[str, str],
     successors: dict[str, str | None],
 ) -> list[Problem]:
-    """One record's references, results, sources and status, checked against the others."""
+    """One record's references, results, sources and status, checked against the others.
+
+    Over 60 lines: one check after another in the order a reader meets them in the file, each
+    a few lines; split up, the order of the report would be harder to see.
+    """
     problems: list[Problem] = []
     r, pos, shown = rec.record, rec.positions, rel(rec.path, project.root)
     for i, slug in enumerate(r.related):
@@ -304,7 +309,7 @@ def _record_problems(
             p = _source_problem(result.source, project.root, ("results", i, "source"), pos, shown)
             if p is not None:
                 problems.append(p)
-    problems += variants.problems(r, pos, shown)
+    problems += variant_problems(r, pos, shown)
     for k, variant in enumerate(r.variants):
         problems += _results_problems(variant.results, ("variants", k, "results"), pos, shown)
         for i, result in enumerate(variant.results):

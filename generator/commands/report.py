@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
 
-from generator.cli import resolve_root, root_option
+from generator.cli import emit, resolve_root, root_option
 
 
 @click.command(
@@ -36,17 +35,4 @@ def command(root: Path | None, output: Path | None) -> None:
     from generator.checks.validate import require_project
     from generator.output.report import report_text
 
-    text = report_text(analyse(require_project(resolve_root(root))))
-    if output is None:
-        sys.stdout.write(text)
-        return
-    from generator.base.fsio import atomic_write
-
-    if output.is_symlink():
-        raise click.ClickException(f"{output} is a symbolic link; the report is not written through it")
-    try:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(output, text)
-    except OSError as exc:
-        raise click.ClickException(f"cannot write {output}: {exc.strerror or exc}") from None
-    sys.stderr.write(f"wrote {output}\n")
+    emit(report_text(analyse(require_project(resolve_root(root)))), output)

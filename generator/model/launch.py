@@ -269,13 +269,6 @@ def chain(slug: str, steps: Sequence[Step] | Mapping[str, Step]) -> tuple[Step, 
     return order_steps([by_slug[s] for s in wanted])
 
 
-def record_stack(command: str, env: Mapping[str, str], steps: Sequence[Step], slug: str) -> Stack | Cycle:
-    """A record's own launch command: the baseline, its `builds_on` chain, then its change."""
-    picked = chain(slug, steps)
-    # `chain` returns them in stack order already: the order depends only on which steps they are.
-    return picked if isinstance(picked, Cycle) else apply_ordered(command, env, picked)
-
-
 def apply_steps(command: str, env: Mapping[str, str], steps: Sequence[Step]) -> Stack | Cycle:
     """The baseline `command` and `env` with every step applied in stack order."""
     ordered = order_steps(steps)

@@ -269,10 +269,13 @@ def samples_csv(analysis: Analysis) -> str:
     """Every sample of every compared metric of every record's result, both sides, as CSV.
 
     A range is not a sample (it has no repetitions), nor is a figure given only as reported:
-    neither appears. Built with pandas, imported here only.
+    neither appears.
     """
-    import pandas as pd
+    return sample_table_csv(sample_rows(analysis))
 
+
+def sample_rows(analysis: Analysis) -> list[tuple[Any, ...]]:
+    """The rows of `samples_csv`, one per repetition, in SAMPLE_COLUMNS' order."""
     from generator.base.csvsafe import formula_safe
 
     rows: list[tuple[Any, ...]] = []
@@ -295,9 +298,25 @@ def samples_csv(analysis: Analysis) -> str:
                     for k, x in enumerate(found, 1):
                         row = (entry.file.slug, formula_safe(res.label), side, name, k, x, res.concurrency)
                         rows.append((*row, formula_safe(variant)))
-    frame = pd.DataFrame(rows, columns=list(SAMPLE_COLUMNS))
-    frame["concurrency"] = frame["concurrency"].astype("Int64")
-    return str(frame.to_csv(index=False, lineterminator="\n"))
+    return rows
+
+
+def sample_table_csv(rows: list[tuple[Any, ...]]) -> str:
+    """`rows` as CSV, the bytes pandas' `to_csv` wrote for them before the csv module did (a test
+    holds the two together): a value column holding any fraction writes every value as a float
+    (`5.0`), a missing concurrency is empty."""
+    import csv
+    import io
+
+    floats = any(isinstance(row[5], float) for row in rows)
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(SAMPLE_COLUMNS)
+    for row in rows:
+        value = repr(float(row[5])) if floats else row[5]
+        concurrency = "" if row[6] is None else int(row[6])
+        writer.writerow((*row[:5], value, concurrency, row[7]))
+    return out.getvalue()
 
 
 def write_site_export(analysis: Analysis, site_dir: Path) -> Path:

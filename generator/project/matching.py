@@ -10,141 +10,31 @@ averaged: the one named like the result's run is chosen, or else the baseline is
 the result is shown without one until `baseline_run:` names it. A run with no match is still
 shown, marked as having no baseline.
 
-Comparable means: the two runs differ in nothing but what the record's change declares. A
-record that changes `--tp-size` may differ from its baseline in parallel layout; one that only
-adds `--enable-foo` may not differ in model, GPU count, engine version or workload.
+Whether a run and its baseline compare (they differ only in what the record's change
+declares) is `generator.project.comparable`'s.
 """
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from generator.model import metrics, variants
-from generator.model.record import Change
 from generator.model.result import Result, Workload
+from generator.project.comparable import (
+    KEY_WORDS,
+    LOAD_KEYS,
+    NAME_KEYS,
+    REPEAT_KEYS,
+    WORKLOAD_KEYS,
+    declared_settings,
+    differences,
+)
 from generator.project.runs.run import BOOKKEEPING, Run
 
 if TYPE_CHECKING:
     from generator.project.load import Project, RecordFile
-
-# Settings that must match for a run to be compared with a baseline run at all.
-LOAD_KEYS = ("max_concurrency", "batch_size", "request_rate")
-WORKLOAD_KEYS = ("dataset", "input_len", "output_len", "range_ratio")
-# Settings whose difference makes a comparison unfair unless the record's change explains it.
-COMPARABLE_KEYS = (
-    "engine",
-    "engine_version",
-    "model",
-    "gpu_count",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
-    *WORKLOAD_KEYS,
-    *LOAD_KEYS,
-)
-# What a benchmark calls a run: runs that differ here are different configurations, not repeats.
-NAME_KEYS = ("run_name", "tag", "label")
-# Settings that differ between repeats of one configuration.
-_REPEAT_KEYS = frozenset({"date"})
-_KEY_WORDS = {
-    "engine": "engine",
-    "engine_version": "engine version",
-    "model": "model",
-    "gpu_count": "GPU count",
-    "tp_size": "tensor parallel size",
-    "dp_size": "data parallel size",
-    "pp_size": "pipeline parallel size",
-    "ep_size": "expert parallel size",
-    "dataset": "dataset",
-    "input_len": "input length",
-    "output_len": "output length",
-    "range_ratio": "length range ratio",
-    "max_concurrency": "concurrency",
-    "batch_size": "batch size",
-    "request_rate": "request rate",
-}
-
-# Launch flags (SGLang and vLLM spellings) -> the settings they may change.
-_LAYOUT = ("gpu_count", "tp_size", "dp_size", "pp_size", "ep_size")
-_FLAG_SETTINGS: dict[str, tuple[str, ...]] = {
-    "--tp-size": _LAYOUT,
-    "--tp": _LAYOUT,
-    "--tensor-parallel-size": _LAYOUT,
-    "-tp": _LAYOUT,
-    "--dp-size": _LAYOUT,
-    "--dp": _LAYOUT,
-    "--data-parallel-size": _LAYOUT,
-    "-dp": _LAYOUT,
-    "--pp-size": _LAYOUT,
-    "--pipeline-parallel-size": _LAYOUT,
-    "-pp": _LAYOUT,
-    "--ep-size": _LAYOUT,
-    "--ep": _LAYOUT,
-    "--expert-parallel-size": _LAYOUT,
-    "--enable-expert-parallel": _LAYOUT,
-    "--enable-dp-attention": _LAYOUT,
-    "--nnodes": _LAYOUT,
-    "--model-path": ("model",),
-    "--model": ("model",),
-    "--served-model-name": ("model",),
-}
-
-
-def declared_settings(change: Change | None, baseline_command: str) -> set[str]:
-    """The run settings a record's change may legitimately alter."""
-    if change is None:
-        return set()
-    flags = {f.flag for f in change.flags} | set(change.remove_flags)
-    out: set[str] = set()
-    if change.base_command:
-        tokens = shlex.split(change.base_command)
-        base_tokens = shlex.split(baseline_command)
-        flags |= {t.split("=", 1)[0] for t in tokens if t.startswith("-")}
-        # A different launcher (vllm serve instead of sglang.launch_server) is a different engine.
-        if _launcher(tokens) != _launcher(base_tokens):
-            out |= {"engine", "engine_version"}
-    if "CUDA_VISIBLE_DEVICES" in change.env:
-        out |= set(_LAYOUT)
-    for flag in flags:
-        out |= set(_FLAG_SETTINGS.get(flag, ()))
-    return out
-
-
-def _launcher(tokens: list[str]) -> tuple[str, ...]:
-    head: list[str] = []
-    for tok in tokens:
-        if tok.startswith("-") and tok != "-m":
-            break
-        head.append(tok)
-    return tuple(head)
-
-
-def _fmt(value: Any) -> str:
-    if value == "inf":
-        return "unlimited"
-    if isinstance(value, float):
-        return f"{value:g}"
-    return str(value)
-
-
-def differences(run: Run, base: Run, allowed: set[str] | frozenset[str] = frozenset()) -> list[str]:
-    """What differs between two runs beyond `allowed`, as "model: A here, B in the baseline"."""
-    out: list[str] = []
-    for key in COMPARABLE_KEYS:
-        if key in allowed:
-            continue
-        a, b = run.settings.get(key), base.settings.get(key)
-        if a is None or b is None or a == b:
-            continue
-        out.append(f"{_KEY_WORDS[key]}: {_fmt(a)} here, {_fmt(b)} in the baseline")
-    if run.kind != base.kind:
-        out.append(f"benchmark: {run.format} here, {base.format} in the baseline")
-    return out
-
 
 # --- matching -----------------------------------------------------------------------------------
 
@@ -167,7 +57,7 @@ class Match:
 
 def configuration(run: Run) -> tuple[str, tuple[tuple[str, str], ...]]:
     """What repeats of one configuration share: the benchmark and every setting but the date."""
-    return run.kind, tuple(sorted((k, repr(v)) for k, v in run.settings.items() if k not in _REPEAT_KEYS))
+    return run.kind, tuple(sorted((k, repr(v)) for k, v in run.settings.items() if k not in REPEAT_KEYS))
 
 
 def _name(run: Run) -> tuple[Any, ...]:
@@ -194,7 +84,11 @@ def _choose(run: Run, best: list[Run]) -> tuple[list[Run], str] | list[Run]:
 
 
 def match(project: Project, result: Result, run: Run) -> Match:
-    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration)."""
+    """The baseline for `run` (the first of `result`'s repetitions, which share one configuration).
+
+    Over 60 lines: the ways a baseline is found (named runs, the record's `baseline_from`, the
+    campaign baseline, a search by settings) are tried in one fixed order, which this keeps in view.
+    """
     runs = project.runs
     if result.baseline_run is not None:
         missing = [rid for rid in result.baseline_run_ids if rid not in runs]
@@ -239,7 +133,7 @@ def match(project: Project, result: Result, run: Run) -> Match:
         else:
             note = f"Compared with the mean of {len(best)} repeated baseline runs with the same {by}: {ids}."
         unknown = [
-            _KEY_WORDS[k]
+            KEY_WORDS[k]
             for k in WORKLOAD_KEYS[:3]
             if any((run.settings.get(k) is None) != (b.settings.get(k) is None) for b in best)
         ]
@@ -321,7 +215,9 @@ def resolve_values(
     repetitions came from) for a run result, or None.
 
     None when the result names no run; a missing run gives empty numbers and a note (`check`
-    reports it as an error).
+    reports it as an error). Over 60 lines: the record's runs, then its baseline (from another
+    record, a matched run or a typed baseline), then the notes, in the order the page shows
+    them; each step reads what the one before found.
     """
     if result.run is None:
         return None

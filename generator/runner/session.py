@@ -29,7 +29,7 @@ def parser(project: Project, fmt: str) -> Parse:
 
     The format is the plan's (`run.format` when it was made), so a resume reads what it wrote.
     """
-    from generator.model.record import BUILTIN_FORMATS
+    from generator.model.import_format import BUILTIN_FORMATS
     from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
 

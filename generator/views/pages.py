@@ -19,7 +19,7 @@ from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.launch import assignment, env_prefix, quote
-from generator.model.quantity import Stat, Value, fmt_number, fmt_percent, fmt_value, unreplicated_text
+from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value, unreplicated_text
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
@@ -492,10 +492,6 @@ def _guardrail_where(g: Guardrail, primary_label: str) -> str:
     """Where a guardrail reading comes from, when not the primary comparison's own result."""
     where = f", in `{g.result}`" if g.result is not None and g.result != primary_label else ""
     return where + (", as reported" if g.reported else "")
-
-
-def _current_text(level: Stat | None, about: bool) -> str | None:
-    return None if level is None else ("~" if about else "") + level_text(level)
 
 
 def home_context(analysis: Analysis, charts: Mapping[str, str] | None = None) -> dict[str, Any]:

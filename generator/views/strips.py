@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.base.generated import svg_header
-from generator.model import metrics
 from generator.views.paths import strip_path, variant_strip_path
 
 
@@ -40,6 +39,8 @@ def strips(analysis: Analysis) -> list[Strip]:
     from generator.charts import description, strip_chart
 
     project = analysis.project
+    # The campaign's vocabulary: its own metrics (`metrics:` in campaign.yaml) get strips too.
+    vocabulary = project.campaign.vocabulary()
     out: list[Strip] = []
     for entry in analysis.records:
         rec = entry.file
@@ -52,7 +53,7 @@ def strips(analysis: Analysis) -> list[Strip]:
         ]
         for path, chart_id, arm, resolved in located:
             name = _chart_metric(resolved, entry.primary_metric)
-            metric = metrics.lookup(name) if name else None
+            metric = vocabulary.lookup(name) if name else None
             if name is None or metric is None:
                 continue
             title = f"{rec.record.title}: {arm}{resolved.result.label}, {metric.label}, every repetition"

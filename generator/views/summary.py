@@ -3,9 +3,8 @@
 Ranked as the analysis ranked them (`analysis.campaign.rank_key`, docs/guide/decisions.md):
 tier; open and adopted before rejected and superseded; then `better` by the low end of its
 interval, not settled (single shots and `inconclusive`, by point change), `no-change`,
-`worse` (a broken guardrail with them), evidence only as reported, not measured. pandas and
-tabulate are imported only inside `format_rows`, so the site build and `--help` do not pay
-for them.
+`worse` (a broken guardrail with them), evidence only as reported, not measured. tabulate
+is imported only inside `format_rows`, so the site build and `--help` do not pay for it.
 """
 
 from __future__ import annotations
@@ -286,44 +285,37 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
     if fmt == "csv":
         return _csv(rows, columns)
 
-    import pandas as pd
-
-    frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
     from tabulate import tabulate
 
-    shown = pd.DataFrame(
-        {
-            "#": frame["number"].map(lambda n: f"{n:02d}"),
-            "Title": frame["title"],
-            "Tier": [tier_text(row) for row in rows],
-            "Status": [status_text(row) for row in rows],
-            "Primary metric": [gain_text(row) for row in rows],
-            "Open blockers": [blockers_text(row) for row in rows],
-        },
-        dtype=object,
-    )
+    headers = ["#", "Title", "Tier", "Status", "Primary metric", "Open blockers"]
+    shown: list[list[Any]] = [
+        [f"{row['number']:02d}", row["title"], tier_text(row), status_text(row), gain_text(row), blockers_text(row)]
+        for row in rows
+    ]
     if SLO_COLUMN in columns:
-        shown["Capacity under SLO"] = frame[SLO_COLUMN]
+        headers.append("Capacity under SLO")
+        for line, row in zip(shown, rows, strict=True):
+            line.append(row[SLO_COLUMN])
     tablefmt = "github" if fmt == "markdown" else "simple"
     if fmt == "markdown":
         from generator.views.markdown import cell
 
         # The site's table-cell escaping: no raw HTML, links or attributes, one line, and a pipe
         # that cannot end the cell.
-        shown = shown.apply(lambda col: col.map(lambda v: str(cell(v)) if isinstance(v, str) else v))
+        shown = [[str(cell(v)) if isinstance(v, str) else v for v in line] for line in shown]
     else:
         from generator.base.problems import printable
 
         # A terminal runs what it is sent: a title's control, bidi or zero-width characters are
         # shown as escapes, as file names and keys are in every report.
-        shown = shown.apply(lambda col: col.map(lambda v: printable(v) if isinstance(v, str) else v))
-    if shown.empty and fmt == "table":
+        shown = [[printable(v) if isinstance(v, str) else v for v in line] for line in shown]
+    if not shown and fmt == "table":
         return "no records match\n"
     # A terminal wraps the long columns so a row fits a wide window; markdown keeps one line per row.
     widths = [None, 40, None, None, 30, 50] if fmt == "table" else None
     table = tabulate(
-        shown.values.tolist(),
-        headers=list(shown.columns),
+        shown,
+        headers=headers,
         tablefmt=tablefmt,
         disable_numparse=True,
         maxcolwidths=widths,

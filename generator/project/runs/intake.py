@@ -17,6 +17,7 @@ from typing import Any
 from generator.base.problems import Problem
 from generator.base.read import text_position
 from generator.model.result import MAX_COUNT, may_be_negative, measurable
+from generator.model.settings import COUNTS, LENGTHS
 from generator.project.runs.formats.registry import FORMATS
 from generator.project.runs.run import Run
 
@@ -65,20 +66,18 @@ def _not_regular(shown: str, mode: int) -> Problem:
     )
 
 
-# Settings that count something: a length may be 0 (a prefill-only run), the others start at 1.
-# A file that says otherwise describes no run that happened, and the records cannot hold it.
-_LENGTHS = ("input_len", "output_len")
-_COUNTS = ("max_concurrency", "batch_size", "num_prompts", "tp_size", "dp_size", "pp_size", "ep_size", "gpu_count")
-
-
 def count_out_of_range(run: Run) -> tuple[str, int] | None:
-    """The first count setting out of its range, with its value; None when all are in range."""
+    """The first count setting out of its range, with its value; None when all are in range.
+
+    A length may be 0 (a prefill-only run), the other counts start at 1: a file that says
+    otherwise describes no run that happened, and the records cannot hold it.
+    """
     return next(
         (
             (key, value)
-            for key in (*_LENGTHS, *_COUNTS)
+            for key in (*LENGTHS, *COUNTS)
             if isinstance(value := run.settings.get(key), int)
-            and not (0 if key in _LENGTHS else 1) <= value <= MAX_COUNT
+            and not (0 if key in LENGTHS else 1) <= value <= MAX_COUNT
         ),
         None,
     )
@@ -101,7 +100,7 @@ def impossible_count(shown: str, line: int, col: int, run: Run) -> Problem | Non
     if found is None:
         return None
     key, value = found
-    least = 0 if key in _LENGTHS else 1
+    least = 0 if key in LENGTHS else 1
     return Problem(
         shown,
         line,

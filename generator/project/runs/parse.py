@@ -20,7 +20,7 @@ from generator.project.runs import intake, provenance
 from generator.project.runs.formats.common import usable
 from generator.project.runs.formats.console import CONSOLE_END, CONSOLE_HEADER, console_block
 from generator.project.runs.formats.registry import FORMATS, known_formats, normalize_object
-from generator.project.runs.redact import redact, redact_text
+from generator.project.runs.redact import redact_spans, redact_text
 from generator.project.runs.run import Run, rate_slug, run_id
 
 # Per-request arrays make real files large; far beyond this is not a benchmark summary.
@@ -199,15 +199,9 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
     if stop:
         return None, stop
     problems: list[Problem] = []
-    parsed = ParsedFile(path, shown, original_sha, text)
-    replacements: list[tuple[int, int, str]] = []
-    for start, end, obj in spans:
-        line, col = text_position(text, start)
-        clean, found = redact(obj)
-        if found:
-            # Only an object that held a secret is re-written in the kept copy; the rest stays byte for byte.
-            replacements.append((start, end, json.dumps(clean, ensure_ascii=False)))
-            parsed.redacted += [f"line {line}: {p}" for p in found]
+    cleaned, notes, kept = redact_spans(text, spans)
+    parsed = ParsedFile(path, shown, original_sha, kept, notes)
+    for line, col, clean in cleaned:
         # A list of run objects (an aggregated export) is many runs from one place.
         for item in clean if isinstance(clean, list) else [clean]:
             run = normalize_object(item)
@@ -238,23 +232,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
     if problems:
         return None, problems
-    # The kept copy is read once more as text, so what the object walk cannot see (a secret in a
-    # string that is not a value of a known key) is caught by the same rules.
-    parsed.stored_text, n = redact_text(_apply(text, replacements))
-    if n:
-        parsed.redacted.append(f"{n} more secret value(s) in the text")
     return parsed, []
-
-
-def _apply(text: str, replacements: list[tuple[int, int, str]]) -> str:
-    out: list[str] = []
-    pos = 0
-    for start, end, new in replacements:
-        out.append(text[pos:start])
-        out.append(new)
-        pos = end
-    out.append(text[pos:])
-    return "".join(out)
 
 
 def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:

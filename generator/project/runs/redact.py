@@ -23,8 +23,11 @@ shell text by name; the known scanners look for token shapes, which misses `--ap
 from __future__ import annotations
 
 import functools
+import json
 import re
 from typing import Any
+
+from generator.base.read import text_position
 
 REDACTED = "<redacted>"
 
@@ -242,3 +245,31 @@ def _bare_flag(value: Any, *, pair: bool) -> str | None:
     if m is None or not (m.group(1) or m.group(3) or pair) or not is_secret_name(m.group(2)):
         return None
     return m.group(2)
+
+
+def redact_spans(text: str, spans: list[tuple[int, int, Any]]) -> tuple[list[tuple[int, int, Any]], list[str], str]:
+    """The JSON values of `text` (each `(start, end, value)`) without their secrets.
+
+    Returns each value cleaned, with the line and column it starts at; what was redacted, by
+    line; and the copy of `text` to keep as evidence. Only a value that held a secret is written
+    again in that copy, the rest stays byte for byte; the copy is then read once more as text,
+    so what the object walk cannot see (a key given twice, where JSON keeps only the last) is
+    caught by the same rules.
+    """
+    cleaned: list[tuple[int, int, Any]] = []
+    notes: list[str] = []
+    out: list[str] = []
+    pos = 0
+    for start, end, obj in spans:
+        line, col = text_position(text, start)
+        clean, found = redact(obj)
+        if found:
+            out += [text[pos:start], json.dumps(clean, ensure_ascii=False)]
+            pos = end
+            notes += [f"line {line}: {p}" for p in found]
+        cleaned.append((line, col, clean))
+    out.append(text[pos:])
+    kept, more = redact_text("".join(out))
+    if more:
+        notes.append(f"{more} more secret value(s) in the text")
+    return cleaned, notes, kept

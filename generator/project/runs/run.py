@@ -16,35 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from generator.model import metrics as vocabulary
-from generator.model.record import BUILTIN_FORMATS
-
-# Settings that define a run, in the order pages list them. Matching and comparability read
-# these names; importers fill what their format records and leave the rest out.
-SETTING_ORDER: tuple[str, ...] = (
-    "engine",
-    "engine_version",
-    "model",
-    "gpu_count",
-    "tp_size",
-    "dp_size",
-    "pp_size",
-    "ep_size",
-    "dataset",
-    "input_len",
-    "output_len",
-    "range_ratio",
-    "num_prompts",
-    "max_concurrency",
-    "batch_size",
-    "request_rate",
-    "burstiness",
-    "client",
-    "backend",
-    "label",
-    "tag",
-    "run_name",
-    "date",
-)
+from generator.model.import_format import BUILTIN_FORMATS
+from generator.model.settings import SETTING_ORDER
 
 # Metrics that say a run happened but not how fast: a run needs something else to be usable.
 BOOKKEEPING = frozenset({"duration", "completed", "failed"})

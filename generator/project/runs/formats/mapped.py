@@ -13,17 +13,17 @@ import csv
 import io
 import json
 import math
-import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import Problem
-from generator.base.read import text_position
 from generator.model import metrics as vocabulary
-from generator.model.record import ImportFormat, MappedMetric, ProvenanceFile
+from generator.model.import_format import ImportFormat, MappedMetric, ProvenanceFile
+from generator.model.settings import COUNTS, LENGTHS, NUMBERS
 from generator.project.runs import intake
-from generator.project.runs.parse import ParsedFile, _apply, _json_spans, _unrecognised, read_text
-from generator.project.runs.redact import redact, redact_text
+from generator.project.runs.formats.mapped_facts import FILE_LAUNCH, MISSING, Mapping, fact_text, file_facts, lookup
+from generator.project.runs.parse import ParsedFile, _json_spans, _unrecognised, read_text
+from generator.project.runs.redact import redact, redact_spans, redact_text
 from generator.project.runs.run import (
     BOOKKEEPING,
     Run,
@@ -39,61 +39,14 @@ from generator.project.runs.run import (
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from generator.base.read import Positions
 
-_COUNTS = frozenset(
-    {"gpu_count", "tp_size", "dp_size", "pp_size", "ep_size", "input_len", "output_len", "num_prompts"}
-    | {"max_concurrency", "batch_size"}
-)
-_NUMBERS = frozenset({"range_ratio", "burstiness"})
+_COUNTS = frozenset((*LENGTHS, *COUNTS))
+_NUMBERS = frozenset(NUMBERS)
 # Settings a reader also needs as provenance, so `import` and `check` see another model or engine.
 _PROVENANCE = ("engine", "engine_version", "model", "backend", "date")
-_MISSING = object()
 # How a run was made, not what defines it: kept on the run apart from its settings, and never
 # part of its identity (a mapping that learns to read start times keeps its runs' ids).
 _HOW_MADE = ("launch", "started")
-# The key the launch read from a file beside the rows goes by among the file's facts.
-_FILE_LAUNCH = " launch"
-# A list index in a path: ASCII digits only (`str.isdigit` is true of `²`, which `int` refuses).
-_INDEX = re.compile(r"[0-9]+")
-
-
-@dataclass(frozen=True)
-class Mapping:
-    """One `import_formats` entry, with where it is written (for problems in campaign.yaml)."""
-
-    name: str
-    spec: ImportFormat
-    vocabulary: vocabulary.Vocabulary
-    campaign_shown: str
-    positions: Positions
-    # The campaign folder, where the files `provenance:` names are read (None: no such file read).
-    root: Path | None = None
-
-    def where(self, *loc: str | int) -> tuple[int, int]:
-        return self.positions.of(("import_formats", self.name, *loc))
-
-
-def lookup(obj: Any, path: str) -> Any:
-    """The value at a dotted path, or `_MISSING`. A key that holds a dot itself is found whole."""
-    parts = path.split(".")
-    current = obj
-    i = 0
-    while i < len(parts):
-        if isinstance(current, dict):
-            # The longest run of parts that is a key: `p99.9_ttft_ms` before `p99` then `9_ttft_ms`.
-            for j in range(len(parts), i, -1):
-                key = ".".join(parts[i:j])
-                if key in current:
-                    current, i = current[key], j
-                    break
-            else:
-                return _MISSING
-        elif isinstance(current, list) and _INDEX.fullmatch(parts[i]) and int(parts[i]) < len(current):
-            current, i = current[int(parts[i])], i + 1
-        else:
-            return _MISSING
-    return current
 
 
 def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
@@ -102,11 +55,11 @@ def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile |
     if isinstance(read, list):
         return None, read
     text, original_sha = read
-    facts, problems = _file_facts(mapping)
+    facts, problems = file_facts(mapping)
     if problems:
         return None, problems
     # One launch for every row, where the mapping reads it from a file beside them.
-    launch = facts.pop(_FILE_LAUNCH, None)
+    launch = facts.pop(FILE_LAUNCH, None)
     if text.lstrip()[:1] in ("{", "["):
         parsed, problems = _from_json(path, shown, text, original_sha, mapping)
     else:
@@ -118,80 +71,6 @@ def parse_mapped(path: Path, shown: str, mapping: Mapping) -> tuple[ParsedFile |
             run.provenance.setdefault(name, value)
             run.provenance_keys.setdefault(name, key)
     return parsed, problems
-
-
-def _file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Problem]]:
-    """name -> (value, where it was read) for each `provenance:` fact read from a file beside the rows."""
-    facts: dict[str, tuple[str, str]] = {}
-    problems: list[Problem] = []
-    documents: dict[str, Any] = {}
-    wanted = [("provenance", name, target) for name, target in mapping.spec.provenance.items()]
-    wanted += [("settings", _FILE_LAUNCH, t) for s, t in mapping.spec.settings.items() if s == "launch"]
-    for section, name, target in wanted:
-        if not isinstance(target, ProvenanceFile):
-            continue
-        shown_name = "launch" if name == _FILE_LAUNCH else name
-        line, col = mapping.where(section, shown_name, "file")
-        if target.file not in documents:
-            documents[target.file] = _read_json(mapping, target.file)
-        doc = documents[target.file]
-        if isinstance(doc, str):
-            problems.append(
-                Problem(
-                    mapping.campaign_shown,
-                    line,
-                    col,
-                    "import-missing-key",
-                    f"import_formats `{mapping.name}` reads `{shown_name}` from {target.file}, which {doc}",
-                    "name a JSON file inside the campaign folder, relative to it (`data/provenance.json`)",
-                )
-            )
-            continue
-        value = _fact(lookup(doc, target.path))
-        if value is None:
-            line, col = mapping.where(section, shown_name, "path")
-            problems.append(
-                Problem(
-                    mapping.campaign_shown,
-                    line,
-                    col,
-                    "import-missing-key",
-                    f"{target.file} has no text or number at `{target.path}` for {section} `{shown_name}`",
-                    "write the key as the file spells it, levels joined by `.`",
-                )
-            )
-            continue
-        facts[name] = (value, f"{target.file}: {target.path}")
-    return facts, problems
-
-
-def _read_json(mapping: Mapping, name: str) -> Any:
-    """The JSON document at `name` under the campaign folder, or why it cannot be read (text)."""
-    from pathlib import PurePosixPath
-
-    from generator.base.fsio import read_regular
-
-    if mapping.root is None:
-        return "is not read here"
-    where = PurePosixPath(name)
-    if where.is_absolute() or ".." in where.parts:
-        return "is outside the campaign folder"
-    data = read_regular(mapping.root, where.as_posix())
-    if data is None:
-        return "does not exist (or is not a regular file)"
-    try:
-        return json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        return "is not JSON"
-
-
-def _fact(value: Any) -> str | None:
-    if value is _MISSING or isinstance(value, bool) or value is None or isinstance(value, dict | list):
-        return None
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    text = str(value).strip()
-    return text or None
 
 
 # --- rows ---------------------------------------------------------------------------------------
@@ -210,29 +89,21 @@ def _from_json(
     spans, stop = _json_spans(shown, text)
     if stop:
         return None, stop
-    parsed = ParsedFile(path, shown, original_sha, text)
-    replacements: list[tuple[int, int, str]] = []
+    cleaned, notes, kept = redact_spans(text, spans)
+    parsed = ParsedFile(path, shown, original_sha, kept, notes)
     rows: list[_Row] = []
     problems: list[Problem] = []
-    for start, end, obj in spans:
-        line, col = text_position(text, start)
-        clean, found = redact(obj)
-        if found:
-            replacements.append((start, end, json.dumps(clean, ensure_ascii=False)))
-            parsed.redacted += [f"line {line}: {p}" for p in found]
+    for line, col, clean in cleaned:
         items: Any = clean
         if mapping.spec.rows is not None:
             items = lookup(clean, mapping.spec.rows)
             if not isinstance(items, list):
-                problems.append(_no_rows(shown, line, col, mapping, items is _MISSING))
+                problems.append(_no_rows(shown, line, col, mapping, items is MISSING))
                 continue
         for item in items if isinstance(items, list) else [items]:
             rows.append(_Row(line, col, item))
     if problems:
         return None, problems
-    parsed.stored_text, n = redact_text(_apply(text, replacements))
-    if n:
-        parsed.redacted.append(f"{n} more secret value(s) in the text")
     return _runs(parsed, rows, mapping)
 
 
@@ -313,6 +184,7 @@ def _csv_value(text: str) -> Any:
 
 
 def _runs(parsed: ParsedFile, rows: list[_Row], mapping: Mapping) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs of a mapped file's rows, or its problems (a wrong path once, not once per row)."""
     problems: list[Problem] = []
     # (path, what it is for) -> rows that lack it: a wrong path is one problem, not one per row.
     missing: dict[tuple[str, str], list[_Row]] = {}
@@ -378,6 +250,11 @@ def _skipped(obj: dict[str, Any], spec: ImportFormat) -> bool:
 def _run(
     shown: str, row: _Row, mapping: Mapping, missing: dict[tuple[str, str], list[_Row]]
 ) -> tuple[Run | None, list[Problem]]:
+    """One row as a run: its metrics, settings and provenance, each read through the mapping.
+
+    Over 60 lines: the three parts of the mapping are read one after another with the same
+    pattern (look up, note a missing path, convert, refuse a wrong value), kept side by side.
+    """
     spec = mapping.spec
     problems: list[Problem] = []
     settings: dict[str, Any] = {"client": mapping.name}
@@ -385,7 +262,7 @@ def _run(
     for name, target in spec.metrics.items():
         where, unit = (target.path, target.unit) if isinstance(target, MappedMetric) else (target, None)
         value = lookup(row.obj, where)
-        if value is _MISSING:
+        if value is MISSING:
             missing.setdefault((where, f"metric `{name}`"), []).append(row)
             continue
         if value is None:
@@ -406,7 +283,7 @@ def _run(
             continue
         where = setting_at
         value = lookup(row.obj, where)
-        if value is _MISSING:
+        if value is MISSING:
             missing.setdefault((where, f"setting `{setting}`"), []).append(row)
             continue
         if value is None or value == "":
@@ -427,7 +304,7 @@ def _run(
     for name, fact_at in spec.provenance.items():
         if isinstance(fact_at, ProvenanceFile):
             continue
-        fact = _fact(lookup(row.obj, fact_at))
+        fact = fact_text(lookup(row.obj, fact_at))
         if fact is not None:
             run.provenance[name], run.provenance_keys[name] = fact, fact_at
     used = {p.split(".")[0] for p in (*_paths(spec), *spec.skip)}
