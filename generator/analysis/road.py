@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
+from generator.analysis.tdist import t_interval, t_p_value, welch_df
 from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat, unreplicated_text
@@ -344,17 +345,13 @@ def _level_of(value: Value, alpha: float) -> Level:
 
 
 def _with_interval(level: Level) -> Level:
-    # scipy.stats.t.ppf's own ufunc (see stats._intervals): the same number, a lighter import.
-    from scipy import special
-
     if level.log_var is None:
         return level
     if level.log_var == 0 or level.df is None:
         return Level(level.value, level.value, level.value, level.log_var, level.df, level.alpha)
-    q = float(special.stdtrit(level.df, 1 - level.alpha / 2))
-    half = q * math.sqrt(level.log_var)
+    low, high = t_interval(0.0, math.sqrt(level.log_var), level.df, level.alpha)
     return Level(
-        level.value, level.value * math.exp(-half), level.value * math.exp(half), level.log_var, level.df, level.alpha
+        level.value, level.value * math.exp(low), level.value * math.exp(high), level.log_var, level.df, level.alpha
     )
 
 
@@ -365,18 +362,12 @@ def _compose(level: Level, ratio: float, c: Comparison, alpha: float) -> Level:
         return Level(value, None, None, None, None, alpha)
     step_var = c.log_se**2
     var = level.log_var + step_var
-    parts = [(step_var, c.df)]
-    if level.df is not None and level.log_var > 0:
-        parts.append((level.log_var, level.df))
-    denominator = sum(v * v / d for v, d in parts if d > 0 and v > 0)
-    df = var * var / denominator if denominator > 0 else None
+    df = welch_df([(step_var, c.df), (level.log_var, level.df)])
     return _with_interval(Level(value, None, None, var, df, alpha))
 
 
 def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: float) -> str | None:
     """Why a step's measured baseline is not the level before it, or None when it is within the noise."""
-    from scipy import special
-
     b = stat(measured).mean
     if b <= 0 or level.value <= 0:
         return None if b == level.value else "its baseline is not the level before it"
@@ -388,9 +379,8 @@ def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: f
     var = sum(v for v, _ in parts)
     said = f"its baseline ({fmt_number(b)}) is not the level before it ({fmt_number(level.value)})"
     if var > 0:
-        denominator = sum(v * v / d for v, d in parts if d)
-        df = var * var / denominator if denominator > 0 else 1.0
-        if abs(gap) / math.sqrt(var) > float(special.stdtrit(df, 1 - alpha / 2)):
+        # The t test of `stats.compare`, on log(baseline / level) and its summed variances.
+        if t_p_value(gap, math.sqrt(var), welch_df(parts)) < alpha:
             return f"{said}: they differ beyond their noise (t test at alpha {fmt_number(alpha)})"
         return None
     if abs(math.expm1(gap)) * 100 > min_effect:

@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from generator.analysis.tdist import t_interval, t_p_value, t_quantile, welch_df
 from generator.model.quantity import WIDE
 
 if TYPE_CHECKING:
@@ -414,34 +414,20 @@ def _estimate(x: _Side, b: _Side, *, paired: bool, ratio: bool) -> _Estimate:
     vx, vb = sx * sx / x.n, sb * sb / b.n
     se = math.sqrt(vx + vb)
     _require_finite(se)
-    df = _welch_df(vx, vb, x.n, b.n)
+    df = welch_df([(vx, x.n - 1.0), (vb, b.n - 1.0)])
     return _Estimate(mx - mb, se, df, (sx, sb))
-
-
-def _welch_df(vx: float, vb: float, nx: int, nb: int) -> float:
-    """Welch-Satterthwaite degrees of freedom of vx + vb (squared standard errors)."""
-    denominator = (vx * vx / (nx - 1) if vx else 0.0) + (vb * vb / (nb - 1) if vb else 0.0)
-    return (vx + vb) ** 2 / denominator if denominator > 0 else float(nx + nb - 2)
 
 
 def _intervals(est: _Estimate, alpha: float) -> tuple[float | None, tuple[float, float], tuple[float, float]]:
     """(p, the 1 - alpha interval, the 1 - 2 alpha interval) on the estimate's scale."""
-    # The ufuncs behind scipy.stats.t.ppf and t.sf (`stdtrit(df, q)`, `stdtr(df, -x)`), which give
-    # the same numbers: importing scipy.stats costs a process three times scipy.special.
-    from scipy import special
-
     if est.se == 0:
         # Nothing varies, so t is 0/0: the intervals collapse to the point, and there is no p.
         return None, (est.point, est.point), (est.point, est.point)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        q1 = float(special.stdtrit(est.df, 1 - alpha / 2))
-        q2 = float(special.stdtrit(est.df, 1 - alpha))
-        p = float(2 * special.stdtr(est.df, -abs(est.point / est.se)))
     return (
-        p,
-        (est.point - q1 * est.se, est.point + q1 * est.se),
-        (est.point - q2 * est.se, est.point + q2 * est.se),
+        t_p_value(est.point, est.se, est.df),
+        t_interval(est.point, est.se, est.df, alpha),
+        # The 1 - 2 alpha interval (TOST at alpha) is the two-sided interval at 2 alpha.
+        t_interval(est.point, est.se, est.df, 2 * alpha),
     )
 
 
@@ -637,9 +623,10 @@ def t_power(n: int, effect: float, sd: float, *, baseline_sd: float | None = Non
     var_sum = sd * sd if baseline_sd is None else sd * sd + baseline_sd * baseline_sd
     if var_sum == 0:
         return 1.0 if effect != 0 else alpha
-    df = n - 1.0 if baseline_sd is None else (n - 1.0) * var_sum**2 / (sd**4 + baseline_sd**4)
+    unpaired = [] if baseline_sd is None else [(baseline_sd * baseline_sd / n, n - 1.0)]
+    df = welch_df([(sd * sd / n, n - 1.0), *unpaired])
     ncp = abs(effect) / math.sqrt(var_sum / n)
-    crit = stats.t.ppf(1 - alpha / 2, df)
+    crit = t_quantile(df, 1 - alpha / 2)
     upper = float(stats.nct.sf(crit, df, ncp))
     lower = float(stats.nct.cdf(-crit, df, ncp))
     # scipy returns NaN for this far tail once ncp is large; it is below Phi(-ncp) there.
