@@ -85,6 +85,17 @@ class Moments:
 
 
 @dataclass(frozen=True)
+class Fold:
+    """A change as a number of times over or under its baseline: "106x lower (133x to 84x)"."""
+
+    times: float  # max(mean, baseline mean) / min(...), so >= 1
+    word: Literal["higher", "lower"]
+    # The interval of `times`, low to high: the ratio scale's interval turned the same way; None
+    # on the difference scale or when an end reaches -100%.
+    interval: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The statistics of one metric of one result against its baseline.
 
@@ -163,6 +174,19 @@ class Comparison:
         if self.mean <= 0 or self.baseline_mean <= 0:
             return None
         return self.mean / self.baseline_mean
+
+    @property
+    def fold(self) -> Fold | None:
+        """The change as times over or under the baseline, which a percent near -100% hides."""
+        v, b = self.mean, self.baseline_mean
+        if v <= 0 or b <= 0:
+            return None
+        low, high = self.ci_low_percent, self.ci_high_percent
+        interval = None
+        if self.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
+            ends = sorted((1 + low / 100, 1 + high / 100))
+            interval = (1 / ends[1], 1 / ends[0]) if v < b else (ends[0], ends[1])
+        return Fold(max(v, b) / min(v, b), "higher" if v > b else "lower", interval)
 
     @property
     def single_shot(self) -> bool:

@@ -27,20 +27,14 @@ RATIO_FROM = 10.0
 
 def ratio_text(c: Comparison) -> str | None:
     """A very large change as a ratio ("106x lower"), which a percentage near -100% hides."""
-    v, b = c.mean, c.baseline_mean
-    if v <= 0 or b <= 0:
+    fold = c.fold
+    if fold is None or fold.times < RATIO_FROM:
         return None
-    ratio = max(v, b) / min(v, b)
-    if ratio < RATIO_FROM:
-        return None
-    text = f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
-    low, high = c.ci_low_percent, c.ci_high_percent
-    if c.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
-        # The interval is of the ratio itself, so it reads as one: "106x lower (133x to 84x)".
-        ends = sorted((1 + low / 100, 1 + high / 100))
-        if v < b:
-            ends = [1 / ends[1], 1 / ends[0]]
-        first, second = (ends[1], ends[0]) if v < b else (ends[0], ends[1])
+    text = f"{fmt_whole(fold.times)}x {fold.word}"
+    if fold.interval is not None:
+        # The interval of the ratio itself, read in the words' direction: "106x lower (133x to 84x)".
+        low, high = fold.interval
+        first, second = (high, low) if fold.word == "lower" else (low, high)
         text += f" ({fmt_whole(first)}x to {fmt_whole(second)}x)"
     return text
 
