@@ -17,7 +17,7 @@ from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_value, fmt_whole, stat
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_value, fmt_whole
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -249,10 +249,9 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     # A run beside the values (a diagnostic or its own setup) at a value a candidate has is not its point.
     candidates = {v.value for v in record.variants if not variants.beside(v)}
     for variant, results in zip(record.variants, per_variant, strict=True):
-        value = next((res.metrics[name] for res in results if res.result.label == label and name in res.metrics), None)
-        if variant.value is None or value is None or (variants.beside(variant) and variant.value in candidates):
+        s = next((res.summaries[name] for res in results if res.result.label == label and name in res.metrics), None)
+        if variant.value is None or s is None or (variants.beside(variant) and variant.value in candidates):
             continue
-        s = stat(value)
         # Only figures that span something draw an interval: repetitions or a range. A mean
         # given with n (with or without its sd) has no range of figures behind it to draw.
         interval = (s.low, s.high) if s.kind in ("repeated", "range") or s.low != s.high else None
