@@ -294,12 +294,9 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
 
     blockers = _blocker_views(analysis, rec)
     change = variants.effective_change(r)
-    env = {**campaign.baseline.env, **(change.env if change else {})}
-    # Measured on top of other records, their changes come first, as in the stack (the analysis' Launch).
+    # The command and environment as measured, what it builds on first: the analysis' Launch.
     launch = analysis.record(rec).launch
-    tokens = list(launch.tokens) if launch is not None else []
-    if launch is not None:
-        env = dict(launch.env)
+    tokens, env = (list(launch.tokens), dict(launch.env)) if launch is not None else ([], {})
     return {
         "campaign": campaign,
         "record": r,
