@@ -58,7 +58,13 @@ def every_chart(label: str = "label", title: str = "title") -> dict[str, Callabl
             "bar", title, [Bar(label, 12.5, (8.0, 17.0), "better"), Bar(label, -3.0, None, "worse")]
         ),
         "strip": lambda: strip_chart(
-            "strip", title, [100.0, 102.0, 101.0], [110.0, 111.0], axis_label=label, labels=(label, label)
+            "strip",
+            title,
+            [100.0, 102.0, 101.0],
+            [110.0, 111.0],
+            means=(101.0, 110.5),
+            axis_label=label,
+            labels=(label, label),
         ),
         "waterfall": lambda: waterfall(
             "road",
@@ -280,12 +286,14 @@ def test_frontier_series_differ_in_marker_and_line() -> None:
 
 
 def test_strip_chart_marks_each_mean() -> None:
-    root = parse(strip_chart("s", "t", [1200, 1210, 1205, 1190], [1260, 1255, 1270], axis_label="tok/s"))
+    # The means are the analysis' (ResolvedResult.sample_means): the chart draws them, never computes them.
+    chart = strip_chart("s", "t", [1200, 1210, 1205, 1190], [1260, 1255, 1270], means=(1201.25, 1261.7), axis_label="m")
+    root = parse(chart)
     assert "mean 1201" in texts(root) and "mean 1262" in texts(root)
     assert len(by_class(root, "mean")) == 3  # one per side and the legend's
     assert len(by_class(root, "s0")) == 4 + 1 and len(by_class(root, "s1")) == 3 + 1
     with pytest.raises(ValueError):
-        strip_chart("s", "t", [1.0], [1.0, 2.0], axis_label="m")
+        strip_chart("s", "t", [1.0], [1.0, 2.0], means=(1.0, 1.5), axis_label="m")
 
 
 def test_sweep_marks_the_retained_value() -> None:

@@ -50,6 +50,15 @@ class ResolvedResult:
     def baseline_summaries(self) -> Mapping[str, Stat]:
         return {name: stat(value) for name, value in self.baseline.items()}
 
+    # Per metric: the means of (the record's samples, the baseline's), as the strip charts mark them.
+    @cached_property
+    def sample_means(self) -> Mapping[str, tuple[float, float]]:
+        return {
+            name: (sum(mine) / len(mine), sum(theirs) / len(theirs))
+            for name, (mine, theirs) in self.samples.items()
+            if mine and theirs
+        }
+
 
 @dataclass(frozen=True)
 class Guardrail:
