@@ -99,6 +99,11 @@ class GoalDistance:
     point: float = 0.0  # the point level's distance
 
     @property
+    def gap(self) -> float:
+        """The target minus the current level, raw sign (what the road's chart says)."""
+        return self.point if self.direction == "above" else -self.point
+
+    @property
     def reached(self) -> bool:
         """The whole interval clears the goal; never without an interval."""
         return self.interval and self.high <= 0
