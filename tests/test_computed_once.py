@@ -42,7 +42,6 @@ CALLS_ALLOWED = {
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
     ("views/glance.py", "generator.analysis.road.distance_text"): "the same words on the home page",
-    ("output/export.py", "generator.model.quantity.stat"): "the export lists each value's mean, spread and range",
 }
 
 # (file, function): (arithmetic operations in it, why none is on a measured value).
