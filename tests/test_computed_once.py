@@ -31,9 +31,8 @@ STAGES = ("views", "charts", "output")
 ARITH = (ast.Add, ast.Sub, ast.Mult, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow)
 # Functions outside the analysis that compute from measured values all the same.
 MEASURING = {("generator.model.quantity", "stat"), ("generator.model.quantity", "fmt_value")}
-# Formatting a value as given (mean +- sd of its repetitions, through the same `quantity.stat` the
-# analysis uses): not yet read from `ResolvedResult.summaries`; no new place may do it.
-FORMATS_A_VALUE = "formats a value as given (mean +- sd), by quantity.stat as the analysis does"
+# A measured value is shown from its summary (`quantity.fmt_summarised` of `ResolvedResult.summaries`);
+# `fmt_value` summarises it again, so only a figure the analysis never reads may go through it.
 FLOAT_TESTS = {"isnan", "isfinite", "isinf", "inf"}
 
 # (file, function called): why a stage may call it. Anything else of the analysis is read, not called.
@@ -45,8 +44,7 @@ CALLS_ALLOWED = {
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
     ("views/glance.py", "generator.analysis.road.distance_text"): "the same words on the home page",
-    ("views/pages.py", "generator.model.quantity.fmt_value"): FORMATS_A_VALUE,
-    ("views/variants.py", "generator.model.quantity.fmt_value"): FORMATS_A_VALUE,
+    ("views/variants.py", "generator.model.quantity.fmt_value"): "a change as the source reported it, never compared",
 }
 
 # (file, function): (arithmetic operations in it, why none is on a measured value).

@@ -17,7 +17,7 @@ from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_value, fmt_whole
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_summarised, fmt_value, fmt_whole
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -114,9 +114,10 @@ def setup_text(variant: Variant) -> str | None:
 def _cell(resolved: ResolvedResult, name: str) -> str | None:
     value = resolved.metrics.get(name)
     if value is not None:
+        shown = fmt_summarised(value, resolved.summaries[name])
         c = resolved.comparisons.get(name)
         if c is None or c.change_percent is None:
-            return fmt_value(value)
+            return shown
         ratio = ratio_text(c)
         interval = (
             f", {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
@@ -124,10 +125,7 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
             else ""
         )
         # The raw change, its interval and its decision word, as the record's result tables show them.
-        return (
-            f"{fmt_value(value)} ({fmt_percent(c.change_percent)}{interval}, {c.decision}"
-            f"{f', {ratio}' if ratio else ''})"
-        )
+        return f"{shown} ({fmt_percent(c.change_percent)}{interval}, {c.decision}{f', {ratio}' if ratio else ''})"
     reported = resolved.result.reported_change.get(name)
     if reported is not None:
         shown = fmt_percent(reported) if isinstance(reported, float) else f"{fmt_value(reported)}%"
