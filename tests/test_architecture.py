@@ -47,7 +47,8 @@ def test_every_module_is_in_a_layer_of_the_contract() -> None:
 
 def test_the_click_contract_covers_every_package_below_the_site() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
-    (forbidden,) = [c for c in config["tool"]["importlinter"]["contracts"] if c["type"] == "forbidden"]
+    contracts = config["tool"]["importlinter"]["contracts"]
+    (forbidden,) = [c for c in contracts if c["type"] == "forbidden" and "click" in c["forbidden_modules"]]
     layers = _layers()
     below = layers[layers.index("generator.site") + 1 :]
     assert set(forbidden["source_modules"]) == set(below)

@@ -58,15 +58,21 @@ def every_chart(label: str = "label", title: str = "title") -> dict[str, Callabl
             "bar", title, [Bar(label, 12.5, (8.0, 17.0), "better"), Bar(label, -3.0, None, "worse")]
         ),
         "strip": lambda: strip_chart(
-            "strip", title, [100.0, 102.0, 101.0], [110.0, 111.0], axis_label=label, labels=(label, label)
+            "strip",
+            title,
+            [100.0, 102.0, 101.0],
+            [110.0, 111.0],
+            means=(101.0, 110.5),
+            axis_label=label,
+            labels=(label, label),
         ),
         "waterfall": lambda: waterfall(
             "road",
             title,
             1000.0,
-            [Step(label, 120.0, (80.0, 160.0)), Step(label, -35.0, None, chain_break=label)],
+            [Step(label, 120.0, 1120.0, (80.0, 160.0)), Step(label, -35.0, 1085.0, None, chain_break=label)],
             axis_label=label,
-            goals=[Goal(label, 1500.0)],
+            goals=[Goal(label, 1500.0, 415.0)],
         ),
         "frontier": lambda: frontier(
             "front",
@@ -209,7 +215,7 @@ def test_intervals_drawn_only_when_given() -> None:
     )
     sweep_without = sweep_chart("s", "t", [SweepPoint(1, 5.0), SweepPoint(2, 6.0)], parameter="p", axis_label="m")
     assert whiskers(sweep_with) == 2 and whiskers(sweep_without) == 0
-    road = waterfall("r", "t", 100.0, [Step("a", 10.0, (5.0, 15.0)), Step("b", 5.0)], axis_label="m")
+    road = waterfall("r", "t", 100.0, [Step("a", 10.0, 110.0, (5.0, 15.0)), Step("b", 5.0, 115.0)], axis_label="m")
     assert whiskers(road) == 2
 
 
@@ -225,8 +231,11 @@ def test_whisker_spans_the_interval() -> None:
 
 
 def test_waterfall_steps_start_where_the_previous_level_ended() -> None:
-    steps = [Step("a", 120.0, (80.0, 160.0)), Step("b", -35.0), Step("c", 210.0), Step("d", 45.0)]
-    root = parse(waterfall("r", "t", 1000.0, steps, axis_label="tok/s", goals=[Goal("goal", 1500.0)]))
+    # The levels are the analysis' (RoadStep.level_after), given with each step.
+    steps = [Step("a", 120.0, 1120.0, (80.0, 160.0)), Step("b", -35.0, 1085.0), Step("c", 210.0, 1295.0)]
+    steps.append(Step("d", 45.0, 1340.0))
+    goals = [Goal("goal", 1500.0, 160.0)]
+    root = parse(waterfall("r", "t", 1000.0, steps, axis_label="tok/s", goals=goals))
     columns = [r for r in root.iter(f"{NS}rect") if (r.get("class") in ("level", "step-up", "step-down"))]
     columns = [r for r in columns if float(r.get("width")) > 16]  # not the legend swatches
     assert [c.get("class") for c in columns] == ["level", "step-up", "step-down", "step-up", "step-up", "level"]
@@ -244,10 +253,11 @@ def test_waterfall_steps_start_where_the_previous_level_ended() -> None:
     assert edges[5][0] == pytest.approx(edges[4][0], abs=0.2)  # current = baseline + all steps
     assert "current 1340" in root.find(f"{NS}desc").text
     assert {"+120", "-35", "+210", "+45", "1000", "1340"} <= set(texts(root))
+    assert "goal goal 1500, +160 from current" in root.find(f"{NS}desc").text
 
 
 def test_waterfall_marks_a_chain_break_and_a_stated_current() -> None:
-    steps = [Step("a", 100.0), Step("b", 50.0, chain_break="measured at concurrency 64")]
+    steps = [Step("a", 100.0, 1100.0), Step("b", 50.0, 1150.0, chain_break="measured at concurrency 64")]
     root = parse(waterfall("r", "t", 1000.0, steps, axis_label="m", current=1200.0))
     assert len(by_class(root, "chain-break")) == 1
     assert any("chain breaks before b: measured at concurrency 64" in t for t in texts(root))
@@ -280,12 +290,14 @@ def test_frontier_series_differ_in_marker_and_line() -> None:
 
 
 def test_strip_chart_marks_each_mean() -> None:
-    root = parse(strip_chart("s", "t", [1200, 1210, 1205, 1190], [1260, 1255, 1270], axis_label="tok/s"))
+    # The means are the analysis' (ResolvedResult.sample_means): the chart draws them, never computes them.
+    chart = strip_chart("s", "t", [1200, 1210, 1205, 1190], [1260, 1255, 1270], means=(1201.25, 1261.7), axis_label="m")
+    root = parse(chart)
     assert "mean 1201" in texts(root) and "mean 1262" in texts(root)
     assert len(by_class(root, "mean")) == 3  # one per side and the legend's
     assert len(by_class(root, "s0")) == 4 + 1 and len(by_class(root, "s1")) == 3 + 1
     with pytest.raises(ValueError):
-        strip_chart("s", "t", [1.0], [1.0, 2.0], axis_label="m")
+        strip_chart("s", "t", [1.0], [1.0, 2.0], means=(1.0, 1.5), axis_label="m")
 
 
 def test_sweep_marks_the_retained_value() -> None:
@@ -312,10 +324,12 @@ def test_sweep_categories_are_not_joined_by_a_line() -> None:
     [
         lambda: Bar("a", float("nan")),
         lambda: Bar("a", 1.0, (2.0, 1.0)),
-        lambda: Step("a", float("inf")),
+        lambda: Step("a", float("inf"), 1.0),
+        lambda: Step("a", 1.0, float("nan")),
         lambda: Point(1.0, float("nan")),
         lambda: SweepPoint(float("nan"), 1.0),
-        lambda: Goal("g", float("-inf")),
+        lambda: Goal("g", float("-inf"), 1.0),
+        lambda: Goal("g", 1.0, float("inf")),
     ],
 )
 def test_numbers_that_cannot_be_drawn_are_refused(make: Callable[[], object]) -> None:

@@ -326,3 +326,24 @@ def test_the_ratio_reads_its_interval() -> None:
     # refs (a): 105.88x lower, interval 132.93x to 83.84x lower.
     c = compare([0.040, 0.045, 0.0425], [4.0, 4.5, 5.0], higher_is_better=False)
     assert ratio_text(c) == "106x lower (133x to 84x)"
+
+
+def test_the_fold_is_the_analysis_ratio_and_its_interval_turned() -> None:
+    from scipy.stats import gmean
+
+    # The "106x" is the analysis' number (Comparison.fold), the page only words it.
+    c = compare([0.040, 0.045, 0.0425], [4.0, 4.5, 5.0], higher_is_better=False)
+    fold = c.fold
+    assert fold is not None and fold.word == "lower"
+    # The printed estimate's ratio: the geometric means' (issue 36), one number with the percent.
+    assert fold.times == pytest.approx(gmean([4.0, 4.5, 5.0]) / gmean([0.040, 0.045, 0.0425]))
+    assert c.ratio is not None and fold.times == pytest.approx(1 / c.ratio)
+    assert c.ci_low_percent is not None and c.ci_high_percent is not None
+    low, high = fold.interval or (0.0, 0.0)
+    assert (low, high) == pytest.approx((1 / (1 + c.ci_high_percent / 100), 1 / (1 + c.ci_low_percent / 100)))
+    up = compare([4.0, 4.5, 5.0], [0.040, 0.045, 0.0425], higher_is_better=True)
+    assert up.fold is not None and up.fold.word == "higher" and up.fold.times == pytest.approx(fold.times)
+    # A zero has no logarithm: the difference scale, whose interval is not one of the ratio.
+    diff = compare([0.0, 1.0, 2.0], [1.0, 2.0, 3.0], higher_is_better=True)
+    assert diff.fold is not None and diff.fold.interval is None and diff.fold.times == 2.0
+    assert compare([-1.0, -2.0, -3.0], [1.0, 2.0, 3.0], higher_is_better=True).fold is None

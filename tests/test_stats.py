@@ -494,7 +494,10 @@ def test_an_interval_that_touches_zero_decides_nothing() -> None:
 
 
 def test_welch_degrees_of_freedom_with_a_side_without_spread() -> None:
-    from generator.analysis.stats import _welch_df
+    from generator.analysis.tdist import welch_df
+
+    def _welch_df(vx: float, vb: float, nx: int, nb: int) -> float:
+        return welch_df([(vx, nx - 1.0), (vb, nb - 1.0)])
 
     def textbook(vx: float, vb: float, nx: int, nb: int) -> float:
         terms = [v * v / (n - 1) for v, n in ((vx, nx), (vb, nb)) if v]

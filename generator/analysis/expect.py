@@ -14,6 +14,7 @@ import math
 from collections.abc import Sequence
 
 from generator.analysis.records import ExpectationCheck, Primary, ResolvedResult, Verdict
+from generator.analysis.tdist import t_interval
 from generator.model.quantity import Value, stat
 from generator.model.record import Expected, Threshold
 from generator.model.result import Range, Statistics
@@ -73,11 +74,7 @@ def _mean_interval(value: Value, alpha: float) -> tuple[float, tuple[float, floa
     sd = s.spread if s.kind == "repeated" else (value.sd if isinstance(value, Statistics) else None)
     if sd is None or s.n < 2:
         return s.mean, None
-    # scipy.stats.t.ppf's own ufunc (as analysis.road does): the same number, a lighter import.
-    from scipy import special
-
-    half = float(special.stdtrit(s.n - 1, 1 - alpha / 2)) * sd / math.sqrt(s.n)
-    return s.mean, (s.mean - half, s.mean + half)
+    return s.mean, t_interval(s.mean, sd / math.sqrt(s.n), s.n - 1.0, alpha)
 
 
 def _read_threshold(t: Threshold, point: float, interval: tuple[float, float] | None) -> tuple[Verdict, bool]:

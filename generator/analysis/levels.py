@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from generator.analysis.stats import Comparison
+from generator.analysis.tdist import t_interval, welch_df
 from generator.model.quantity import Value, stat
 from generator.model.result import Statistics
 
@@ -94,22 +95,18 @@ def _from_terms(terms: Sequence[tuple[object, Term]], alpha: float) -> Level:
         return Level(value, None, None, None, None, alpha, kept)
     parts = [(t.coef * t.coef * (t.var or 0.0), t.df) for _, t in kept]
     var = sum(v for v, _ in parts)
-    denominator = sum(v * v / d for v, d in parts if d and v > 0)
-    df = var * var / denominator if denominator > 0 else None
+    # No part that varies: no df, and the level is its own interval (`_with_interval`).
+    df = welch_df(parts) if any(v > 0 and d for v, d in parts) else None
     return _with_interval(Level(value, None, None, var, df, alpha, kept))
 
 
 def _with_interval(level: Level) -> Level:
-    # scipy.stats.t.ppf's own ufunc (see stats._intervals): the same number, a lighter import.
-    from scipy import special
-
     if level.log_var is None:
         return level
     if level.log_var == 0 or level.df is None:
         return replace(level, low=level.value, high=level.value)
-    q = float(special.stdtrit(level.df, 1 - level.alpha / 2))
-    half = q * math.sqrt(level.log_var)
-    return replace(level, low=level.value * math.exp(-half), high=level.value * math.exp(half))
+    low, high = t_interval(0.0, math.sqrt(level.log_var), level.df, level.alpha)
+    return replace(level, low=level.value * math.exp(low), high=level.value * math.exp(high))
 
 
 def compose(level: Level, after: Value, before: Value, paired: Comparison | None) -> Level:

@@ -8,12 +8,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Literal
 
 from generator.analysis.design import Design
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
-from generator.model.quantity import Value
+from generator.model.quantity import Stat, Value, stat
 from generator.model.record import Blocker
 from generator.model.result import Result
 from generator.project.load import RecordFile
@@ -38,6 +39,25 @@ class ResolvedResult:
     not_compared: str | None = None
     # How its two sides were run, as far as known: blocks, trends, launches (analysis.design).
     design: Design = field(default_factory=Design)
+
+    # Each metric's mean, spread and range (`quantity.stat`), as the charts draw it: summarised
+    # here, once, so that a view reads numbers and never computes them.
+    @cached_property
+    def summaries(self) -> Mapping[str, Stat]:
+        return {name: stat(value) for name, value in self.metrics.items()}
+
+    @cached_property
+    def baseline_summaries(self) -> Mapping[str, Stat]:
+        return {name: stat(value) for name, value in self.baseline.items()}
+
+    # Per metric: the means of (the record's samples, the baseline's), as the strip charts mark them.
+    @cached_property
+    def sample_means(self) -> Mapping[str, tuple[float, float]]:
+        return {
+            name: (sum(mine) / len(mine), sum(theirs) / len(theirs))
+            for name, (mine, theirs) in self.samples.items()
+            if mine and theirs
+        }
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from generator.analysis.levels import Level, compose, level_of, log_spread
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
+from generator.analysis.tdist import t_p_value, welch_df
 from generator.checks.stack import adopted_steps
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat, unreplicated_text
@@ -89,6 +90,11 @@ class GoalDistance:
     interval: bool = True
     point: float = 0.0  # the point level's distance
     alpha: float = 0.05  # the level's interval is 1 - alpha
+
+    @property
+    def gap(self) -> float:
+        """The target minus the current level, raw sign (what the road's chart says)."""
+        return self.point if self.direction == "above" else -self.point
 
     @property
     def reached(self) -> bool:
@@ -321,8 +327,6 @@ def goal_direction(project: Project, goal: Goal) -> str:
 
 def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: float) -> str | None:
     """Why a step's measured baseline is not the level before it, or None when it is within the noise."""
-    from scipy import special
-
     b = stat(measured).mean
     if b <= 0 or level.value <= 0:
         return None if b == level.value else "its baseline is not the level before it"
@@ -334,9 +338,8 @@ def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: f
     var = sum(v for v, _ in parts)
     said = f"its baseline ({fmt_number(b)}) is not the level before it ({fmt_number(level.value)})"
     if var > 0:
-        denominator = sum(v * v / d for v, d in parts if d)
-        df = var * var / denominator if denominator > 0 else 1.0
-        if abs(gap) / math.sqrt(var) > float(special.stdtrit(df, 1 - alpha / 2)):
+        # The t test of `stats.compare`, on log(baseline / level) and its summed variances.
+        if t_p_value(gap, math.sqrt(var), welch_df(parts)) < alpha:
             return f"{said}: they differ beyond their noise (t test at alpha {fmt_number(alpha)})"
         return None
     if abs(math.expm1(gap)) * 100 > min_effect:

@@ -48,11 +48,11 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Literal
 
+from generator.analysis.tdist import t_interval, t_p_value, welch_df
 from generator.model.quantity import WIDE
 
 if TYPE_CHECKING:
@@ -83,6 +83,17 @@ class Moments:
     mean: float
     sd: float | None  # None: no spread given, so no interval and no direction
     n: int
+
+
+@dataclass(frozen=True)
+class Fold:
+    """A change as a number of times over or under its baseline: "106x lower (133x to 84x)"."""
+
+    times: float  # max(mean, baseline mean) / min(...), so >= 1
+    word: Literal["higher", "lower"]
+    # The interval of `times`, low to high: the ratio scale's interval turned the same way; None
+    # on the difference scale or when an end reaches -100%.
+    interval: tuple[float, float] | None
 
 
 @dataclass(frozen=True)
@@ -192,6 +203,21 @@ class Comparison:
         p 0.044 once read plain `better`)."""
         gain = self.gain_percent
         return self.decision in ("better", "worse") and gain is not None and abs(gain) < self.min_effect
+
+    @property
+    def fold(self) -> Fold | None:
+        """The change as times over or under the baseline, which a percent near -100% hides."""
+        r = self.ratio
+        if r is None or r <= 0:
+            return None
+        # The printed estimate's own ratio (the geometric means' on the ratio scale), so the fold
+        # and the percent beside it are one number (issue 36).
+        low, high = self.ci_low_percent, self.ci_high_percent
+        interval = None
+        if self.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
+            ends = sorted((1 + low / 100, 1 + high / 100))
+            interval = (1 / ends[1], 1 / ends[0]) if r < 1 else (ends[0], ends[1])
+        return Fold(max(r, 1 / r), "higher" if r > 1 else "lower", interval)
 
     @property
     def single_shot(self) -> bool:
@@ -463,34 +489,20 @@ def _estimate(x: _Side, b: _Side, *, paired: bool, ratio: bool) -> _Estimate:
     vx, vb = sx * sx / x.n, sb * sb / b.n
     se = math.sqrt(vx + vb)
     _require_finite(se)
-    df = _welch_df(vx, vb, x.n, b.n)
+    df = welch_df([(vx, x.n - 1.0), (vb, b.n - 1.0)])
     return _Estimate(mx - mb, se, df, (sx, sb))
-
-
-def _welch_df(vx: float, vb: float, nx: int, nb: int) -> float:
-    """Welch-Satterthwaite degrees of freedom of vx + vb (squared standard errors)."""
-    denominator = (vx * vx / (nx - 1) if vx else 0.0) + (vb * vb / (nb - 1) if vb else 0.0)
-    return (vx + vb) ** 2 / denominator if denominator > 0 else float(nx + nb - 2)
 
 
 def _intervals(est: _Estimate, alpha: float) -> tuple[float | None, tuple[float, float], tuple[float, float]]:
     """(p, the 1 - alpha interval, the 1 - 2 alpha interval) on the estimate's scale."""
-    # The ufuncs behind scipy.stats.t.ppf and t.sf (`stdtrit(df, q)`, `stdtr(df, -x)`), which give
-    # the same numbers: importing scipy.stats costs a process three times scipy.special.
-    from scipy import special
-
     if est.se == 0:
         # Nothing varies, so t is 0/0: the intervals collapse to the point, and there is no p.
         return None, (est.point, est.point), (est.point, est.point)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
-        q1 = float(special.stdtrit(est.df, 1 - alpha / 2))
-        q2 = float(special.stdtrit(est.df, 1 - alpha))
-        p = float(2 * special.stdtr(est.df, -abs(est.point / est.se)))
     return (
-        p,
-        (est.point - q1 * est.se, est.point + q1 * est.se),
-        (est.point - q2 * est.se, est.point + q2 * est.se),
+        t_p_value(est.point, est.se, est.df),
+        t_interval(est.point, est.se, est.df, alpha),
+        # The 1 - 2 alpha interval (TOST at alpha) is the two-sided interval at 2 alpha.
+        t_interval(est.point, est.se, est.df, 2 * alpha),
     )
 
 

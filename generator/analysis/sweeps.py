@@ -38,6 +38,10 @@ class Side:
     # None when the campaign sets no SLO.
     capacity: cap.Capacity | None
     frontier: tuple[cap.FrontierPoint, ...]
+    # The capacity on the frontier's axes (tokens/s per user, output throughput), and that
+    # throughput per GPU when the campaign gives its GPU count; None where it sits on no point.
+    capacity_at: tuple[float, float] | None = None
+    capacity_per_gpu: float | None = None
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,8 @@ class Sweep:
     comparison: stats.Comparison | None
     # The two sides ran different numbers of repetitions (`_unequal`), in words, else None.
     unequal_repetitions: str | None = None
+    # Each TPOT limit of the SLO (name, ms) with the interactivity it allows, 1000 / limit (tokens/s per user).
+    slo_lines: tuple[tuple[str, float, float], ...] = ()
 
     def load_text(self, load: float) -> str:
         return f"c={fmt_number(load)}" if self.load_kind == "concurrency" else f"{fmt_number(load)} req/s"
@@ -150,7 +156,10 @@ def _sweep(
         change = cap.capacity_change(record.capacity, baseline.capacity)
         comparison = _compare(record, baseline, slo, rule)
     labels = tuple(item[0].label for _, item in members)
-    return Sweep(kind, workload, loads, labels, record, baseline, change, comparison, _unequal(record, baseline))
+    lines = tuple((name, limit, 1000 / limit) for name, limit in sorted(slo.items()) if name.startswith("tpot_"))
+    return Sweep(
+        kind, workload, loads, labels, record, baseline, change, comparison, _unequal(record, baseline), slo_lines=lines
+    )
 
 
 def _compare(record: Side, baseline: Side, slo: Mapping[str, float], rule: Rule) -> stats.Comparison | None:
@@ -217,7 +226,10 @@ def _side(
             )
         else:
             capacity = cap.capacity(points, slo)
-    return Side(tuple(points), capacity, cap.frontier(points, gpus, slo))
+    frontier = cap.frontier(points, gpus, slo)
+    at = None if capacity is None else cap.capacity_point(capacity, frontier, slo)
+    per_gpu = None if at is None or gpus is None else at[1] / gpus
+    return Side(tuple(points), capacity, frontier, at, per_gpu)
 
 
 def _point(load: float, found: Mapping[str, Value], slo: Mapping[str, float]) -> cap.Point | None:

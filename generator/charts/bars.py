@@ -153,11 +153,13 @@ def strip_chart(
     baseline: Sequence[float],
     change: Sequence[float],
     *,
+    means: tuple[float, float],
     axis_label: str,
     labels: tuple[str, str] = ("baseline", "change"),
     width: int = 720,
 ) -> str:
-    """Each repetition of both sides of one comparison as a dot, each side's mean as a bar."""
+    """Each repetition of both sides of one comparison as a dot, each side's mean (given, as the
+    analysis computed it: baseline's, change's) as a bar."""
     if len(baseline) < 2 or len(change) < 2:
         raise ValueError("a strip chart needs at least two repetitions on each side")
     sides = [(labels[0], [float(v) for v in baseline]), (labels[1], [float(v) for v in change])]
@@ -173,9 +175,8 @@ def strip_chart(
     scale = Linear(d0, d1, plot_left, plot_right)
     height = 56
     rows = []
-    for i, ((_name, vals), name) in enumerate(zip(sides, names, strict=True)):
+    for i, ((_name, vals), name, mean) in enumerate(zip(sides, names, means, strict=True)):
         mid = first + i * height + height / 2
-        mean = sum(vals) / len(vals)
         mean_text = f"mean {number(mean)}"
         rows.append(
             {
@@ -191,8 +192,8 @@ def strip_chart(
     bottom = first + 2 * height
     axis: Axis = x_axis(scale, ticks, (plot_left, first, plot_right, bottom), number, axis_label, width)
     desc = f"{title}. {axis_label}: " + "; ".join(
-        f"{name}, n={len(vals)}, mean {number(sum(vals) / len(vals))}: {', '.join(number(v) for v in vals)}"
-        for name, vals in sides
+        f"{name}, n={len(vals)}, mean {number(mean)}: {', '.join(number(v) for v in vals)}"
+        for (name, vals), mean in zip(sides, means, strict=True)
     )
     context = frame(chart_id, title, desc + ".", width)
     return render("strip.svg.j2", **context, height=bottom + 46, legend=legend_items, rows=rows, axis=axis)

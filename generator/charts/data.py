@@ -45,17 +45,20 @@ class Bar:
 class Step:
     """One step of a waterfall: a change in the metric's unit from the previous level.
 
-    `chain_break` says why this step is not measured from the level before it (another
-    workload or load); the chart leaves a gap there with the note instead of a connector.
+    `level` is the level after it, as the analysis composed it: the chart prints it and never
+    sums the deltas itself. `chain_break` says why this step is not measured from the level
+    before it (another workload or load); the chart leaves a gap there with the note instead of
+    a connector.
     """
 
     label: str
     delta: float
+    level: float
     interval: Interval | None = None
     chain_break: str | None = None
 
     def __post_init__(self) -> None:
-        _check(self.label, self.delta)
+        _check(self.label, self.delta, self.level)
         _check_interval(self.label, self.interval)
 
 
@@ -63,9 +66,11 @@ class Step:
 class Goal:
     label: str
     target: float
+    # The target minus the current level, from the analysis: said in the description.
+    distance: float
 
     def __post_init__(self) -> None:
-        _check(self.label, self.target)
+        _check(self.label, self.target, self.distance)
 
 
 @dataclass(frozen=True)

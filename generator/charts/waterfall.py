@@ -25,14 +25,6 @@ class _Column:
     label: Text
 
 
-def _levels(baseline: float, steps: Sequence[Step]) -> list[float]:
-    """The level before the first step and after each one: the chain's arithmetic."""
-    levels = [baseline]
-    for step in steps:
-        levels.append(levels[-1] + step.delta)
-    return levels
-
-
 def _domain(values: list[float]) -> list[float]:
     lo, hi = min(values), max(values)
     # From zero when the levels are far apart anyway; else the axis starts near the data,
@@ -59,13 +51,13 @@ def waterfall(
 ) -> str:
     """Baseline, one column per step from the level before it, the current level, goal lines.
 
-    `current` defaults to the baseline plus every step; when the caller states another value
-    (measured on its own), it is drawn as stated and the description says what the steps add up to.
+    `current` defaults to the last step's level; when the caller states another value (measured
+    on its own), it is drawn as stated and the description says what the steps add up to.
     """
     # One function on purpose: the positions depend on each other (slot width on the number of
     # breaks, bar feet on the axis floor, connectors on the previous column), and split up they
     # would pass a dozen values between the parts.
-    levels = _levels(baseline, steps)
+    levels = [baseline, *(s.level for s in steps)]
     end = levels[-1] if current is None else current
     values = [*levels, end, *(g.target for g in goals)]
     values += [lv + v for lv, s in zip(levels, steps, strict=False) if s.interval for v in s.interval]
@@ -197,5 +189,5 @@ def _describe(
     if not math.isclose(end, levels[-1], rel_tol=1e-9, abs_tol=1e-12):
         last += f" as stated (the steps add up to {number(levels[-1])})"
     parts.append(last)
-    parts += [f"goal {one_line(g.label)} {number(g.target)}, {signed(g.target - end)} from {labels[1]}" for g in goals]
+    parts += [f"goal {one_line(g.label)} {number(g.target)}, {signed(g.distance)} from {labels[1]}" for g in goals]
     return "; ".join(parts) + "."

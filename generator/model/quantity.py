@@ -120,7 +120,12 @@ def listed(s: Stat) -> str:
 
 
 def fmt_value(value: Value) -> str:
-    text = fmt_stat(stat(value))
+    return fmt_summarised(value, stat(value))
+
+
+def fmt_summarised(value: Value, s: Stat) -> str:
+    """A value shown from its summary `s` (the analysis' `stat(value)`), so a page computes nothing."""
+    text = fmt_stat(s)
     # A range the source gives as approximate ("~8-11 tok/s") keeps its "~" wherever it is shown.
     return f"~{text}" if isinstance(value, Range) and value.about else text
 

@@ -50,12 +50,10 @@ def _stat(s: Stat) -> dict[str, Any]:
     return {"kind": s.kind, "mean": s.mean, "spread": s.spread, "n": s.n, "low": s.low, "high": s.high}
 
 
-def _comparison(c: Comparison, value: Any, baseline: Any) -> dict[str, Any]:
-    from generator.model.quantity import stat
-
+def _comparison(c: Comparison, value: Stat, baseline: Stat) -> dict[str, Any]:
     return {
-        "value": _stat(stat(value)),
-        "baseline": _stat(stat(baseline)),
+        "value": _stat(value),
+        "baseline": _stat(baseline),
         "n": c.n,
         "baseline_n": c.baseline_n,
         "mean": c.mean,
@@ -96,7 +94,11 @@ def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str
                 "not_compared": resolved.not_compared,
                 "notes": list(resolved.notes),
                 "comparisons": {
-                    name: (None if c is None else _comparison(c, resolved.metrics[name], resolved.baseline[name]))
+                    name: (
+                        None
+                        if c is None
+                        else _comparison(c, resolved.summaries[name], resolved.baseline_summaries[name])
+                    )
                     for name, c in sorted(comparisons.items())
                 },
                 # "reported": evidence as the source gave it, never compared, so `comparisons` is empty.

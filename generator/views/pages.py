@@ -19,7 +19,7 @@ from generator.analysis.stats import POWER, REPS_CAP, Comparison
 from generator.base.problems import rel
 from generator.model import metrics, variants
 from generator.model.launch import assignment, env_prefix, quote
-from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_value, unreplicated_text
+from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_summarised, unreplicated_text
 from generator.model.record import Attempt, Blocker
 from generator.model.reported import ReportedMetric, changes, figures
 from generator.model.result import Result
@@ -179,9 +179,8 @@ def _listed(value: Value, base: Value | None, c: Comparison | None) -> str | Non
     return text
 
 
-def _metric_row(
-    name: str, value: Value, base: Value | None, c: Comparison | None, vocabulary: metrics.Vocabulary
-) -> MetricRow:
+def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabulary) -> MetricRow:
+    value, base, c = resolved.metrics[name], resolved.baseline.get(name), resolved.comparisons.get(name)
     metric = vocabulary.lookup(name)
     unit = metric.unit if metric else ""
     change, interval = _change(c, unit) if c is not None else (None, None)
@@ -193,8 +192,8 @@ def _metric_row(
         label=metric.label if metric else name,
         unit=unit,
         higher_is_better=metric.higher_is_better if metric else True,
-        value=fmt_value(value),
-        baseline=fmt_value(base) if base is not None else None,
+        value=fmt_summarised(value, resolved.summaries[name]),
+        baseline=fmt_summarised(base, resolved.baseline_summaries[name]) if base is not None else None,
         comparison=c,
         change=change,
         interval=interval,
@@ -215,10 +214,7 @@ def result_view(
 ) -> ResultView:
     # An imported run fills in the load and workload it recorded.
     result = resolved.result
-    rows = [
-        _metric_row(name, value, resolved.baseline.get(name), resolved.comparisons.get(name), vocabulary)
-        for name, value in resolved.metrics.items()
-    ]
+    rows = [_metric_row(resolved, name, vocabulary) for name in resolved.metrics]
     rate = result.request_rate
     rate_text = None
     if rate is not None:
@@ -314,12 +310,9 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
 
     blockers = _blocker_views(analysis, rec)
     change = variants.effective_change(r)
-    env = {**campaign.baseline.env, **(change.env if change else {})}
-    # Measured on top of other records, their changes come first, as in the stack (the analysis' Launch).
+    # The command and environment as measured, what it builds on first: the analysis' Launch.
     launch = analysis.record(rec).launch
-    tokens = list(launch.tokens) if launch is not None else []
-    if launch is not None:
-        env = dict(launch.env)
+    tokens, env = (list(launch.tokens), dict(launch.env)) if launch is not None else ([], {})
     return {
         "campaign": campaign,
         "record": r,

@@ -32,7 +32,7 @@ from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Resol
 from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.model import metrics
-from generator.model.quantity import fmt_number, stat
+from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
 from generator.views.paths import record_plot_path, summary_plot_paths
 
@@ -83,10 +83,6 @@ def _plot(path: str, svg: str) -> Plot:
 
 # A resolved result with its x (concurrency or request rate) for a record's chart.
 Row = tuple[ResolvedResult, dict[str, float], dict[str, Any]]
-
-
-def _mean(value: Any) -> float:
-    return stat(value).mean
 
 
 def _series_name(result: Any) -> str:
@@ -147,16 +143,16 @@ def record_series(axis: str, rows: list[Row], throughput: str, latency: str | No
         for r, extra, _ in rows:
             if (name is not None and _series_name(r.result) != name) or throughput not in r.metrics:
                 continue
-            x = extra["x"]
+            x, means, base_means = extra["x"], r.summaries, r.baseline_summaries
             if latency is None:
-                mine.append((x, charts.Point(x, _mean(r.metrics[throughput]))))
-                if throughput in r.baseline:
-                    base.append((x, charts.Point(x, _mean(r.baseline[throughput]))))
+                mine.append((x, charts.Point(x, means[throughput].mean)))
+                if throughput in base_means:
+                    base.append((x, charts.Point(x, base_means[throughput].mean)))
                 continue
-            if latency in r.metrics:
-                mine.append((x, charts.Point(_mean(r.metrics[latency]), _mean(r.metrics[throughput]), _load(axis, x))))
-            if latency in r.baseline and throughput in r.baseline:
-                point = charts.Point(_mean(r.baseline[latency]), _mean(r.baseline[throughput]), _load(axis, x))
+            if latency in means:
+                mine.append((x, charts.Point(means[latency].mean, means[throughput].mean, _load(axis, x))))
+            if latency in base_means and throughput in base_means:
+                point = charts.Point(base_means[latency].mean, base_means[throughput].mean, _load(axis, x))
                 base.append((x, point))
         for who, points in (("this record", mine), ("baseline", base)):
             if points:

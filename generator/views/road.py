@@ -166,9 +166,9 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
     unit = metric.unit if metric else ""
     label = metric.label if metric else road.metric
     steps = [
-        charts.Step(s.label, s.change.delta, s.change.interval, s.chain_break)
+        charts.Step(s.label, s.change.delta, s.level_after, s.change.interval, s.chain_break)
         for s in road.steps
-        if s.change is not None
+        if s.change is not None and s.level_after is not None
     ]
     where = f" at concurrency {road.concurrency}" if road.concurrency is not None else ""
     # A range is drawn at its midpoint; the column's label says the range itself.
@@ -186,7 +186,7 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
         road.baseline.mean,
         steps,
         axis_label=f"{label} ({unit})" if unit else label,
-        goals=[charts.Goal(g.direction, g.goal.target) for g in road.goals],
+        goals=[charts.Goal(g.direction, g.goal.target, g.gap) for g in road.goals],
         labels=(names[0], names[1]),
     )
     alt = charts.description(svg)

@@ -62,6 +62,7 @@ def strips(analysis: Analysis) -> list[Strip]:
                 title,
                 list(resolved.samples[name][1]),
                 list(resolved.samples[name][0]),
+                means=resolved.sample_means[name][::-1],
                 axis_label=f"{metric.label} ({metric.unit})",
                 labels=("baseline", "this record" if not arm else "this variant"),
             )

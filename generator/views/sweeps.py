@@ -119,20 +119,15 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
     baseline = _series("baseline", sweep.baseline.frontier, sweep, per_gpu)
     if baseline.points:
         series.append(baseline)
-    limits = tuple(
-        charts.Limit(f"SLO {name} {fmt_number(limit)} ms", 1000 / limit, "x")
-        for name, limit in sorted(project.campaign.slo.items())
-        if name.startswith("tpot_")
-    )
+    limits = tuple(charts.Limit(f"SLO {name} {fmt_number(ms)} ms", x, "x") for name, ms, x in sweep.slo_lines)
     gpus = project.campaign.hardware.count
     marks: list[charts.Mark] = []
-    c = sweep.record.capacity
-    at = None if c is None else cap.capacity_point(c, sweep.record.frontier, project.campaign.slo)
+    c, at, at_per_gpu = sweep.record.capacity, sweep.record.capacity_at, sweep.record.capacity_per_gpu
     if c is not None and at is not None and c.throughput is not None and c.load is not None:
         # The capacity on the chart's own axes (the points' statistic), per GPU when the axis is.
         where = sweep.load_text(c.load)
-        if per_gpu and gpus is not None and gpus > 1:
-            value = at[1] / gpus
+        if per_gpu and gpus is not None and gpus > 1 and at_per_gpu is not None:
+            value = at_per_gpu
             total = fmt_number(c.throughput)
             text = f"capacity under the SLO: {fmt_number(value)} tok/s per GPU ({total} in all, {where})"
         else:

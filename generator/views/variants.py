@@ -17,7 +17,7 @@ from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, words
 from generator.model.metrics import Vocabulary
-from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_value, fmt_whole, stat
+from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_summarised, fmt_value, fmt_whole
 from generator.model.record import Change, Record, Variant
 from generator.project.load import Project, RecordFile
 
@@ -27,20 +27,14 @@ RATIO_FROM = 10.0
 
 def ratio_text(c: Comparison) -> str | None:
     """A very large change as a ratio ("106x lower"), which a percentage near -100% hides."""
-    v, b = c.mean, c.baseline_mean
-    if v <= 0 or b <= 0:
+    fold = c.fold
+    if fold is None or fold.times < RATIO_FROM:
         return None
-    ratio = max(v, b) / min(v, b)
-    if ratio < RATIO_FROM:
-        return None
-    text = f"{fmt_whole(ratio)}x {'higher' if v > b else 'lower'}"
-    low, high = c.ci_low_percent, c.ci_high_percent
-    if c.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
-        # The interval is of the ratio itself, so it reads as one: "106x lower (133x to 84x)".
-        ends = sorted((1 + low / 100, 1 + high / 100))
-        if v < b:
-            ends = [1 / ends[1], 1 / ends[0]]
-        first, second = (ends[1], ends[0]) if v < b else (ends[0], ends[1])
+    text = f"{fmt_whole(fold.times)}x {fold.word}"
+    if fold.interval is not None:
+        # The interval of the ratio itself, read in the words' direction: "106x lower (133x to 84x)".
+        low, high = fold.interval
+        first, second = (high, low) if fold.word == "lower" else (low, high)
         text += f" ({fmt_whole(first)}x to {fmt_whole(second)}x)"
     return text
 
@@ -120,9 +114,10 @@ def setup_text(variant: Variant) -> str | None:
 def _cell(resolved: ResolvedResult, name: str) -> str | None:
     value = resolved.metrics.get(name)
     if value is not None:
+        shown = fmt_summarised(value, resolved.summaries[name])
         c = resolved.comparisons.get(name)
         if c is None or c.change_percent is None:
-            return fmt_value(value)
+            return shown
         ratio = ratio_text(c)
         interval = (
             f", {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)}"
@@ -130,10 +125,7 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
             else ""
         )
         # The raw change, its interval and its decision word, as the record's result tables show them.
-        return (
-            f"{fmt_value(value)} ({fmt_percent(c.change_percent)}{interval}, {c.decision}"
-            f"{f', {ratio}' if ratio else ''})"
-        )
+        return f"{shown} ({fmt_percent(c.change_percent)}{interval}, {c.decision}{f', {ratio}' if ratio else ''})"
     reported = resolved.result.reported_change.get(name)
     if reported is not None:
         shown = fmt_percent(reported) if isinstance(reported, float) else f"{fmt_value(reported)}%"
@@ -268,10 +260,9 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     # A run beside the values (a diagnostic or its own setup) at a value a candidate has is not its point.
     candidates = {v.value for v in record.variants if not variants.beside(v)}
     for variant, results in zip(record.variants, per_variant, strict=True):
-        value = next((res.metrics[name] for res in results if res.result.label == label and name in res.metrics), None)
-        if variant.value is None or value is None or (variants.beside(variant) and variant.value in candidates):
+        s = next((res.summaries[name] for res in results if res.result.label == label and name in res.metrics), None)
+        if variant.value is None or s is None or (variants.beside(variant) and variant.value in candidates):
             continue
-        s = stat(value)
         # Only figures that span something draw an interval: repetitions or a range. A mean
         # given with n (with or without its sd) has no range of figures behind it to draw.
         interval = (s.low, s.high) if s.kind in ("repeated", "range") or s.low != s.high else None
