@@ -1,0 +1,146 @@
+"""The third shipped campaign, examples/h200-runner: made by `improvements run` on one H200.
+
+Its runs, outputs and journals are the runner's own files, byte for byte. CI has no GPU, so it
+rebuilds the example from them; each decision is computed here again from the harness's
+outputs with scipy (the sequential one by numerical integration of the mixture it rests on).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy import integrate, optimize, stats
+
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.output.export import export_data
+
+from conftest import REPO, run_cli
+
+# Slow: builds a whole shipped campaign and integrates numerically.
+pytestmark = pytest.mark.slow
+
+EXAMPLE = REPO / "examples" / "h200-runner"
+JOURNAL = EXAMPLE / "results" / "journal"
+
+
+def journal(slug: str) -> tuple[Path, list[dict]]:
+    (path,) = sorted(JOURNAL.glob(f"{slug}-*.jsonl"))
+    return path, [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def log_ratios(slug: str, arm: str) -> np.ndarray:
+    """log(arm) - log(baseline) of each block's timed generate call, from the harness's outputs."""
+    path, _ = journal(slug)
+    out = path.with_suffix("") / "out"
+
+    def side(name: str) -> dict[int, float]:
+        found = {}
+        for f in out.glob(f"c*-b*-{name}.json"):
+            rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+            (row,) = [r for r in rows if not r["warmup"]]
+            found[int(f.name.split("-")[1][1:])] = row["output_tok_s"]
+        return found
+
+    mine, base = side(arm), side("baseline")
+    assert sorted(mine) == sorted(base)
+    return np.array([math.log(mine[k]) - math.log(base[k]) for k in sorted(mine)])
+
+
+@pytest.fixture(scope="module")
+def export() -> dict[str, dict]:
+    data = export_data(analyse(require_project(EXAMPLE)))
+    return {r["slug"]: r for r in data["records"]}
+
+
+def test_every_kept_output_is_the_one_the_journal_digested() -> None:
+    for path in JOURNAL.glob("*.jsonl"):
+        events = [json.loads(line) for line in path.read_text().splitlines()]
+        ends = [e for e in events if e["event"] == "end"]
+        assert ends and all(e["state"] == "done" and e["exit"] == 0 for e in ends)
+        for e in ends:
+            for out in e["outputs"]:
+                data = (EXAMPLE / out["path"]).read_bytes()
+                assert hashlib.sha256(data).hexdigest() == out["sha256"]
+                # The imported run keeps the same bytes as its raw evidence.
+                assert (EXAMPLE / "results" / "raw" / f"{out['sha256'][:12]}-{Path(out['path']).name}").read_bytes() == data
+
+
+def test_blocks_were_interleaved_in_the_plan_order() -> None:
+    for slug in ("sdpa-attention", "null-control"):
+        _, events = journal(slug)
+        plan = events[0]["plan"]
+        order = [(r["block"], r["arm"]) for r in plan["runs"]]
+        started = [(e["run"], e["started"]) for e in events if e["event"] == "end"]
+        # Run in the plan's order: each block holds each arm once, blocks one after another.
+        assert [s for s, _ in sorted(started, key=lambda x: x[1])] == [
+            f"c{plan['loads'][0]}-b{b:02d}-{arm}" for b, arm in order[: len(started)]
+        ]
+        assert all(sorted(a for bb, a in order if bb == b) == sorted({a for _, a in order}) for b, _ in order)
+
+
+def _log_mixture(d: np.ndarray, mu: float) -> float:
+    """log of the scale-invariant likelihood ratio of the standardized effect, mixed over N(0, 1)."""
+    x = d - mu
+    n, s, v = len(x), float(x.sum()), float((x * x).sum())
+
+    def ratio(delta: float) -> float:
+        def f(r: float) -> float:
+            return r ** (n - 1) * math.exp(-(r * r * v - 2 * r * delta * s + n * delta * delta) / 2)
+
+        return integrate.quad(f, 0, np.inf)[0]
+
+    den = integrate.quad(lambda r: r ** (n - 1) * math.exp(-r * r * v / 2), 0, np.inf)[0]
+    mix = integrate.quad(lambda t: ratio(t) * math.exp(-t * t / 2) / math.sqrt(2 * math.pi), -np.inf, np.inf)[0]
+    return math.log(mix / den)
+
+
+def test_the_sequential_comparison_is_its_confidence_sequence(export: dict[str, dict]) -> None:
+    d = log_ratios("sdpa-attention", "sdpa-attention")
+    (result,) = export["sdpa-attention"]["results"]
+    c = result["comparisons"]["output_throughput"]
+    sequential = export["sdpa-attention"]["record"]["results"][0]["sequential"]
+    assert sequential["blocks_run"] == len(d) == 6 and sequential["max_blocks"] == 8
+    assert c["test"] == "sequence" and c["decision"] == "better"
+    assert c["change_percent"] == pytest.approx(math.expm1(d.mean()) * 100, rel=1e-9)
+    m, threshold = float(d.mean()), math.log(1 / 0.05)
+    low = optimize.brentq(lambda mu: _log_mixture(d, mu) - threshold, m - 5, m)
+    high = optimize.brentq(lambda mu: _log_mixture(d, mu) - threshold, m, m + 5)
+    assert c["ci_low_percent"] == pytest.approx(math.expm1(low) * 100, rel=1e-6)
+    assert c["ci_high_percent"] == pytest.approx(math.expm1(high) * 100, rel=1e-6)
+    # Wider than the one-look t interval, which a data-dependent stop would not keep at alpha.
+    t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert c["ci_low_percent"] < math.expm1(t.low) * 100 and c["ci_high_percent"] > math.expm1(t.high) * 100
+
+
+def test_the_null_control_is_not_called_different(export: dict[str, dict]) -> None:
+    d = log_ratios("null-control", "null-control")
+    (result,) = export["null-control"]["results"]
+    c = result["comparisons"]["output_throughput"]
+    ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert len(d) == 5 and c["test"] == "paired" and c["decision"] == "inconclusive"
+    assert c["change_percent"] == pytest.approx(math.expm1(d.mean()) * 100, rel=1e-9)
+    assert (c["ci_low_percent"], c["ci_high_percent"]) == pytest.approx(
+        (math.expm1(ci.low) * 100, math.expm1(ci.high) * 100), rel=1e-9
+    )
+
+
+def test_it_builds_from_the_runners_files_and_says_so(tmp_path: Path) -> None:
+    copy = tmp_path / "h200-runner"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("docs", "site"))
+    assert run_cli("check", "--root", str(copy)).returncode == 0
+    built = run_cli("build", "--root", str(copy))
+    assert built.returncode == 0, built.stderr
+    home = (copy / "docs" / "index.md").read_text()
+    assert "improvements run" in home and "randomized complete blocks" in home
+    page = (copy / "docs" / "improvements" / "h200run-01-sdpa-attention.md").read_text()
+    assert "sequential" in page.lower() and "6 of at most 8 blocks" in page
+    # The shipped pages are the ones these files give.
+    for name in ("index.md", "summary.md", "improvements/h200run-01-sdpa-attention.md"):
+        assert (copy / "docs" / name).read_text() == (EXAMPLE / "docs" / name).read_text()
