@@ -69,7 +69,8 @@ def test_every_kept_output_is_the_one_the_journal_digested() -> None:
                 data = (EXAMPLE / out["path"]).read_bytes()
                 assert hashlib.sha256(data).hexdigest() == out["sha256"]
                 # The imported run keeps the same bytes as its raw evidence.
-                assert (EXAMPLE / "results" / "raw" / f"{out['sha256'][:12]}-{Path(out['path']).name}").read_bytes() == data
+                raw = EXAMPLE / "results" / "raw" / f"{out['sha256'][:12]}-{Path(out['path']).name}"
+                assert raw.read_bytes() == data
 
 
 def test_blocks_were_interleaved_in_the_plan_order() -> None:
