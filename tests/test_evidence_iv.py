@@ -419,7 +419,16 @@ def test_stack_prints_the_image_in_force_and_keeps_host_and_container_steps_apar
     assert run_cli("build", "--root", str(minimal)).returncode == 0
     page = _page(minimal, "upgrade")
     assert "Container image: `lmsysorg/sglang:v0.5.9-cu129`" in page
-    assert "# on the host:\nnvidia-smi -pm 1\n# inside the container:\npip install --upgrade transformers\n" in page
+    # The page's copyable block prints the steps as `stack` does: the container's as comments.
+    steps = lines[host : lines.index("#   pip install --upgrade transformers") + 1]
+    assert "\n".join(steps) + "\n" in page
+    assert "\npip install --upgrade transformers\n" not in page
+    # The report likewise: the image in force, the same steps, and the command's caveats.
+    report = run_cli("report", "--root", str(minimal)).stdout
+    assert "In the container image `lmsysorg/sglang:v0.5.9-cu129`." in report
+    assert "\n".join(steps) + "\n" in report and "\npip install --upgrade transformers\n" not in report
+    caveats = [line.removeprefix("# Caveat: ") for line in lines if line.startswith("# Caveat: ")]
+    assert caveats and all(f"- Caveat: {c}" in report for c in caveats)
 
 
 def test_a_variants_image_is_in_its_change(repo: Path) -> None:

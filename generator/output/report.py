@@ -19,7 +19,7 @@ from generator.base.problems import ProblemsFound, Report
 from generator.model.launch import assignment, words
 from generator.model.record import Change
 from generator.output.render import _template_problem, environment, with_figures
-from generator.views import pages
+from generator.views import pages, road
 from generator.views.evidence import record_evidence
 from generator.views.markdown import TemplateFailure, code, inline
 from generator.views.prose import filled
@@ -31,14 +31,15 @@ SHOWN_METRICS = 4
 
 
 def _stack(analysis: Analysis) -> dict[str, Any]:
-    """The stack as the report shows it: the launch command in force and what it cannot say."""
+    """The stack as the report shows it: the launch command in force, the steps before it as
+    `stack` prints them (`inside:` ones as comments), and what to know before running it."""
     found = analysis.stack
     return {
-        # The `before:` steps first, as written, then the launch line: what runs, in order.
-        "command": "\n".join([*(line for _label, line in found.stack.before), found.stack.command])
+        "command": "\n".join([*road.step_lines(found.stack.before, found.stack.inside), found.stack.command])
         if found.stack is not None
         else None,
-        "image": analysis.project.campaign.engine.image,
+        "image": road.image_in_force(analysis)[1] if found.stack is not None else None,
+        "caveats": road.command_caveats(analysis),
         "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
         "notes": [f"{label}: {what}" for label, what in found.notes],
     }
