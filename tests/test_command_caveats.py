@@ -38,10 +38,16 @@ def test_a_workdir_outside_the_campaign_is_refused(tmp_path: Path) -> None:
     assert "no leading /, no .." in proc.stdout + proc.stderr
 
 
-def test_a_campaign_without_measured_comparisons_points_to_the_example(tmp_path: Path) -> None:
+def test_a_campaign_without_measured_comparisons_says_so_in_its_own_words(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo")
+    path = root / "improvements" / "campaign.yaml"
     assert run_cli("build", "--root", str(root)).returncode == 0
     home = (root / "docs" / "index.md").read_text()
     first_screen = home[: home.index("</div>")]
-    assert "**No measured comparison**: this campaign's sources give no record a measured comparison" in first_screen
-    assert "`examples/h200-decode`" in first_screen
+    assert "**No measured comparison**: no record has a measured comparison with the baseline yet" in first_screen
+    # The pointer to the example is this campaign's own text, not the template's: without it, no word of it.
+    assert "`examples/h200-decode`" in home and "`examples/h200-decode`" not in first_screen
+    text = path.read_text()
+    path.write_text(text[: text.index("None of these records has a")] + text[text.index("\nmodel:") :])
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    assert "h200-decode" not in (root / "docs" / "index.md").read_text()
