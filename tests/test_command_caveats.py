@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from conftest import REPO, copy_campaign, run_cli
@@ -51,3 +53,20 @@ def test_a_campaign_without_measured_comparisons_says_so_in_its_own_words(tmp_pa
     path.write_text(text[: text.index("None of these records has a")] + text[text.index("\nmodel:") :])
     assert run_cli("build", "--root", str(root)).returncode == 0
     assert "h200-decode" not in (root / "docs" / "index.md").read_text()
+
+
+def test_the_printed_command_runs_from_the_workdir(tmp_path: Path) -> None:
+    # `--format command` runs as printed from the campaign's folder: it goes to the workdir first.
+    root = tmp_path / "h200"
+    shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("site", "docs"))
+    stub = root / "data" / "harness" / "run.sh"
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text('printf "%s\\n" "$PWD" "$*" > "$RAN"\n')
+    printed = run_cli("stack", "--root", str(root), "--format", "command").stdout
+    ran = tmp_path / "ran"
+    proc = subprocess.run(
+        ["bash", "-c", printed], cwd=root, env={**os.environ, "RAN": str(ran)}, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    where, args = ran.read_text().splitlines()
+    assert Path(where).resolve() == (root / "data").resolve() and args.startswith("--batches 1 8")

@@ -18,7 +18,7 @@ from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
 from generator.base.shell import visible
-from generator.model.launch import Stack
+from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.notes import regressions_text
@@ -63,6 +63,15 @@ def stack_script(analysis: Analysis) -> str:
     # Under the command, where the eye goes after reading it: what to know before running it.
     caveats = [visible(f"# Caveat: {c}".replace("\n", " ")) for c in command_caveats(analysis)]
     return "\n".join([*head, *before_lines(analysis), found.script(), *caveats]) + "\n"
+
+
+def command_lines(analysis: Analysis) -> str:
+    """`stack --format command`: the `before:` steps, one a line as written, then the launch on one
+    line, from the baseline's `workdir` when it has one (its paths are relative to there), so the
+    lines run as printed from the campaign's folder."""
+    found, workdir = _stack(analysis), analysis.project.campaign.baseline.workdir
+    cd = f"cd {quote(workdir.rstrip('/') or workdir)} && " if workdir else ""
+    return "".join(line + "\n" for _label, line in found.before) + cd + found.command + "\n"
 
 
 def command_caveats(analysis: Analysis) -> list[str]:
