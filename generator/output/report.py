@@ -53,9 +53,9 @@ def _change_line(analysis: Analysis, change: Change | None) -> Markup:
     space = Markup(" ")
     parts = [
         space.join(code(words(f.tokens())) for f in change.flags),
-        Markup("removed ") + space.join(code(f) for f in change.remove_flags) if change.remove_flags else Markup(""),
+        Markup("removed {}").format(space.join(code(f) for f in change.remove_flags)) if change.remove_flags else "",
         space.join(code(assignment(k, v)) for k, v in change.env.items()),
-        *(Markup("patch: ") + inline(filled(p.summary, analysis)) for p in change.patches),
+        *(Markup("patch: {}").format(inline(filled(p.summary, analysis))) for p in change.patches),
     ]
     return Markup("; ").join(part for part in parts if part)
 

@@ -71,7 +71,8 @@ def command_lines(analysis: Analysis) -> str:
     lines run as printed from the campaign's folder."""
     found, workdir = _stack(analysis), analysis.project.campaign.baseline.workdir
     cd = f"cd {quote(workdir.rstrip('/') or workdir)} && " if workdir else ""
-    return "".join(line + "\n" for _label, line in found.before) + cd + found.command + "\n"
+    steps = "".join(f"{line}\n" for _label, line in found.before)
+    return f"{steps}{cd}{found.command}\n"
 
 
 def command_caveats(analysis: Analysis) -> list[str]:
@@ -98,7 +99,7 @@ def before_lines(analysis: Analysis) -> list[str]:
     source, image = image_in_force(analysis)
     from_ = f" (from {source})" if source else ""
     out = [f"# The engine runs in the container image {image}{from_}".replace("\n", " ")] if image else []
-    return out + step_lines(found.before, found.inside)
+    return [*out, *step_lines(found.before, found.inside)]
 
 
 def image_in_force(analysis: Analysis) -> tuple[str | None, str | None]:
