@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 
 from conftest import REPO, copy_campaign, run_cli
@@ -38,10 +40,33 @@ def test_a_workdir_outside_the_campaign_is_refused(tmp_path: Path) -> None:
     assert "no leading /, no .." in proc.stdout + proc.stderr
 
 
-def test_a_campaign_without_measured_comparisons_points_to_the_example(tmp_path: Path) -> None:
+def test_a_campaign_without_measured_comparisons_says_so_in_its_own_words(tmp_path: Path) -> None:
     root = copy_campaign(tmp_path / "repo")
+    path = root / "improvements" / "campaign.yaml"
     assert run_cli("build", "--root", str(root)).returncode == 0
     home = (root / "docs" / "index.md").read_text()
     first_screen = home[: home.index("</div>")]
-    assert "**No measured comparison**: this campaign's sources give no record a measured comparison" in first_screen
-    assert "`examples/h200-decode`" in first_screen
+    assert "**No measured comparison**: no record has a measured comparison with the baseline yet" in first_screen
+    # The pointer to the example is this campaign's own text, not the template's: without it, no word of it.
+    assert "`examples/h200-decode`" in home and "`examples/h200-decode`" not in first_screen
+    text = path.read_text()
+    path.write_text(text[: text.index("None of these records has a")] + text[text.index("\nmodel:") :])
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    assert "h200-decode" not in (root / "docs" / "index.md").read_text()
+
+
+def test_the_printed_command_runs_from_the_workdir(tmp_path: Path) -> None:
+    # `--format command` runs as printed from the campaign's folder: it goes to the workdir first.
+    root = tmp_path / "h200"
+    shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("site", "docs"))
+    stub = root / "data" / "harness" / "run.sh"
+    stub.parent.mkdir(parents=True, exist_ok=True)
+    stub.write_text('printf "%s\\n" "$PWD" "$*" > "$RAN"\n')
+    printed = run_cli("stack", "--root", str(root), "--format", "command").stdout
+    ran = tmp_path / "ran"
+    proc = subprocess.run(
+        ["bash", "-c", printed], cwd=root, env={**os.environ, "RAN": str(ran)}, capture_output=True, text=True
+    )
+    assert proc.returncode == 0, proc.stderr
+    where, args = ran.read_text().splitlines()
+    assert Path(where).resolve() == (root / "data").resolve() and args.startswith("--batches 1 8")

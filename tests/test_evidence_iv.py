@@ -419,7 +419,16 @@ def test_stack_prints_the_image_in_force_and_keeps_host_and_container_steps_apar
     assert run_cli("build", "--root", str(minimal)).returncode == 0
     page = _page(minimal, "upgrade")
     assert "Container image: `lmsysorg/sglang:v0.5.9-cu129`" in page
-    assert "# on the host:\nnvidia-smi -pm 1\n# inside the container:\npip install --upgrade transformers\n" in page
+    # The page's copyable block prints the steps as `stack` does: the container's as comments.
+    steps = lines[host : lines.index("#   pip install --upgrade transformers") + 1]
+    assert "\n".join(steps) + "\n" in page
+    assert "\npip install --upgrade transformers\n" not in page
+    # The report likewise: the image in force, the same steps, and the command's caveats.
+    report = run_cli("report", "--root", str(minimal)).stdout
+    assert "In the container image `lmsysorg/sglang:v0.5.9-cu129`." in report
+    assert "\n".join(steps) + "\n" in report and "\npip install --upgrade transformers\n" not in report
+    caveats = [line.removeprefix("# Caveat: ") for line in lines if line.startswith("# Caveat: ")]
+    assert caveats and all(f"- Caveat: {c}" in report for c in caveats)
 
 
 def test_a_variants_image_is_in_its_change(repo: Path) -> None:
@@ -580,6 +589,23 @@ def test_a_baseline_value_no_run_has_is_a_usage_error(minimal: Path) -> None:
     )
     assert out.returncode == 2
     assert "no run has run_name `eager` (the values found: `cuda_graph`, `no_cuda_graph`)" in out.stderr
+
+
+def test_a_numeric_baseline_value_matches_as_a_number(minimal: Path) -> None:
+    # The file says `4.0`; the command line's `4` is the same rate.
+    campaign = minimal / "improvements" / "campaign.yaml"
+    fmt = ARMS_FORMAT.replace("{run_name: arm, max_concurrency: conc}", "{request_rate: rate, max_concurrency: conc}")
+    campaign.write_text(campaign.read_text() + fmt)
+    (minimal / "improvements" / "01-graphs.yaml").write_text(
+        "title: CUDA graphs\ntier: 1\nstatus: in-progress\nhypothesis: Graphs cut launch overhead.\n"
+    )
+    bench = minimal / "both.csv"
+    bench.write_text("rate,conc,tok_s\n" + "".join(f"{r},1,{v}\n" for r in ("8.0", "4.0") for v in (50, 51, 52)))
+    args = ["import", str(bench), "--root", str(minimal), "--record", "01", "--format", "arms"]
+    out = run_cli(*args, "--baseline-where", "request_rate=4")
+    assert out.returncode == 0, out.stderr
+    [res] = analyse(require_project(minimal)).records[0].results
+    assert res.result.request_rate == 8 and len(res.result.run or ()) == 3 and len(res.result.baseline_run or ()) == 3
 
 
 # --- part 8: report wording, init's placeholder, remove_flags on a flag not there -----------------

@@ -15,7 +15,7 @@ import pytest
 from scipy import stats
 
 from generator.analysis.campaign import analyse
-from generator.analysis.figures import lookup
+from generator.analysis.figures import lookup, reference_problems
 from generator.checks.validate import require_project
 from generator.views.prose import figure_text
 
@@ -115,3 +115,20 @@ def test_the_shipped_examples_quote_no_number_of_their_own_by_hand() -> None:
     assert not isinstance(figure, str)
     own, base = analysis.records[0].results[-1].samples["output_throughput"]
     assert figure.value == pytest.approx(statistics.fmean(own) / statistics.fmean(base), rel=1e-12)
+
+
+def test_braces_in_shell_text_are_no_reference(campaign: Path) -> None:
+    # Shell steps, flag values and environment hold Go templates and the like; only prose is
+    # scanned, so these pass while a bad reference in the change's note is still found.
+    path = campaign / "improvements" / "10-overlap.yaml"
+    path.write_text(
+        RECORD
+        + "change:\n"
+        + "  before:\n    - docker ps --format '{{.Names}}' | grep -q sglang || true\n"
+        + "  inside:\n    - echo '{{ nothing.c64.x.y }}'\n"
+        + '  flags:\n    - flag: --json-model-override-args\n      value: \'{"a": "{{.b}}"}\'\n'
+        + "  env:\n    note: '{{ nothing }}'\n"
+        + "  note: Also {{ nothing.c64.output_throughput.change }}.\n"
+    )
+    problems = reference_problems(analyse(require_project(campaign)))
+    assert [(p.code, p.line) for p in problems] == [("unknown-reference", RECORD.count("\n") + 11)]

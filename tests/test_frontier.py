@@ -121,3 +121,22 @@ def test_the_export_holds_the_frontier(campaign: Path) -> None:
     assert f["statistic"] == "tpot_p99" and f["slo"] == ["tpot_p99", 50.0, 20.0]
     labels = [c["label"] for c in f["configurations"]]
     assert labels.count("09 two-workloads") == 2
+
+
+def test_a_points_n_is_a_statistics_own(tmp_path: Path) -> None:
+    # Published means with their n ({mean, sd, n} or {mean, min, max, n}) are n repetitions, not one.
+    root = tmp_path / "repo"
+    shutil.copytree(FIXTURES / "render", root)
+    lines = ["title: Means", "tier: 2", "status: in-progress", "hypothesis: Faster.", "results:"]
+    for load, n in ((16, 5), (32, 7)):
+        lines += [
+            f"  - label: c{load}",
+            f"    concurrency: {load}",
+            f"    metrics: {{output_throughput: {{mean: {load * 60}, sd: 9, n: {n}, min: 1, max: 9999}},",
+            "      tpot_median: 20}",
+        ]
+    (root / "improvements" / "09-means.yaml").write_text("\n".join(lines) + "\n")
+    f = analyse(require_project(root)).frontier
+    assert f is not None
+    [mine] = [c for c in f.configurations if c.slug == "means"]
+    assert [p.n for p in mine.points] == [5, 7]

@@ -13,11 +13,11 @@ from generator.checks.validate import require_project
 from conftest import copy_campaign, run_cli
 
 
-def commit_all(root: Path, when: str, message: str) -> None:
+def commit_all(root: Path, when: str, message: str, *, committed: str | None = None) -> None:
     env = {
         **os.environ,
         "GIT_AUTHOR_DATE": when,
-        "GIT_COMMITTER_DATE": when,
+        "GIT_COMMITTER_DATE": committed or when,
         "GIT_AUTHOR_NAME": "t",
         "GIT_AUTHOR_EMAIL": "t@example.invalid",
         "GIT_COMMITTER_NAME": "t",
@@ -73,3 +73,12 @@ def test_a_commit_that_adds_a_record_dates_it_at_the_next_build(tmp_path: Path) 
     # Nothing under improvements/ changed, but the build is not "nothing to do": the date is new.
     assert run_cli("build", "--root", str(root)).returncode == 0
     assert "| Date | 2025-06-07 (first committed) |" in page.read_text()
+
+
+def test_the_author_date_not_the_committer_date(tmp_path: Path) -> None:
+    # A rebase or a squash-merge gives a commit a new committer date; the author's day stays.
+    root = copy_campaign(tmp_path / "repo")
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    commit_all(root, "2024-03-05T10:00:00+00:00", "add", committed="2026-01-01T10:00:00+00:00")
+    found = first_committed(root, root / "improvements")
+    assert found and set(found.values()) == {dt.date(2024, 3, 5)}

@@ -98,7 +98,7 @@ def test_report_shows_the_analysis_stack_when_it_has_one() -> None:
     rec = analysis.project.records[0]
     command = "python -m sglang.launch_server \\\n    --tp-size 8"
     stack = SimpleNamespace(
-        stack=SimpleNamespace(command=command, before=()),
+        stack=SimpleNamespace(command=command, before=(), inside=(), image=None),
         records=(rec,),
         notes=(("01", "a patch"),),
         has=lambda slug: slug == rec.slug,
@@ -110,3 +110,17 @@ def test_report_shows_the_analysis_stack_when_it_has_one() -> None:
     assert f"```bash\n{command}\n```" in section and "- Not in the command: 01: a patch" in section
     object.__setattr__(analysis, "stack", SimpleNamespace(stack=None, records=(), notes=(), has=lambda slug: False))
     assert "build on each other in a circle" in report_text(analysis)
+
+
+def test_report_change_line_is_escaped_once(campaign: Path) -> None:
+    (campaign / "improvements" / "90-json.yaml").write_text(
+        "title: JSON override\ntier: 2\nstatus: proposed\nhypothesis: A JSON flag value.\n"
+        "change:\n  flags:\n    - flag: --json-model-override-args\n      value: '{\"a\": 1}'\n"
+        "  env:\n    A: '1'\n  patches:\n    - summary: keep <b> out\n"
+    )
+    out = run_cli("report", "--root", str(campaign))
+    assert out.returncode == 0, out.stderr
+    line = next(x for x in out.stdout.splitlines() if x.startswith("Change: <code>--json-model-override-args"))
+    # The code span's own HTML once; the patch's text escaped once; nothing escaped twice.
+    assert "&#123;" in line and "&amp;" not in line and "&lt;code" not in line
+    assert line.endswith("; `A=1`; patch: keep &lt;b&gt; out"), line

@@ -461,8 +461,8 @@ def launch_of(
     # Only a variant's arm differs from the record's own step; copying the table for every record
     # would make a campaign's analysis quadratic.
     picked = launch_chain(rec.slug, steps if steps.get(rec.slug) == own else {**steps, rec.slug: own})
-    before: tuple[str, ...] = ()
-    inside: tuple[str, ...] = ()
+    before: tuple[tuple[str, str], ...] = ()
+    inside: tuple[tuple[str, str], ...] = ()
     image = change.image if change is not None else None
     if not isinstance(picked, Cycle):
         # Without `builds_on` only the host commands are wanted: no baseline command to split.
@@ -470,8 +470,7 @@ def launch_of(
         found = apply_ordered(
             campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
         )
-        before = tuple(line for _label, line in found.before)
-        inside = tuple(line for _label, line in found.inside)
+        before, inside = found.before, found.inside
         image = found.image[1] if found.image is not None else None
         if stacked:
             by_slug = project.by_slug()
@@ -493,7 +492,7 @@ def launch_below(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -
     found = apply_ordered(campaign.baseline.command, campaign.baseline.env, below)
     by_slug = project.by_slug()
     chain = tuple(by_slug[s.slug] for s in below if s.slug in by_slug)
-    return Launch(found.tokens, dict(found.env), chain, tuple(line for _label, line in found.before))
+    return Launch(found.tokens, dict(found.env), chain, found.before, found.inside)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

@@ -160,12 +160,45 @@ def _figure(field: str, own: Sequence[float], base: Sequence[float], c: Any) -> 
 # --- where prose quotes them -------------------------------------------------------------------
 
 
+# The prose fields, those the pages fill through their `inline`, `cell` and `paragraphs` filters.
+# Shell text (`before:`, `inside:`, flag values, commands, environment) is never scanned: a step
+# such as `docker ps --format '{{.Names}}'` holds braces that are no reference.
+PROSE_FIELDS = frozenset(
+    {
+        "action",
+        "caveats",
+        "cause",
+        "command_note",
+        "context",
+        "description",
+        "detail",
+        "finding",
+        "hypothesis",
+        "label",
+        "missing",
+        "note",
+        "quote",
+        "standing_note",
+        "summary",
+        "symptom",
+        "title",
+        "verdict",
+    }
+)
+# Maps whose keys are free names (an environment variable could be called `note`).
+_FREE_KEYS = frozenset({"env", "details"})
+
+
 def _strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each prose string of a file's data, with its path; a list of prose (`caveats`) counts."""
     if isinstance(data, str):
-        yield path, data
+        field = next((p for p in reversed(path) if isinstance(p, str)), None)
+        if field in PROSE_FIELDS:
+            yield path, data
     elif isinstance(data, dict):
         for key, value in data.items():
-            yield from _strings(value, (*path, str(key)))
+            if str(key) not in _FREE_KEYS:
+                yield from _strings(value, (*path, str(key)))
     elif isinstance(data, list):
         for i, value in enumerate(data):
             yield from _strings(value, (*path, i))
@@ -195,7 +228,8 @@ def quotes(loaded: Any) -> bool:
 
 
 def reference_problems(analysis: Analysis) -> list[Problem]:
-    """An `unknown-reference` error for each `{{ ... }}` in a record or campaign.yaml that names nothing."""
+    """An `unknown-reference` error for each `{{ ... }}` in a prose field of a record or campaign.yaml
+    that names nothing."""
     project = analysis.project
     out: list[Problem] = []
     for loaded in [project.campaign_file, *project.records]:

@@ -22,7 +22,8 @@ from generator.analysis import capacity as cap
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.sweeps import THROUGHPUT, _load, _mean, _point, _workload_key, _workload_text
 from generator.model import variants
-from generator.model.quantity import Value, fmt_number, samples
+from generator.model.quantity import Value, fmt_number
+from generator.model.quantity import stat as value_stat
 from generator.model.result import Range
 
 PER_USER = "throughput / concurrency"
@@ -156,7 +157,7 @@ def campaign_frontier(
                         load_text=f"c={fmt_number(load)}" if key[0] == "concurrency" else f"{fmt_number(load)} req/s",
                         throughput=point.throughput / gpus if gpus else point.throughput,
                         interactivity=x,
-                        n=len(samples(r.metrics[THROUGHPUT])),
+                        n=value_stat(r.metrics[THROUGHPUT]).n,
                         decision=comparison.decision if comparison is not None else None,
                     )
                 )

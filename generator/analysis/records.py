@@ -205,11 +205,12 @@ class Launch:
     env: Mapping[str, str]
     # The records it builds on, transitively, in stack order (empty when it builds on none).
     chain: tuple[RecordFile, ...] = ()
-    # Host commands run before the launch (`before:`), of what it builds on first, as written.
-    before: tuple[str, ...] = ()
+    # Host commands run before the launch (`before:`), of what it builds on first, as written,
+    # each with the label of the step that lists it (as `Stack.before`).
+    before: tuple[tuple[str, str], ...] = ()
     # Commands run inside the container (`inside:`), likewise; the image in force when a change
     # names its own (None: the campaign engine's).
-    inside: tuple[str, ...] = ()
+    inside: tuple[tuple[str, str], ...] = ()
     image: str | None = None
 
 

@@ -5,6 +5,7 @@ every run, raw copy and the record together or not at all.
 from __future__ import annotations
 
 import contextlib
+import math
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -106,7 +107,7 @@ def unique_runs(parsed: list[ParsedFile]) -> list[Run]:
 
 def split_arms(runs: list[Run], key: str, value: str) -> tuple[list[Run], list[Run]]:
     """(the result's runs, the baseline's) of one file holding both arms, by a setting's value."""
-    base = [r for r in runs if _setting_text(r.settings.get(key)) == value]
+    base = [r for r in runs if _same_setting(r.settings.get(key), value)]
     if not base:
         seen = sorted({_setting_text(r.settings.get(key)) for r in runs})
         shown = ", ".join(f"`{v}`" for v in seen) if any(seen) else "none: no run records it"
@@ -118,6 +119,24 @@ def split_arms(runs: list[Run], key: str, value: str) -> tuple[list[Run], list[R
 
 def _setting_text(v: Any) -> str:
     return "" if v is None else str(v)
+
+
+def _same_setting(v: Any, value: str) -> bool:
+    """Whether a run's setting is `value`: as text, or as numbers when both read as one (a file's
+    `4.0` is the `4` typed on the command line)."""
+    text = _setting_text(v)
+    if text == value:
+        return True
+    a, b = _number(text), _number(value)
+    return a is not None and a == b
+
+
+def _number(text: str) -> float | None:
+    try:
+        x = float(text)
+    except ValueError:
+        return None
+    return x if math.isfinite(x) else None
 
 
 def _counterparts(run: Run, base: list[Run], key: str) -> list[Run]:

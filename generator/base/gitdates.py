@@ -29,13 +29,14 @@ def _git(root: Path, *args: str) -> str | None:
 
 
 def first_committed(root: Path, folder: Path) -> Mapping[Path, dt.date]:
-    """Each file under `folder` that git has a commit of, with the date of its oldest commit."""
+    """Each file under `folder` that git has a commit of, with the author date of its oldest commit
+    (a rebase or a squash-merge gives commits new committer dates; the author date stays)."""
     if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
         return {}
     top = (_git(root, "rev-parse", "--show-toplevel") or "").strip()
     # Newest first: each file's last entry read is its oldest commit. Renames start a file anew
     # at its new path (--no-renames), so a renumbered record is dated by its renumbering.
-    log = _git(root, "log", "--no-renames", "--format=%x00%cs", "--name-only", "--", str(folder))
+    log = _git(root, "log", "--no-renames", "--format=%x00%as", "--name-only", "--", str(folder))
     if not top or log is None:
         return {}
     out: dict[Path, dt.date] = {}

@@ -38,6 +38,7 @@ from generator.base.shell import (
 from generator.model.launch import Cycle, Step, apply_steps
 from generator.model.record import Change, Setup
 from generator.project.load import Loaded, Project
+from generator.project.schema_errors import dotted
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,7 @@ def shell_problems(project: Project) -> list[Problem]:
         elif t.step:
             steps.append(t)
         elif t.kind == "words" and (why := words_problem(t.text)) is not None:
-            msg = f"`{_dotted(t.loc)}`: {why}; the printed command would pass it to the program as text"
+            msg = f"`{dotted(t.loc)}`: {why}; the printed command would pass it to the program as text"
             out.append(_problem(project, t, "shell-syntax", msg, _WORDS_HINT))
     if not steps:
         return out
@@ -85,7 +86,7 @@ def shell_problems(project: Project) -> list[Problem]:
         problem = step_problem(t.text, by_text[t.text], by_text[joined] if joined else None)
         if problem is not None:
             why, hint = problem
-            out.append(_problem(project, t, "shell-syntax", f"`{_dotted(t.loc)}`: {why}", hint))
+            out.append(_problem(project, t, "shell-syntax", f"`{dotted(t.loc)}`: {why}", hint))
     if script is not None and not readings[-1].clean and not out:
         # Each step alone is complete, so this is the generator's own fault: said, never hidden.
         msg = "the printed launch script is not read cleanly by bash: " + "; ".join(readings[-1].messages)
@@ -160,12 +161,12 @@ def _stack_script(project: Project) -> str | None:
 
 def _invisible(project: Project, t: _Text, index: int, ch: str) -> Problem:
     if ch == "\n":
-        msg = f"`{_dotted(t.loc)}` holds a line break (character {index + 1}): a step is one line"
+        msg = f"`{dotted(t.loc)}` holds a line break (character {index + 1}): a step is one line"
         hint = "write each command as its own step, in order"
         return _problem(project, t, "shell-syntax", msg, hint)
     shown = t.text if len(t.text) <= 60 else t.text[max(0, index - 20) : index + 20]
     msg = (
-        f"`{_dotted(t.loc)}` holds {char_name(ch)}, which a reader cannot see, at character {index + 1} of "
+        f"`{dotted(t.loc)}` holds {char_name(ch)}, which a reader cannot see, at character {index + 1} of "
         f"`{visible(shown)}`: printed for a shell, what the page shows would not be what runs"
     )
     return _problem(project, t, "invisible-character", msg, "delete it (retype the text around it)")
@@ -174,10 +175,3 @@ def _invisible(project: Project, t: _Text, index: int, ch: str) -> Problem:
 def _problem(project: Project, t: _Text, code: str, msg: str, hint: str, severity: Severity = "error") -> Problem:
     line, col = t.loaded.positions.of(t.loc)
     return Problem(rel(t.loaded.path, project.root), line, col, code, msg, hint, severity)
-
-
-def _dotted(loc: Path_) -> str:
-    out = ""
-    for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out

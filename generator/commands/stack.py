@@ -29,7 +29,7 @@ Examples:
     show_default=True,
     help=(
         "text: a shell script, its comments naming the record of each line; command: the `before:` "
-        "steps, then the launch on one line; json: for scripts."
+        "steps, then the launch on one line (after `cd` to the baseline's workdir, if any); json: for scripts."
     ),
 )
 def command(root: Path | None, fmt: str) -> None:
@@ -43,14 +43,13 @@ def command(root: Path | None, fmt: str) -> None:
     """
     from generator.analysis.campaign import analyse
     from generator.checks.validate import require_project
-    from generator.views.road import stack_json, stack_script
+    from generator.views.road import command_lines, stack_json, stack_script
 
     analysis = analyse(require_project(resolve_root(root)))
     found = analysis.stack
     assert found.stack is not None  # `check` refuses a circle (build-cycle) before this
     if fmt == "command":
-        # The `before:` steps first, one a line as written, so the lines run as printed.
-        sys.stdout.write("".join(line + "\n" for _label, line in found.stack.before) + found.stack.command + "\n")
+        sys.stdout.write(command_lines(analysis))
     elif fmt == "json":
         sys.stdout.write(stack_json(analysis))
     else:

@@ -12,14 +12,17 @@ from __future__ import annotations
 from typing import Any
 
 import jinja2
+from markupsafe import Markup
 
 from generator.analysis.campaign import Analysis
 from generator.base.problems import ProblemsFound, Report
 from generator.model.launch import assignment, words
+from generator.model.record import Change
 from generator.output.render import _template_problem, environment, with_figures
-from generator.views import pages
+from generator.views import pages, road
 from generator.views.evidence import record_evidence
-from generator.views.markdown import TemplateFailure
+from generator.views.markdown import TemplateFailure, code, inline
+from generator.views.prose import filled
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 TEMPLATE = "report.md.j2"
@@ -28,17 +31,33 @@ SHOWN_METRICS = 4
 
 
 def _stack(analysis: Analysis) -> dict[str, Any]:
-    """The stack as the report shows it: the launch command in force and what it cannot say."""
+    """The stack as the report shows it: the launch command in force, the steps before it as
+    `stack` prints them (`inside:` ones as comments), and what to know before running it."""
     found = analysis.stack
     return {
-        # The `before:` steps first, as written, then the launch line: what runs, in order.
-        "command": "\n".join([*(line for _label, line in found.stack.before), found.stack.command])
+        "command": "\n".join([*road.step_lines(found.stack.before, found.stack.inside), found.stack.command])
         if found.stack is not None
         else None,
-        "image": analysis.project.campaign.engine.image,
+        "image": road.image_in_force(analysis)[1] if found.stack is not None else None,
+        "caveats": road.command_caveats(analysis),
         "records": [f"{rec.number:02d}. {rec.record.title}" for rec in found.records],
         "notes": [f"{label}: {what}" for label, what in found.notes],
     }
+
+
+def _change_line(analysis: Analysis, change: Change | None) -> Markup:
+    """A record's change on one line (flags; removed flags; environment; each patch), built of
+    parts already escaped, so the template prints it as it is and nothing is escaped twice."""
+    if change is None:
+        return Markup("")
+    space = Markup(" ")
+    parts = [
+        space.join(code(words(f.tokens())) for f in change.flags),
+        Markup("removed {}").format(space.join(code(f) for f in change.remove_flags)) if change.remove_flags else "",
+        space.join(code(assignment(k, v)) for k, v in change.env.items()),
+        *(Markup("patch: {}").format(inline(filled(p.summary, analysis))) for p in change.patches),
+    ]
+    return Markup("; ").join(part for part in parts if part)
 
 
 def report_context(analysis: Analysis) -> dict[str, Any]:
@@ -76,6 +95,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
                 "open_blockers": list(entry.open_blockers),
                 "flags": [words(f.tokens()) for f in (rec.record.change.flags if rec.record.change else [])],
                 "env": [assignment(k, v) for k, v in (rec.record.change.env.items() if rec.record.change else ())],
+                "change": _change_line(analysis, rec.record.change),
             }
         )
     return {

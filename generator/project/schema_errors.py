@@ -188,12 +188,12 @@ def validation_problems(
             continue
         if kind == "missing":
             line, col = pos.of(loc[:-1], key=True)
-            where = f" in `{_dotted(loc[:-1])}`" if loc[:-1] else ""
+            where = f" in `{dotted(loc[:-1])}`" if loc[:-1] else ""
             problems.append(Problem(path, line, col, "missing-field", f"required field `{loc[-1]}` is missing{where}"))
             continue
         line, col = pos.of(loc)
         value = _value_at(data, loc)
-        name = _dotted(loc) or "document"
+        name = dotted(loc) or "document"
         if kind in ("date_parsing", "date_from_datetime_parsing") and isinstance(value, str):
             # The reader keeps a date as the text written (YAML 1.2); pydantic reads it here.
             reason = str(err.get("ctx", {}).get("error", "")) or None
@@ -289,7 +289,8 @@ def _value_at(data: Any, loc: Path_) -> Any:
     return current
 
 
-def _dotted(loc: Path_) -> str:
+def dotted(loc: Path_) -> str:
+    """A location as a reader writes it: `change.before[0]`."""
     out = ""
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))

@@ -60,4 +60,5 @@ def _recorded(change: object, what: str) -> None:
 
 
 def _arm(name: str, label: str, role: str, variant: str | None, launch: Launch) -> Arm:
-    return Arm(name, label, role, variant, tuple(launch.tokens), tuple(launch.env.items()), tuple(launch.before))
+    before = tuple(line for _label, line in launch.before)
+    return Arm(name, label, role, variant, tuple(launch.tokens), tuple(launch.env.items()), before)

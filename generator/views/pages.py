@@ -38,7 +38,7 @@ from generator.views.paths import (
     summary_plot_paths,
     variant_strip_path,
 )
-from generator.views.road import level_text, road_context, stack_mark, stack_marks
+from generator.views.road import level_text, road_context, stack_mark, stack_marks, step_lines
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 from generator.views.sweeps import slo_text, sweep_views
 
@@ -322,8 +322,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
         "source": rel(rec.path, project.root),
         "tier_text": campaign.tiers[r.tier],
         "engine_version": campaign.engine.version or "not recorded",
-        # The `before:` steps first, as written: the block runs as shown.
-        "command": "\n".join([*_steps_before(launch), shell_command(tokens, env)]),
+        # The steps first, as `stack` prints them (`inside:` ones as comments): the block runs as shown.
+        "command": "\n".join([*step_lines(*_steps(launch)), shell_command(tokens, env)]),
         "image": launch.image if launch is not None and launch.image else campaign.engine.image,
         "own_base_command": bool(change and change.base_command),
         # With variants, the command is the retained variant's (`variants.effective_change`).
@@ -360,14 +360,8 @@ def record_context(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str
     }
 
 
-def _steps_before(launch: Launch | None) -> list[str]:
-    """The host's `before:` steps, then the container's `inside:` ones, each group marked when both are there."""
-    if launch is None:
-        return []
-    if not launch.inside:
-        return list(launch.before)
-    host = ["# on the host:", *launch.before] if launch.before else []
-    return [*host, "# inside the container:", *launch.inside]
+def _steps(launch: Launch | None) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
+    return (launch.before, launch.inside) if launch is not None else ((), ())
 
 
 def _variant_result_views(analysis: Analysis, rec: RecordFile, charts: Mapping[str, str]) -> list[dict[str, Any]]:

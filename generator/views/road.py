@@ -9,6 +9,7 @@ change and the goals, never typed.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -17,7 +18,7 @@ from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
 from generator.base.generated import svg_header
 from generator.base.shell import visible
-from generator.model.launch import Stack
+from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.notes import regressions_text
@@ -64,6 +65,16 @@ def stack_script(analysis: Analysis) -> str:
     return "\n".join([*head, *before_lines(analysis), found.script(), *caveats]) + "\n"
 
 
+def command_lines(analysis: Analysis) -> str:
+    """`stack --format command`: the `before:` steps, one a line as written, then the launch on one
+    line, from the baseline's `workdir` when it has one (its paths are relative to there), so the
+    lines run as printed from the campaign's folder."""
+    found, workdir = _stack(analysis), analysis.project.campaign.baseline.workdir
+    cd = f"cd {quote(workdir.rstrip('/') or workdir)} && " if workdir else ""
+    steps = "".join(f"{line}\n" for _label, line in found.before)
+    return f"{steps}{cd}{found.command}\n"
+
+
 def command_caveats(analysis: Analysis) -> list[str]:
     """What a reader must know before running the command in force, said directly under it:
     a reconstructed command, an engine version not recorded, the folder it runs from."""
@@ -83,22 +94,32 @@ def command_caveats(analysis: Analysis) -> list[str]:
 
 def before_lines(analysis: Analysis) -> list[str]:
     """What runs before the launch line: the container image in force (a comment, since how it is
-    started is not recorded), each adopted change's `before:` steps on the host, then its
-    `inside:` steps in the container, as written, in stack order."""
-    found, image = _stack(analysis), analysis.project.campaign.engine.image
-    source = ""
-    if found.image is not None:
-        source, image = f" (from {found.image[0]})", found.image[1]
-    out = [f"# The engine runs in the container image {image}{source}".replace("\n", " ")] if image else []
-    if found.before and found.inside:
-        out.append("# On the host:")
-    for label, line in found.before:
+    started is not recorded), then the steps (`step_lines`)."""
+    found = _stack(analysis)
+    source, image = image_in_force(analysis)
+    from_ = f" (from {source})" if source else ""
+    out = [f"# The engine runs in the container image {image}{from_}".replace("\n", " ")] if image else []
+    return [*out, *step_lines(found.before, found.inside)]
+
+
+def image_in_force(analysis: Analysis) -> tuple[str | None, str | None]:
+    """(the step that names it, the image) of the stack's last change naming its own image, else
+    (None, the campaign engine's image)."""
+    found = _stack(analysis)
+    return found.image if found.image is not None else (None, analysis.project.campaign.engine.image)
+
+
+def step_lines(before: Sequence[tuple[str, str]], inside: Sequence[tuple[str, str]]) -> list[str]:
+    """Each (step label, command) of `before:` on the host, as written, then of `inside:` in the
+    container as comments, in stack order: what `stack` prints and a record page's launch block."""
+    out = ["# On the host:"] if before and inside else []
+    for label, line in before:
         out += [f"# before the launch, from {label}:", line]
-    if found.inside:
+    if inside:
         # Comments, never commands: piped to bash they would run on the host, which is exactly what
         # a step meant for the container must not do (how the container is entered is not recorded).
         out.append("# Inside the container, before the launch (run them there; this script does not):")
-    for label, line in found.inside:
+    for label, line in inside:
         out += [f"# in the container, from {label}:", visible(f"#   {line}")]
     return out
 
@@ -113,8 +134,8 @@ def stack_json(analysis: Analysis) -> str:
         "baseline": analysis.project.campaign.baseline.label,
         "records": [{"number": r.number, "slug": r.slug, "title": r.record.title} for r in stack.records],
         "base_command_from": found.base_from,
-        "image": found.image[1] if found.image is not None else analysis.project.campaign.engine.image,
-        "image_from": found.image[0] if found.image is not None else None,
+        "image": image_in_force(analysis)[1],
+        "image_from": image_in_force(analysis)[0],
         "before": [{"command": line, "record": label} for label, line in found.before],
         "inside": [{"command": line, "record": label} for label, line in found.inside],
         "lines": [
