@@ -104,8 +104,8 @@ KILL = textwrap.dedent(
 
 
     @contextlib.contextmanager
-    def lock(path, timeout=-1):
-        with _lock(path, timeout):
+    def lock(path, timeout=-1, **kwargs):
+        with _lock(path, timeout, **kwargs):
             point("locked", os.path.join(root, "improvements"))
             yield
 
