@@ -10,7 +10,8 @@ same campaign is built again incrementally: through `improvements build` in this
 user cache folder of the builds before it, or, every other sequence, with one `BuildCache` kept in
 memory between builds as `serve` keeps it. A copy of the inputs is then built with an empty cache
 folder, and every file under docs/ (pages, charts, downloads, the manifest) must be the same bytes.
-CI runs 3 sequences of 4 edits; IMPROVEMENTS_PROPERTY_SEQUENCES=N (and _EDITS=M) runs more.
+CI runs 3 sequences of 4 edits, which take every kind at least once;
+IMPROVEMENTS_PROPERTY_SEQUENCES=N (and _EDITS=M) runs more.
 """
 
 from __future__ import annotations
@@ -63,12 +64,26 @@ tier: 3
 status: in-progress
 date: 2026-12-01
 hypothesis: Reading the kernels' record as its baseline, a second step may add a little more.
-blockers:
-  - ref: no-flash-wheel
 results:
   - label: inline, batch 1
     concurrency: 1
     baseline_from: {record: flash-decoding-kernels, result: "inline, batch 1"}
+    metrics:
+      output_throughput: 63.0
+      tpot_median: 15.9
+"""
+
+# Inline numbers against a baseline computed from another record's imported runs.
+INLINE_ON_RUNS = """\
+title: Inline numbers on SDPA's runs (a test record)
+tier: 3
+status: in-progress
+date: 2026-12-01
+hypothesis: Read against SDPA's imported runs, an inline number may show a change.
+results:
+  - label: inline on runs, batch 1
+    concurrency: 1
+    baseline_from: {record: sdpa-attention, result: "512/128, batch 1"}
     metrics:
       output_throughput: 63.0
       tpot_median: 15.9
@@ -115,9 +130,10 @@ def owner_of(root: Path, text: str) -> Path:
     return next(p for p in records(root) if text in p.read_text(encoding="utf-8"))
 
 
-def run_files(root: Path, rec: Path) -> list[Path]:
-    """The run files a record's results read."""
-    names = [str(r) for res in Document.from_path(rec).data.get("results", []) for r in res.get("run", [])]
+def run_files(root: Path, rec: Path, label: str | None = None) -> list[Path]:
+    """The run files a record's results (or its result `label`) read."""
+    results = Document.from_path(rec).data.get("results", [])
+    names = [str(r) for res in results if label in (None, res["label"]) for r in res.get("run", [])]
     return [root / "results" / "runs" / f"{name}.json" for name in names]
 
 
@@ -136,8 +152,15 @@ def set_run_metric(path: Path, rng: random.Random) -> None:
 # Each edit takes the campaign and the sequence's random source, and changes the inputs once.
 
 
+def named(root: Path, rng: random.Random) -> Path:
+    """A record, half the time one another file names: an edit of it reaches other pages."""
+    texts = {p: p.read_text(encoding="utf-8") for p in (root / "improvements").glob("*.yaml")}
+    read = [p for p in records(root) if any(slug(p) in text for q, text in texts.items() if q != p)]
+    return rng.choice(read if read and rng.random() < 0.5 else records(root))
+
+
 def edit_text(root: Path, rng: random.Random) -> None:
-    rec = rng.choice(records(root))
+    rec = named(root, rng)
     field = rng.choice(["hypothesis", "verdict", "title"])
     words = " ".join(rng.choice(["launch", "graph", "cache", "kernel", "step", "batch"]) for _ in range(6))
 
@@ -149,7 +172,8 @@ def edit_text(root: Path, rng: random.Random) -> None:
 
 
 def edit_metric(root: Path, rng: random.Random) -> None:
-    rec = owner_of(root, "inline, batch 1")
+    """An inline number; the blocked record's is the baseline another record reads."""
+    rec = rng.choice([p for p in records(root) if "    metrics:\n" in p.read_text(encoding="utf-8")])
 
     def change(data: object) -> None:
         assert isinstance(data, dict)
@@ -160,31 +184,16 @@ def edit_metric(root: Path, rng: random.Random) -> None:
     edit_yaml(rec, change)
 
 
-def edit_baseline(root: Path, rng: random.Random) -> None:
-    """A number another record reads: the campaign baseline's runs, or those `baseline_from` names."""
-    where = rng.choice(["campaign", "baseline_from", "inline"])
-    if where == "inline":
-        rec = owner_of(root, "id: no-flash-wheel")
+def edit_campaign_baseline(root: Path, rng: random.Random) -> None:
+    """A run of the campaign's baseline, which every record without a baseline of its own reads."""
+    campaign = Document.from_path(root / "improvements" / "campaign.yaml").data
+    names = [str(r) for res in campaign["baseline"]["results"] for r in res.get("run", [])]
+    set_run_metric(root / "results" / "runs" / f"{rng.choice(names)}.json", rng)
 
-        def change(data: object) -> None:
-            assert isinstance(data, dict)
-            data["results"][0]["metrics"]["output_throughput"] = round(rng.uniform(50, 70), 2)
 
-        edit_yaml(rec, change)
-        return
-    if where == "campaign":
-        campaign = Document.from_path(root / "improvements" / "campaign.yaml").data
-        names = [str(r) for res in campaign["baseline"]["results"] for r in res.get("run", [])]
-        set_run_metric(root / "results" / "runs" / f"{rng.choice(names)}.json", rng)
-        return
-    marker = "baseline_from: {record: "
-    read = {
-        line.split(marker)[1].split(",")[0]
-        for p in records(root)
-        for line in p.read_text(encoding="utf-8").splitlines()
-        if marker in line
-    }
-    runs = [run for p in records(root) if slug(p) in read for run in run_files(root, p)]
+def edit_baseline_from(root: Path, rng: random.Random) -> None:
+    """A run of the result that other records name in `baseline_from`."""
+    runs = run_files(root, owner_of(root, "title: SDPA attention"), "512/128, batch 1")
     set_run_metric(rng.choice(runs), rng)
 
 
@@ -221,7 +230,7 @@ def edit_run(root: Path, rng: random.Random) -> None:
 
 
 def edit_rename(root: Path, rng: random.Random) -> None:
-    rec = rng.choice(records(root))
+    rec = named(root, rng)
     taken = {int(p.name.split("-", 1)[0]) for p in records(root)}
     free = rng.choice([n for n in range(1, 30) if n not in taken])
     if rng.random() < 0.5:
@@ -258,7 +267,8 @@ def edit_new(root: Path, rng: random.Random) -> None:
 EDIT_KINDS: dict[str, Callable[[Path, random.Random], None]] = {
     "text": edit_text,
     "metric": edit_metric,
-    "baseline": edit_baseline,
+    "baseline of the campaign": edit_campaign_baseline,
+    "baseline_from": edit_baseline_from,
     "blocker": edit_blocker,
     "campaign": edit_campaign,
     "run": edit_run,
@@ -275,6 +285,7 @@ def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     folder = root / "improvements"
     (folder / "04-flash-decoding-kernels.yaml").write_text(BLOCKED, encoding="utf-8")
     (folder / "05-flash-decoding-on-top.yaml").write_text(READER, encoding="utf-8")
+    (folder / "06-inline-on-runs.yaml").write_text(INLINE_ON_RUNS, encoding="utf-8")
     # An example record names the shared blocker too.
     third = next(folder.glob("03-*.yaml"))
     third.write_text(third.read_text(encoding="utf-8") + "blockers:\n  - ref: no-flash-wheel\n", encoding="utf-8")
@@ -286,7 +297,7 @@ def plan(seed: int) -> list[str]:
     kinds = sorted(EDIT_KINDS)
     rng = random.Random(seed)
     slots = range(seed * EDITS, (seed + 1) * EDITS)
-    # The first sequences together take every kind once (3 of 4 edits in CI take all 9); later
+    # The first sequences together take every kind once (3 of 4 edits in CI take all 10); later
     # ones, in a long run, draw kinds at random.
     chosen = [kinds[s] if s < len(kinds) else rng.choice(kinds) for s in slots]
     rng.shuffle(chosen)
