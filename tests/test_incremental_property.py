@@ -173,7 +173,7 @@ def edit_text(root: Path, rng: random.Random) -> None:
 
 def edit_metric(root: Path, rng: random.Random) -> None:
     """An inline number; the blocked record's is the baseline another record reads."""
-    rec = rng.choice([p for p in records(root) if "    metrics:\n" in p.read_text(encoding="utf-8")])
+    rec = rng.choice([p for p in records(root) if "metrics" in (Document.from_path(p).data.get("results") or [{}])[0]])
 
     def change(data: object) -> None:
         assert isinstance(data, dict)
