@@ -242,8 +242,10 @@ class _PageCache:
         if None in parts[:3] or any(key is None for _name, key in deps):
             return render()  # a file that was not loaded through the cache: no key to trust
         parts += (repr(self.derived.get(rec.slug)),)
-        # Quoted figures (`{{ ... }}`) may be any record's, imported or not: the runs count too.
-        if any(res.run or res.baseline_run for res in variants.all_results(rec.record)) or quotes(rec):
+        # Quoted figures (`{{ ... }}`) may be any record's, imported or not, and a baseline named
+        # by `baseline_from` may be computed from another record's runs: the runs count too.
+        results = variants.all_results(rec.record)
+        if any(res.run or res.baseline_run or res.baseline_from for res in results) or quotes(rec):
             parts += (self.runs_digest(),)
         return memo(build_cache, "page", parts, render)
 
