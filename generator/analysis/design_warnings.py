@@ -25,13 +25,7 @@ def design_problems(analysis: Analysis) -> list[Problem]:
     for entry in analysis.records:
         rec = entry.file
         shown = rel(rec.path, root)
-        placed: list[tuple[tuple[str | int, ...], ResolvedResult]] = [
-            (("results", i), r) for i, r in enumerate(entry.results)
-        ]
-        placed += [
-            (("variants", k, "results", i), r) for k, rs in enumerate(entry.variant_results) for i, r in enumerate(rs)
-        ]
-        for path, res in placed:
+        for path, res in entry.placed_results():
             line, col = rec.positions.of(path)
             for code, text in findings(res):
                 out.append(

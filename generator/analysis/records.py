@@ -248,3 +248,14 @@ class RecordAnalysis:
     # Without a primary comparison: what was compared instead (metric, result label, comparison),
     # the first comparison of its headline results, so a measured record never reads "not measured".
     measured_instead: tuple[str, str, Comparison] | None = None
+
+    def placed_results(self) -> list[tuple[tuple[str | int, ...], ResolvedResult]]:
+        """Every resolved result with its place in the record file (its own, then its variants'),
+        for the warnings that `check` reports at a result."""
+        placed: list[tuple[tuple[str | int, ...], ResolvedResult]] = [
+            (("results", i), r) for i, r in enumerate(self.results)
+        ]
+        placed += [
+            (("variants", k, "results", i), r) for k, rs in enumerate(self.variant_results) for i, r in enumerate(rs)
+        ]
+        return placed

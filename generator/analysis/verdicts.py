@@ -148,13 +148,7 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
     for entry in analysis.records:
         rec = entry.file
         shown = rel(rec.path, root)
-        placed: list[tuple[tuple[str | int, ...], ResolvedResult]] = [
-            (("results", i), r) for i, r in enumerate(entry.results)
-        ]
-        placed += [
-            (("variants", k, "results", i), r) for k, rs in enumerate(entry.variant_results) for i, r in enumerate(rs)
-        ]
-        for path, res in placed:
+        for path, res in entry.placed_results():
             line, col = rec.positions.of(path)
             label = res.result.label
             skipped = [n for n in res.notes if n.startswith("Not compared: the baseline result")]
