@@ -74,7 +74,7 @@ def test_every_kept_output_is_the_one_the_journal_digested() -> None:
 
 
 def test_blocks_were_interleaved_in_the_plan_order() -> None:
-    for slug in ("sdpa-attention", "null-control"):
+    for slug in ("sdpa-attention", "null-control", "static-cache"):
         _, events = journal(slug)
         plan = events[0]["plan"]
         order = [(r["block"], r["arm"]) for r in plan["runs"]]
@@ -120,12 +120,14 @@ def test_the_sequential_comparison_is_its_confidence_sequence(export: dict[str, 
     assert c["ci_low_percent"] < math.expm1(t.low) * 100 and c["ci_high_percent"] > math.expm1(t.high) * 100
 
 
-def test_the_null_control_is_not_called_different(export: dict[str, dict]) -> None:
-    d = log_ratios("null-control", "null-control")
-    (result,) = export["null-control"]["results"]
+@pytest.mark.parametrize("slug", ["null-control", "static-cache"])
+def test_the_fixed_five_block_comparisons_are_paired_t_on_logs(export: dict[str, dict], slug: str) -> None:
+    d = log_ratios(slug, slug)
+    (result,) = export[slug]["results"]
     c = result["comparisons"]["output_throughput"]
     ci = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
     assert len(d) == 5 and c["test"] == "paired" and c["decision"] == "inconclusive"
+    assert c["p_value"] == pytest.approx(stats.ttest_1samp(d, 0.0).pvalue, rel=1e-9)
     assert c["change_percent"] == pytest.approx(math.expm1(d.mean()) * 100, rel=1e-9)
     assert (c["ci_low_percent"], c["ci_high_percent"]) == pytest.approx(
         (math.expm1(ci.low) * 100, math.expm1(ci.high) * 100), rel=1e-9
@@ -145,3 +147,13 @@ def test_it_builds_from_the_runners_files_and_says_so(tmp_path: Path) -> None:
     # The shipped pages are the ones these files give.
     for name in ("index.md", "summary.md", "improvements/h200run-01-sdpa-attention.md"):
         assert (copy / "docs" / name).read_text() == (EXAMPLE / "docs" / name).read_text()
+
+
+def test_the_static_cache_ran_against_the_stack_it_builds_on() -> None:
+    # 02 builds on 01 (adopted): its baseline arm is 01's command, not the campaign baseline.
+    _, events = journal("static-cache")
+    arms = {a["name"]: a["tokens"] for a in events[0]["plan"]["arms"]}
+    assert arms == {
+        "baseline": ["python3", "harness/decode.py", "--attn", "sdpa"],
+        "static-cache": ["python3", "harness/decode.py", "--attn", "sdpa", "--cache", "static"],
+    }

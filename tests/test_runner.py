@@ -131,6 +131,8 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
     ends = [e for e in events if e["event"] == "end"]
     assert all(len(e["outputs"][0]["sha256"]) == 64 and e["exit"] == 0 for e in ends)
     assert len(ends) == 8 and all(e["state"] == "done" for e in ends)
+    # Nothing left in the working folder: the outputs moved beside the journal.
+    assert not (root / "results" / "journal" / "tmp").exists()
     # Randomized complete blocks: every block holds each arm once, in the recorded order.
     starts = [e for e in events if e["event"] == "start"]
     for block in range(1, 5):

@@ -110,6 +110,7 @@ class Runner:
             for sig, handler in old.items():
                 signal.signal(sig, handler)
         self.journal.append("stopped", reason=outcome.stopped, blocks_run=self._blocks_run())
+        self._remove_empty_tmp()
         return outcome
 
     def _blocks_run(self) -> int:
@@ -242,6 +243,13 @@ class Runner:
         for path in folder.glob(f"{run.key}.*") if folder.is_dir() else ():
             with contextlib.suppress(OSError):
                 path.unlink()
+
+    def _remove_empty_tmp(self) -> None:
+        # The outputs were moved beside the journal; only empty folders go (rmdir refuses others).
+        folder = self.root / self.plan.tmpdir
+        for path in (folder, folder.parent):
+            with contextlib.suppress(OSError):
+                path.rmdir()
 
     # --- sequential looks -----------------------------------------------------------------
 
