@@ -17,7 +17,7 @@ import hashlib
 import io
 import pickle
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any, TypeVar
 
@@ -273,20 +273,38 @@ class _Canonical(pickle.Pickler):
     `__pydantic_fields_set__`, a set of names in hash order (which differs from process to
     process): a model is written as its fields, extras and private attributes (`Flag`'s form)
     instead. Plain classes and dataclasses are written as their `__dict__`, in insertion order.
+
+    `shared` maps the id of a value every page holds (the campaign) to its own digest, written
+    in its place: taken once per build rather than once per page.
     """
 
+    def __init__(self, file: io.BytesIO, shared: Mapping[int, str]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.fast = True
+        self.shared = shared
+
     def reducer_override(self, obj: Any) -> Any:
+        if id(obj) in self.shared:
+            return (_shared, (self.shared[id(obj)],))
         if isinstance(obj, BaseModel):
             return (_pydantic, (type(obj), obj.__dict__, obj.__pydantic_extra__, obj.__pydantic_private__))
         return NotImplemented
 
 
-def canonical(value: object) -> bytes:
+def _shared(digest: str) -> None:
+    """Never called: marks a shared value's digest in the digest's pickle."""
+
+
+def canonical(value: object, shared: Mapping[int, str] | None = None) -> bytes:
+    """`value`'s content as bytes (see `_Canonical`); `shared`: digests of values held elsewhere too."""
     buffer = io.BytesIO()
-    pickler = _Canonical(buffer, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.fast = True
-    pickler.dump(value)
+    _Canonical(buffer, shared or {}).dump(value)
     return buffer.getvalue()
+
+
+def shared_digests(*values: object) -> dict[int, str]:
+    """The digests of values that many models hold, by id, for `keyed`; the caller keeps the values."""
+    return {id(v): hashlib.blake2b(canonical(v), digest_size=16).hexdigest() for v in values}
 
 
 # What the prose filters fill (analysis.figures.REFERENCE), in a pickle's bytes: every text of
@@ -304,7 +322,7 @@ class Keyed:
     key: str | None = field(default=None)
 
 
-def keyed(model: M, fill: Callable[[str], str | None]) -> Keyed:
+def keyed(model: M, fill: Callable[[str], str | None], shared: Mapping[int, str] | None = None) -> Keyed:
     """The model with `figures` filled (`fill`: a reference's text as the prose filters fill it),
     and the digest of the whole of it.
 
@@ -312,7 +330,7 @@ def keyed(model: M, fill: Callable[[str], str | None]) -> Keyed:
     those bytes and the figures, which is the model's content in full.
     """
     try:
-        data = canonical(model)
+        data = canonical(model, shared)
     except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
         # A value that cannot be pickled: the page is rendered every time, never a stale one.
         return Keyed(model, None)

@@ -29,6 +29,7 @@ from generator.views.page_models import (
     Rule,
     VariantResult,
     keyed,
+    shared_digests,
 )
 from generator.views.paths import (
     docs_root,
@@ -89,9 +90,11 @@ class RecordPages:
         self.slo = slo_text(project)
         self.vocabulary = project.campaign.vocabulary()
         self.marks = stack_marks(analysis)
+        # Every page holds the campaign: its digest is taken once (it stays alive in the analysis).
+        self.shared = shared_digests(project.campaign)
 
     def keyed(self, rec: RecordFile) -> Keyed:
-        return keyed(self.model(rec), self._fill)
+        return keyed(self.model(rec), self._fill, self.shared)
 
     def _fill(self, reference: str) -> str | None:
         found = lookup(self.analysis, reference)
