@@ -250,6 +250,20 @@ def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environm
     return env
 
 
+def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every chart of the build: (path -> alt text, which the pages show; path -> SVG)."""
+    charts = plots(analysis, build_cache)
+    drawn = [(p.path, p.alt, p.svg) for p in charts]
+    drawn += [(f.path, f.alt, f.svg) for f in frontier_charts(analysis)]
+    # The road to the goal: a waterfall drawn from the analysis' stack.
+    road = road_plot(analysis)
+    if road is not None:
+        drawn.append(road)
+    drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
+    drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
+    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in drawn}
+
+
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
     project = analysis.project
@@ -258,21 +272,8 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
-    report = Report()
-    out: dict[str, str] = {}
-    charts = plots(analysis, build_cache)
-    alts = {p.path: p.alt for p in charts}
-    frontiers = frontier_charts(analysis)
-    alts.update({f.path: f.alt for f in frontiers})
-    # The road to the goal: a waterfall drawn from the analysis' stack.
-    road = road_plot(analysis)
-    if road is not None:
-        alts[road[0]] = road[1]
-    sweeps = experiments.sweep_charts(analysis)
-    alts.update({p.path: p.alt for p in sweeps})
-    strip_charts = strips(analysis)
-    alts.update({s.path: s.alt for s in strip_charts})
-    page_cache = _PageCache(build_cache)
+    report, out, page_cache = Report(), dict[str, str](), _PageCache(build_cache)
+    alts, svgs = _charts(analysis, build_cache)
 
     def render(name: str, model: object) -> str | None:
         try:
@@ -299,22 +300,16 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         if text is None:
             break
         out[record_page_path(project, rec)] = text
-    campaign_source = rel(project.campaign_file.path, project.root)
     records = "the records in improvements/"
     others: list[tuple[str, str, Callable[[], object], str]] = [
-        ("index.md", "home.md.j2", lambda: listing_pages.home_page(analysis, alts), campaign_source),
         (
-            "summary.md",
-            "summary.md.j2",
-            lambda: listing_pages.summary_page(analysis, alts),
-            "the records in improvements/",
+            "index.md",
+            "home.md.j2",
+            lambda: listing_pages.home_page(analysis, alts),
+            rel(project.campaign_file.path, project.root),
         ),
-        (
-            "blockers.md",
-            "blockers.md.j2",
-            lambda: listing_pages.blockers_page(analysis),
-            "the records in improvements/",
-        ),
+        ("summary.md", "summary.md.j2", lambda: listing_pages.summary_page(analysis, alts), records),
+        ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
         ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
     ]
     for filename, template, make_model, source in others:
@@ -325,12 +320,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
             out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)
-    out.update({p.path: p.svg for p in charts})
-    out.update({f.path: f.svg for f in frontiers})
-    if road is not None:
-        out[road[0]] = road[2]
-    out.update({p.path: p.svg for p in sweeps})
-    out.update({s.path: s.svg for s in strip_charts})
+    out.update(svgs)
     out.update(downloads(analysis, build_cache))
     return dict(sorted(out.items()))
 
