@@ -163,3 +163,28 @@ def test_serve_picks_up_an_edit_through_the_native_watcher(tmp_path: Path) -> No
         text = rec.path.read_text(encoding="utf-8")
         rec.path.write_text(text.replace(f"title: {rec.record.title}", "title: Seen by the native watcher", 1))
         assert wait_for(lambda: "Seen by the native watcher" in (fetch(url) or ""), 60), "the edit never showed"
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the inotify emitter stands in for any native one")
+def test_a_native_watcher_that_cannot_start_falls_back_to_polling(
+    tmp_path: Path, server: LiveReloadServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from watchdog.observers.inotify import InotifyEmitter
+
+    def full(self: InotifyEmitter) -> None:
+        raise OSError(28, "inotify watch limit reached")
+
+    # What inotify says past fs.inotify.max_user_watches.
+    monkeypatch.setattr(InotifyEmitter, "on_thread_start", full)
+    folder = tmp_path / "improvements"
+    folder.mkdir()
+    record = folder / "01-a.yaml"
+    record.write_text("title: a\n")
+    use_native_observer(server)
+    server.watch(str(folder))
+    server.observer.start()  # what mkdocs' `serve` does
+    assert isinstance(server.observer, PollingObserver) and server.observer.is_alive()
+    record.write_text("title: b, longer\n")
+    assert until(lambda: wanted(server)), "the polling observer did not pick up the edit"
+    server.unwatch(str(folder))
+    assert str(folder) not in server._watch_refs

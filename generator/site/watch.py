@@ -13,6 +13,7 @@ schedules every watch itself:
   new file and renaming it over the old one leaves a watch on the old file's inode deaf after
   the first save.
 - docs/ is watched for the user's own pages only, never for the files each build writes there.
+- Where the native watcher cannot start (inotify's watch table full), it polls as mkdocs did.
 
 mkdocs (pinned below 2) offers no filter and no choice of observer, so this reaches the private
 names its own `watch` uses; tests/test_mkdocs_private.py fails on an mkdocs that moved them.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -41,6 +43,10 @@ from watchdog.events import (
     FileSystemEvent,
     FileSystemEventHandler,
 )
+from watchdog.observers.api import BaseObserver, ObservedWatch
+from watchdog.observers.polling import PollingObserver
+
+log = logging.getLogger("mkdocs.plugins.improvements")
 
 # The events that mean a file changed. Directory events are asked for so that a recursive watch
 # follows new folders and moves, but wake nothing themselves (as in mkdocs' own handler).
@@ -67,8 +73,6 @@ def use_native_observer(server: LiveReloadServer) -> None:
     often as before, and `server.watch` becomes `watch` for everything asked later (mkdocs.yml's
     `watch:` list, other plugins' `on_serve`).
     """
-    from watchdog.observers import Observer
-
     if server.observer.is_alive():  # started already: too late to swap without losing events
         return
     watched = dict(server._watched_paths)
@@ -76,7 +80,7 @@ def use_native_observer(server: LiveReloadServer) -> None:
         for _ in range(count):
             server.unwatch(path)
     # mkdocs types the attribute as its PollingObserver; any observer serves the same calls.
-    server.observer = Observer()  # type: ignore[assignment]
+    server.observer = _native(server)  # type: ignore[assignment]
 
     def watch_here(path: str, func: None = None, *, recursive: bool = True) -> None:
         if func is not None:  # as mkdocs' own `watch` says since 1.4
@@ -117,6 +121,58 @@ def watch(
     server._watch_refs[path] = server.observer.schedule(
         _Wake(server, wanted), folder, recursive=recursive and only is None, event_filter=CHANGES
     )
+
+
+def _native(server: LiveReloadServer) -> BaseObserver:
+    """The platform's native observer, which polls as mkdocs did when it cannot start.
+
+    inotify refuses a watch past `fs.inotify.max_user_watches` (each folder under a recursive
+    watch takes one), and mkdocs would then report `serve` as unable to bind its address.
+    """
+    from watchdog.observers import Observer
+
+    Scheduled = tuple[FileSystemEventHandler, str, bool, list[type[FileSystemEvent]] | None]
+
+    class Native(Observer):  # type: ignore[misc,valid-type]
+        def __init__(self) -> None:
+            super().__init__()
+            self.scheduled: dict[ObservedWatch, list[Scheduled]] = {}
+
+        def schedule(
+            self,
+            event_handler: FileSystemEventHandler,
+            path: str,
+            *,
+            recursive: bool = False,
+            event_filter: list[type[FileSystemEvent]] | None = None,
+            follow_symlink: bool = False,
+        ) -> ObservedWatch:
+            made: ObservedWatch = super().schedule(
+                event_handler, path, recursive=recursive, event_filter=event_filter, follow_symlink=follow_symlink
+            )
+            self.scheduled.setdefault(made, []).append((event_handler, path, recursive, event_filter))
+            return made
+
+        def unschedule(self, watch: ObservedWatch) -> None:
+            super().unschedule(watch)
+            self.scheduled.pop(watch, None)
+
+        def start(self) -> None:
+            try:
+                super().start()
+            except OSError as exc:
+                self.unschedule_all()
+                log.warning("the native file watcher could not start (%s); polling for changes instead", exc)
+                polling = PollingObserver(timeout=0.5)
+                moved = {}
+                for watch, calls in self.scheduled.items():
+                    for handler, path, recursive, event_filter in calls:
+                        moved[watch] = polling.schedule(handler, path, recursive=recursive, event_filter=event_filter)
+                server._watch_refs = {path: moved.get(ref, ref) for path, ref in server._watch_refs.items()}
+                server.observer = polling
+                polling.start()
+
+    return Native()
 
 
 class _Wake(FileSystemEventHandler):
