@@ -50,6 +50,9 @@ def rule_power(
     is normal and independent of them, so the chance that `decide` lands on `target` is a
     difference of normal CDFs, averaged over the draws: far less noise than simulating whole
     samples, and deterministic.
+
+    Over 60 lines, a third of them this docstring: one formula, evaluated for the three decisions
+    on the same draws.
     """
     import numpy as np
     from scipy import special

@@ -391,7 +391,8 @@ def status_problems(
 ) -> list[Problem]:
     """The status rules: what each status needs before a record may claim it.
 
-    One rule after another, each a few lines; split up they would only be harder to compare.
+    Over 60 lines: one rule after another, each a few lines; split up they would only be harder
+    to compare.
 
     `shared` is `_shared_blockers(project)`, passed in by callers that check many records.
     """
