@@ -67,11 +67,11 @@ class Figure:
 def _results(analysis: Analysis, where: str) -> tuple[list[ResolvedResult], str] | str:
     if where == "baseline":
         return list(analysis.baseline_results), "the campaign baseline"
-    for entry in analysis.records:
-        rec = entry.file
-        if where in (rec.slug, f"{rec.number:02d}", str(rec.number)):
-            every = list(entry.results) + [r for rs in entry.variant_results for r in rs]
-            return every, f"record `{rec.slug}`"
+    named = analysis.by_name.get(where)
+    if named:
+        entry = named[0]
+        every = list(entry.results) + [r for rs in entry.variant_results for r in rs]
+        return every, f"record `{entry.file.slug}`"
     return f"no record `{where}` (name a record by its slug or number, or `baseline`)"
 
 
@@ -219,7 +219,9 @@ def quoted_records(analysis: Analysis, loaded: Any) -> list[Any]:
     names = {
         m.group(1).split(".")[0].strip() for _path, text in _strings(loaded.data) for m in REFERENCE.finditer(text)
     }
-    return [e.file for e in analysis.records if names & {e.file.slug, f"{e.file.number:02d}", str(e.file.number)}]
+    found = {id(a): a for name in names for a in analysis.by_name.get(name, ())}
+    # In series order (number, then slug), as `analysis.records` holds them.
+    return [a.file for a in sorted(found.values(), key=lambda a: (a.file.number, a.file.slug))]
 
 
 def quotes(loaded: Any) -> bool:

@@ -401,7 +401,7 @@ def build(
     if kept is not None:
         return kept
     project = require_project(root, build_cache)
-    analysis = analyse(project)
+    analysis = analyse(project, build_cache)
     files = render_files(analysis, build_cache)
     if stamp.inputs_digest(root) != inputs:
         # An input changed while this build read them: these outputs may be of either state,
