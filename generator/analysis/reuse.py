@@ -18,6 +18,7 @@ import dataclasses
 import io
 import pickle
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any, TypeVar
 
 from generator.analysis.records import RecordAnalysis, SharedBlocker
@@ -132,6 +133,9 @@ class Reuse:
         self.base = (str(project.root), files.get(project.campaign_file.path), repr(rule))
         self._runs: dict[str, str] = {}
         self._files = {rec.path.name: rec for rec in project.records}
+        # A digest of everything each record's analysis was made from, by file: the views key
+        # what they make of one record by it (`Analysis.fingerprints`).
+        self.fingerprints: dict[Path, str] = {}
 
     def _file(self, rec: RecordFile | None) -> tuple[str, str] | None:
         if rec is None:
@@ -191,6 +195,7 @@ class Reuse:
             if self._digest(reads) == digest:
                 hit = self._load(payload)
                 if hit is not None:
+                    self.fingerprints[rec.path] = cache.digest(key, digest)
                     return hit
         seen: Reads = set()
         value = compute(
@@ -203,6 +208,7 @@ class Reuse:
         digest = self._digest(reads)
         if digest is not None:
             self.build_cache.put(key, (reads, digest, _dump(value)))
+            self.fingerprints[rec.path] = cache.digest(key, digest)
         return value
 
     def _load(self, payload: bytes) -> RecordAnalysis | None:

@@ -349,13 +349,13 @@ def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -
     or without the plugin, Zensical) publishes them and the links to them are checked.
     """
     from generator.output.export import SITE_NAME, dumps
-    from generator.views.summary import format_rows, summary_rows
+    from generator.views.summary import summary_csv
 
     root = docs_root(analysis.project)
     return {
         # Unversioned: this copy is committed (see export_data); the site build replaces it.
         str(root / SITE_NAME): dumps(analysis, versioned=False, build_cache=build_cache),
-        str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
+        str(root / "summary.csv"): summary_csv(analysis, build_cache),
     }
 
 
