@@ -249,7 +249,7 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     Every build writes summary.csv, and importing pandas for it was a sixth of a small build;
     a test holds this to pandas' bytes. Missing values are empty, numbers as `str` gives them.
     """
-    return _csv_lines([columns]) + "".join(_csv_row(row, columns) for row in rows)
+    return "".join([_csv_lines([columns]), *(_csv_row(row, columns) for row in rows)])
 
 
 def _csv_lines(lines: Iterable[Sequence[Any]]) -> str:
