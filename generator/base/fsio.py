@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 # Temporary files start with this, so a crash leaves files that say what they are.
@@ -65,7 +65,7 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
 SYNC_ALL_FROM = 16
 
 
-def write_temps(targets: dict[Path, bytes]) -> dict[Path, Path]:
+def write_temps(targets: Mapping[Path, bytes | str]) -> dict[Path, Path]:
     """Temporary files beside each target, all on disk when this returns: {target: temp}.
 
     A few files are fsynced one by one; many are written, then flushed by one sync(), which

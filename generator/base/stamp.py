@@ -19,6 +19,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path, PurePosixPath
 
@@ -126,12 +127,13 @@ def inputs_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def outputs_digest(root: Path, files: list[str], data: dict[str, bytes] | None = None) -> str | None:
-    """A digest of the outputs `files` (given as `data`, else read from disk); None if one is missing."""
+def outputs_digest(root: Path, files: list[str], data: Mapping[str, bytes | str] | None = None) -> str | None:
+    """A digest of the outputs `files` (given as `data`, text as UTF-8, else read from disk); None if one is missing."""
     h = hashlib.blake2b(digest_size=16)
     for rel_path in sorted(files):
         if data is not None:
-            content = data[rel_path]
+            given = data[rel_path]
+            content = given.encode("utf-8") if isinstance(given, str) else given
         else:
             try:
                 # O_NOFOLLOW: an output replaced by a link is not the file the build wrote.
