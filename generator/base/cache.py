@@ -27,7 +27,8 @@ from typing import Any, TypeVar
 from generator.base.stamp import code_digest
 
 # Bump when the layout of the cache files changes.
-FORMAT = 1
+FORMAT = 2
+DATABASE = "entries.sqlite"
 T = TypeVar("T")
 
 
@@ -70,14 +71,23 @@ def cache_folder(root: Path) -> Path | None:
 
 
 class BuildCache:
-    """The cache of one campaign repository. `save()` writes what this build added."""
+    """The cache of one campaign repository. `save()` writes what this build added.
+
+    Entries are rows of one SQLite file, each value a pickle of its own: a build reads only the
+    entries it asks for and writes only those it made, where one pickle of the whole table was
+    read whole and written whole after any change (a tenth of a rebuild after one edit).
+    """
 
     def __init__(self, root: Path) -> None:
         self.folder = cache_folder(root)
         self.salt = digest(FORMAT, code_digest(), _templates_digest(root))
-        self._entries: dict[str, Any] | None = None
+        # Values read or made in this process (`serve` keeps them between builds), and those
+        # made since the last save.
+        self._memory: dict[str, Any] = {}
+        self._new: dict[str, Any] = {}
         self._used: set[str] = set()
-        self._dirty = False
+        self._db: Any = None
+        self._broken = False
         # File digests seen while loading, by path: page keys are built from them.
         self.files: dict[Path, str] = {}
         self.root = root
@@ -90,37 +100,63 @@ class BuildCache:
         """
         salt = digest(FORMAT, code_digest(), _templates_digest(self.root))
         if salt != self.salt:
-            self.salt, self._entries, self._dirty = salt, None, False
+            self.salt, self._memory, self._new = salt, {}, {}
         self._used = set()
         self.files = {}
 
-    def _table(self) -> dict[str, Any]:
-        if self._entries is None:
-            import pickle
+    def _connect(self, create: bool) -> Any:
+        """The open database, or None: no folder, no file yet (and `create` is False), or a broken one."""
+        if self._db is not None or self._broken or self.folder is None:
+            return self._db
+        path = self.folder / DATABASE
+        if not create and not path.is_file():
+            return None
+        import sqlite3
 
-            self._entries = {}
-            if self.folder is None:
-                return self._entries
-            try:
-                # Safe to unpickle: the folder is the user's own, outside every repository
-                # (see the module's docstring).
-                stored = pickle.loads((self.folder / "entries.pickle").read_bytes())
-                if isinstance(stored, dict) and stored.get("salt") == self.salt:
-                    self._entries = stored["entries"]
-            except Exception:  # a missing, old or damaged cache is an empty one
-                self._entries = {}
-        return self._entries
+        try:
+            if create:
+                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = sqlite3.connect(path, timeout=10, isolation_level=None)
+            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        except (sqlite3.Error, OSError):
+            # A damaged file: set aside at the next save (see `save`), never read.
+            self._broken = True
+            return None
+        self._db = db
+        return db
+
+    def _stored(self, key: str) -> Any | None:
+        import pickle
+        import sqlite3
+
+        db = self._connect(create=False)
+        if db is None:
+            return None
+        try:
+            row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+            # Safe to unpickle: the folder is the user's own, outside every repository
+            # (see the module's docstring).
+            return None if row is None else pickle.loads(row[0])
+        except sqlite3.Error:
+            self._broken = True
+            return None
+        except Exception:  # an old or damaged entry is a missing one
+            return None
 
     def get(self, key: str) -> Any | None:
-        value = self._table().get(key)
+        value = self._memory.get(key)
+        if value is None:
+            value = self._stored(key)
+            if value is not None:
+                self._memory[key] = value
         if value is not None:
             self._used.add(key)
         return value
 
     def put(self, key: str, value: Any) -> None:
-        self._table()[key] = value
+        self._memory[key] = value
+        self._new[key] = value
         self._used.add(key)
-        self._dirty = True
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         hit = self.get(key)
@@ -132,33 +168,55 @@ class BuildCache:
         return value
 
     def save(self) -> None:
-        """Keep this build's entries only, written atomically; a failure to write is not an error."""
-        entries = self._table()
-        if not self._dirty and len(entries) == len(self._used):
-            return
-        import os
+        """Write this build's new entries and drop those it did not use; a failure to write is not an error."""
         import pickle
-        import tempfile
+        import sqlite3
 
-        kept = {k: v for k, v in entries.items() if k in self._used}
+        used = self._used
+        self._memory = {k: v for k, v in self._memory.items() if k in used}
         if self.folder is None:
             return
-        try:
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # Pickled straight into the file: a pickle made in memory first was the largest
-            # single object of a clean build (a fifth of its peak memory at 3,000 records).
-            fd, tmp = tempfile.mkstemp(prefix=".entries-", dir=self.folder)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    pickle.dump({"salt": self.salt, "entries": kept}, fh, protocol=pickle.HIGHEST_PROTOCOL)
-                os.replace(tmp, self.folder / "entries.pickle")
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(tmp)
-                raise
-        except OSError:
+        if self._broken:
+            self._set_aside()
+        # The whole table in one pickle, as builds before the database kept it.
+        with contextlib.suppress(OSError):
+            (self.folder / "entries.pickle").unlink()
+        db = self._connect(create=True)
+        if db is None:
             return
-        self._entries, self._dirty = kept, False
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany(
+                    "INSERT OR REPLACE INTO entries VALUES (?, ?)",
+                    ((k, pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)) for k, v in self._new.items()),
+                )
+                (count,) = db.execute("SELECT count(*) FROM entries").fetchone()
+                if count != len(used):
+                    # Entries of older builds (or of older code, under another salt): only what
+                    # this build used is kept, as a build's outputs are only what it wrote.
+                    db.execute("CREATE TEMP TABLE IF NOT EXISTS used (key TEXT PRIMARY KEY) WITHOUT ROWID")
+                    db.execute("DELETE FROM used")
+                    db.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in used))
+                    db.execute("DELETE FROM entries WHERE key NOT IN (SELECT key FROM used)")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError, pickle.PicklingError, TypeError, AttributeError):
+            return
+        self._new = {}
+
+    def _set_aside(self) -> None:
+        """Remove a damaged database, so that the next connection starts an empty one."""
+        assert self.folder is not None
+        if self._db is not None:
+            with contextlib.suppress(Exception):
+                self._db.close()
+        self._db, self._broken = None, False
+        for name in (DATABASE, f"{DATABASE}-journal"):
+            with contextlib.suppress(OSError):
+                (self.folder / name).unlink()
 
 
 def memo(build_cache: BuildCache | None, kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
