@@ -20,6 +20,7 @@ from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
 from generator.analysis.frontier import CampaignFrontier, campaign_frontier
 from generator.analysis.launches import launch_steps, record_launch
+from generator.analysis.quoting import quotes_in
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -154,6 +155,9 @@ class Analysis:
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
         return self._by_path[rec.path]
+
+    def by_path(self, path: Path) -> RecordAnalysis | None:
+        return self._by_path.get(path)
 
     @cached_property
     def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]:
@@ -334,6 +338,7 @@ def _record_analysis(
         regressions=answers.regressions(headline, primary, decision.min_effect),
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
         measured_instead=answers.measured_instead(headline) if primary is None else None,
+        quotes=quotes_in(rec.data),
     )
 
 
