@@ -279,6 +279,11 @@ def _entry_text(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, ran
 
 def _entry(entry: dict[str, Any]) -> tuple[str, list[str]]:
     """One record's entry as it stands in the document's list (two levels in), and its non-finite places."""
+    try:
+        # No non-finite number (the encoder refuses one): nothing to walk the entry for.
+        return json.dumps(entry, **_JSON).replace("\n", "\n    "), []
+    except ValueError:
+        pass
     clean, places = jsonsafe.finite(entry)
     return json.dumps(clean, **_JSON).replace("\n", "\n    "), places
 
