@@ -29,6 +29,8 @@ from generator.base.stamp import code_digest
 # Bump when the layout of the cache files changes.
 FORMAT = 2
 DATABASE = "entries.sqlite"
+# New entries are written once they add up to this many bytes of pickles, and at `save`.
+FLUSH_BYTES = 8 << 20
 T = TypeVar("T")
 
 
@@ -84,10 +86,12 @@ class BuildCache:
         # Values read or made in this process (`serve` keeps them between builds), and those
         # made since the last save.
         self._memory: dict[str, Any] = {}
-        self._new: dict[str, Any] = {}
+        self._new: dict[str, bytes] = {}
+        self._pending = 0
         self._used: set[str] = set()
         self._db: Any = None
-        self._broken = False
+        self._broken = self._absent = self._made = False
+        self._written: set[str] = set()
         # File digests seen while loading, by path: page keys are built from them.
         self.files: dict[Path, str] = {}
         self.root = root
@@ -100,17 +104,23 @@ class BuildCache:
         """
         salt = digest(FORMAT, code_digest(), _templates_digest(self.root))
         if salt != self.salt:
-            self.salt, self._memory, self._new = salt, {}, {}
+            self.salt, self._memory, self._new, self._pending = salt, {}, {}, 0
         self._used = set()
         self.files = {}
+        self._absent = self._made = False
+        self._written = set()
 
     def _connect(self, create: bool) -> Any:
         """The open database, or None: no folder, no file yet (and `create` is False), or a broken one."""
         if self._db is not None or self._broken or self.folder is None:
             return self._db
         path = self.folder / DATABASE
-        if not create and not path.is_file():
+        if not create and (self._absent or not path.is_file()):
+            # Asked once: a clean build asks for thousands of entries that no file holds.
+            self._absent = True
             return None
+        # Made by this build: it holds only what this build wrote (`_written`).
+        self._made = not path.is_file()
         import sqlite3
 
         try:
@@ -122,29 +132,26 @@ class BuildCache:
             # A damaged file: set aside at the next save (see `save`), never read.
             self._broken = True
             return None
-        self._db = db
+        self._db, self._absent = db, False
         return db
 
     def _stored(self, key: str) -> Any | None:
-        import pickle
         import sqlite3
 
         db = self._connect(create=False)
-        if db is None:
+        if db is None or (self._made and key not in self._written):
             return None
         try:
             row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
-            # Safe to unpickle: the folder is the user's own, outside every repository
-            # (see the module's docstring).
-            return None if row is None else pickle.loads(row[0])
         except sqlite3.Error:
             self._broken = True
             return None
-        except Exception:  # an old or damaged entry is a missing one
-            return None
+        return None if row is None else _unpickled(row[0])
 
     def get(self, key: str) -> Any | None:
         value = self._memory.get(key)
+        if value is None and key in self._new:
+            value = _unpickled(self._new[key])
         if value is None:
             value = self._stored(key)
             if value is not None:
@@ -154,9 +161,23 @@ class BuildCache:
         return value
 
     def put(self, key: str, value: Any) -> None:
-        self._memory[key] = value
-        self._new[key] = value
+        """Keep `value` under `key`: pickled now, and written with others once they add up.
+
+        Not held in memory: a clean build makes thousands of entries (a record's export entry,
+        its analysis) that nothing reads again, and holding them to the end was a sixth of its
+        peak memory at 3,000 records.
+        """
+        import pickle
+
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return  # a value that cannot be kept is made again next time
+        self._new[key] = data
+        self._pending += len(data)
         self._used.add(key)
+        if self._pending >= FLUSH_BYTES:
+            self._flush()
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         hit = self.get(key)
@@ -167,30 +188,49 @@ class BuildCache:
             self.put(key, value)
         return value
 
-    def save(self) -> None:
-        """Write this build's new entries and drop those it did not use; a failure to write is not an error."""
-        import pickle
+    def _flush(self) -> None:
+        """Write the entries made since the last flush, in one transaction; kept for later if that fails."""
         import sqlite3
 
-        used = self._used
-        self._memory = {k: v for k, v in self._memory.items() if k in used}
-        if self.folder is None:
+        if self.folder is None or not self._new:
             return
         if self._broken:
             self._set_aside()
-        # The whole table in one pickle, as builds before the database kept it.
-        with contextlib.suppress(OSError):
-            (self.folder / "entries.pickle").unlink()
         db = self._connect(create=True)
         if db is None:
             return
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                db.executemany(
-                    "INSERT OR REPLACE INTO entries VALUES (?, ?)",
-                    ((k, pickle.dumps(v, protocol=pickle.HIGHEST_PROTOCOL)) for k, v in self._new.items()),
-                )
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", self._new.items())
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError):
+            return
+        if self._made:
+            self._written |= self._new.keys()
+        self._new, self._pending = {}, 0
+
+    def save(self) -> None:
+        """Write this build's new entries and drop those it did not use; a failure to write is not an error."""
+        import sqlite3
+
+        used = self._used
+        self._memory = {k: v for k, v in self._memory.items() if k in used}
+        if self.folder is None:
+            return
+        # The whole table in one pickle, as builds before the database kept it.
+        with contextlib.suppress(OSError):
+            (self.folder / "entries.pickle").unlink()
+        self._flush()
+        db = self._connect(create=True)
+        if db is None or self._new:
+            return
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
                 (count,) = db.execute("SELECT count(*) FROM entries").fetchone()
                 if count != len(used):
                     # Entries of older builds (or of older code, under another salt): only what
@@ -203,9 +243,8 @@ class BuildCache:
             except BaseException:
                 db.execute("ROLLBACK")
                 raise
-        except (sqlite3.Error, OSError, pickle.PicklingError, TypeError, AttributeError):
+        except (sqlite3.Error, OSError):
             return
-        self._new = {}
 
     def _set_aside(self) -> None:
         """Remove a damaged database, so that the next connection starts an empty one."""
@@ -217,6 +256,17 @@ class BuildCache:
         for name in (DATABASE, f"{DATABASE}-journal"):
             with contextlib.suppress(OSError):
                 (self.folder / name).unlink()
+
+
+def _unpickled(data: bytes) -> Any | None:
+    import pickle
+
+    try:
+        # Safe to unpickle: the folder is the user's own, outside every repository (see the
+        # module's docstring).
+        return pickle.loads(data)
+    except Exception:  # an old or damaged entry is a missing one
+        return None
 
 
 def memo(build_cache: BuildCache | None, kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:

@@ -22,8 +22,18 @@ TMP_PREFIX = ".improvements-tmp-"
 LOCK_NAME = ".improvements.lock"
 
 
-def _bytes(data: bytes | str) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else data
+# Characters encoded at a time: a generated file can be tens of megabytes of text (records.json
+# at 3,000 records), and encoding it whole held a second copy of it.
+CHUNK = 1 << 20
+
+
+def encoded_chunks(data: bytes | str) -> Iterator[bytes]:
+    """`data` as UTF-8, a slice at a time (a slice never splits a character: str slices are whole)."""
+    if isinstance(data, bytes):
+        yield data
+        return
+    for start in range(0, len(data), CHUNK):
+        yield data[start : start + CHUNK].encode("utf-8")
 
 
 def _mode_for(path: Path) -> int:
@@ -48,7 +58,8 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
     fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_bytes(data))
+            for chunk in encoded_chunks(data):
+                fh.write(chunk)
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
@@ -146,7 +157,8 @@ def _create_in_place(path: Path, data: bytes | str) -> bool:
         return False
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_bytes(data))
+            for chunk in encoded_chunks(data):
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:
