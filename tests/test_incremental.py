@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from generator.views import pages
+from generator.output import render
 
 from conftest import REPO, run_cli
 
@@ -94,13 +94,14 @@ def test_one_record_text_change_renders_only_its_page(
 ) -> None:
     root, records = synthetic
     rendered: list[str] = []
-    real = pages.record_context
+    real = render._front_matter
 
-    def counting(analysis: object, rec: object, charts: object) -> object:
-        rendered.append(rec.slug)  # type: ignore[attr-defined]
-        return real(analysis, rec, charts)  # type: ignore[arg-type]
+    # Called once for each record page rendered rather than taken from the cache.
+    def counting(source: str, tags: list[str]) -> str:
+        rendered.append(Path(source).stem.split("-", 1)[1])
+        return real(source, tags)
 
-    monkeypatch.setattr(pages, "record_context", counting)
+    monkeypatch.setattr(render, "_front_matter", counting)
     stacked = adopted(records)
     slug = stacked[1].stem.split("-", 1)[1]
     naming = {slug} | {p.stem.split("-", 1)[1] for p in records if slug in p.read_text(encoding="utf-8")}
@@ -124,7 +125,6 @@ def test_a_cache_kept_between_builds_writes_what_a_clean_build_writes(
 ) -> None:
     # `serve` keeps one BuildCache in memory from one rebuild to the next.
     from generator.base.cache import BuildCache
-    from generator.output import render
 
     root, records = synthetic
     kept = BuildCache(root)
@@ -153,7 +153,7 @@ def test_a_second_build_of_the_same_inputs_reuses_the_kept_analysis(
     synthetic: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `build --site` renders the docs, then the mkdocs plugin asks for the same analysis again.
-    from generator.output import export, render
+    from generator.output import export
 
     root, records = synthetic
     first = render.build(root, keep=True)

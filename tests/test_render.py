@@ -23,7 +23,7 @@ from generator.model import quantity as numbers
 from generator.output.render import render_files
 from generator.project import load as project
 from generator.views.markdown import md_escape, safe_url
-from generator.views.pages import shell_command
+from generator.views.results import shell_command
 
 from conftest import FIXTURES, REPO, run_cli
 

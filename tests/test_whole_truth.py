@@ -445,7 +445,7 @@ def test_a_corrected_word_shows_the_interval_that_goes_with_it(tmp_path: Path) -
 
 
 def test_a_better_within_min_effect_says_so() -> None:
-    from generator.views.pages import _decision_text
+    from generator.views.results import _decision_text
 
     # A secondary metric: -0.7%, p 0.003, a real change inside min_effect (1%) whose 90% interval
     # reaches past -1%, so it is not `no-change` either: `better`, and the page says it is small.

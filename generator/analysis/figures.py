@@ -28,7 +28,7 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 
 # REFERENCE is re-exported: `views.prose` fills the quotes it finds.
 from generator.analysis.quoting import REFERENCE as REFERENCE
-from generator.analysis.quoting import Quote, prose_strings, quoted_name, quotes_in
+from generator.analysis.quoting import Quote, quotes_in
 from generator.base.problems import Problem, rel
 
 # percent: a signed change; share: an unsigned percent (a spread); the rest as named.
@@ -170,19 +170,6 @@ def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tup
         if at >= 0:
             return i + 1, at + 1
     return start
-
-
-def quoted_records(analysis: Analysis, loaded: Any) -> list[Any]:
-    """The records whose figures a file's prose quotes (for a page's dependencies)."""
-    names = {quoted_name(q) for q in _quotes(analysis, loaded)}
-    found = {id(a): a for name in names for a in analysis.by_name.get(name, ())}
-    # In series order (number, then slug), as `analysis.records` holds them.
-    return [a.file for a in sorted(found.values(), key=lambda a: (a.file.number, a.file.slug))]
-
-
-def quotes(loaded: Any) -> bool:
-    """Whether a file's prose quotes any figure."""
-    return any(REFERENCE.search(text) for _path, text in prose_strings(loaded.data))
 
 
 def _quotes(analysis: Analysis, loaded: Any) -> tuple[Quote, ...]:

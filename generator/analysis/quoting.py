@@ -63,8 +63,3 @@ Quote = tuple[tuple[str | int, ...], str, str]
 def quotes_in(data: Any) -> tuple[Quote, ...]:
     """Each reference in the prose of a file's `data`: (the field's path, `{{ ... }}` as written, the text inside)."""
     return tuple((path, m.group(0), m.group(1)) for path, text in prose_strings(data) for m in REFERENCE.finditer(text))
-
-
-def quoted_name(quote: Quote) -> str:
-    """The record (or `baseline`) a reference names: its first part."""
-    return quote[2].split(".")[0].strip()

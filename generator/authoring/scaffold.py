@@ -191,6 +191,9 @@ def install_of(version: str, direct_url: str | None) -> Install:
     not, or a git URL) gives its origin's web address at the commit installed, when the origin is
     known to have it. Anything else on this machine cannot be reached from CI, so the step says
     so and fails until it is set.
+
+    Over 60 lines: one decision over the kinds of install PEP 610 records, tried in a fixed
+    order, with the small helper that names a folder's commit kept beside the one case using it.
     """
     import json
 

@@ -53,6 +53,9 @@ def waterfall(
 
     `current` defaults to the last step's level; when the caller states another value (measured
     on its own), it is drawn as stated and the description says what the steps add up to.
+
+    Over 60 lines: one SVG drawn top to bottom (scale, columns, connectors, goals, labels), each
+    part placed by the ones before it; split up, they would pass every coordinate between them.
     """
     # One function on purpose: the positions depend on each other (slot width on the number of
     # breaks, bar feet on the axis floor, connectors on the previous column), and split up they

@@ -37,6 +37,9 @@ def frontier(
     A point's `note` is its <title> (a hover, or a tap, names it); `marks` are drawn ringed
     (capacity under the SLO). A load label that would overlap another label or a point is left
     out: its point's title still names the load.
+
+    Over 60 lines: one SVG drawn in order (axes, limits, lines, points, labels), the labels
+    placed by a nested helper that must see every box drawn before it.
     """
     points = [p for s in series for p in s.points]
     if not points:
@@ -237,6 +240,9 @@ def latency_chart(
     ticks at the loads measured. Limits on "y" are latency limits (the SLO), on "x" loads
     (where capacity under the SLO sits); their labels are fitted inside the plot, never cut
     by its edge.
+
+    Over 60 lines: one SVG drawn in order (axis kind, ticks, limits, lines, legend), each part
+    placed by the scale and the labels the ones before it chose.
     """
     points = [p for s in series for p in s.points]
     if not points:

@@ -13,28 +13,28 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
-from typing import Any
 
 import jinja2
 from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
-from generator.analysis.figures import quotes, reference_problems
+from generator.analysis.figures import reference_problems
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.checks.validate import require_project
-from generator.model import variants
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
-from generator.project.load import Project, RecordFile
-from generator.views import glance, pages
+from generator.project.load import Project
+from generator.views import glance, listing_pages, page_models
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
+from generator.views.page_models import RecordPage
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
 from generator.views.plots import plots
 from generator.views.prose import filling
+from generator.views.record_page import RecordPages
 from generator.views.road import road_plot
 from generator.views.strips import strips
 from generator.views.sweeps import frontier_charts
@@ -223,42 +223,21 @@ def _normalise(text: str) -> str:
 
 
 class _PageCache:
-    """A record's page from the build cache, while nothing it is made from has changed."""
+    """A record's page from the build cache, under the digest of its model (`page_models.keyed`).
 
-    def __init__(self, analysis: Analysis, build_cache: cache.BuildCache | None) -> None:
-        self.analysis, self.build_cache = analysis, build_cache
-        self._runs_digest: str | None = None
-        self.derived = pages.record_derived(analysis) if build_cache is not None else {}
+    A page's text is a function of its model, the templates and the code; the cache's salt
+    holds the code and the campaign's template overrides, and the key the model, quoted figures
+    included. So a page is reused exactly while nothing it shows changed, and no list of what
+    a page depends on is kept anywhere.
+    """
 
-    def page(self, rec: RecordFile, render: Callable[[], str | None]) -> str | None:
-        build_cache, project = self.build_cache, self.analysis.project
-        if build_cache is None:
+    def __init__(self, build_cache: cache.BuildCache | None) -> None:
+        self.build_cache = build_cache
+
+    def page(self, key: str | None, render: Callable[[], str | None]) -> str | None:
+        if self.build_cache is None or key is None:
             return render()
-        files = build_cache.files
-        deps = sorted(
-            {(d.path.name, files.get(d.path)) for d in pages.record_dependencies(self.analysis, rec)}, key=str
-        )
-        parts: tuple[Any, ...] = (rec.path.name, files.get(rec.path), files.get(project.campaign_file.path), deps)
-        if None in parts[:3] or any(key is None for _name, key in deps):
-            return render()  # a file that was not loaded through the cache: no key to trust
-        parts += (repr(self.derived.get(rec.slug)),)
-        # Quoted figures (`{{ ... }}`) may be any record's, imported or not, and a baseline named
-        # by `baseline_from` may be computed from another record's runs: the runs count too.
-        results = variants.all_results(rec.record)
-        if any(res.run or res.baseline_run or res.baseline_from for res in results) or quotes(rec):
-            parts += (self.runs_digest(),)
-        return memo(build_cache, "page", parts, render)
-
-    def runs_digest(self) -> str:
-        """The imported runs' files, which results that name a run are computed from."""
-        if self._runs_digest is None:
-            folder = self.analysis.project.results_dir / "runs"
-            parts: list[Any] = []
-            if folder.is_dir():
-                for path in sorted(folder.glob("*.json")):
-                    parts += [path.name, path.read_bytes()]
-            self._runs_digest = cache.digest(*parts)
-        return self._runs_digest
+        return memo(self.build_cache, "page", (key,), render)
 
 
 def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environment:
@@ -271,6 +250,20 @@ def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environm
     return env
 
 
+def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every chart of the build: (path -> alt text, which the pages show; path -> SVG)."""
+    charts = plots(analysis, build_cache)
+    drawn = [(p.path, p.alt, p.svg) for p in charts]
+    drawn += [(f.path, f.alt, f.svg) for f in frontier_charts(analysis)]
+    # The road to the goal: a waterfall drawn from the analysis' stack.
+    road = road_plot(analysis)
+    if road is not None:
+        drawn.append(road)
+    drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
+    drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
+    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in drawn}
+
+
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
     project = analysis.project
@@ -279,25 +272,12 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
-    report = Report()
-    out: dict[str, str] = {}
-    charts = plots(analysis, build_cache)
-    alts = {p.path: p.alt for p in charts}
-    frontiers = frontier_charts(analysis)
-    alts.update({f.path: f.alt for f in frontiers})
-    # The road to the goal: a waterfall drawn from the analysis' stack.
-    road = road_plot(analysis)
-    if road is not None:
-        alts[road[0]] = road[1]
-    sweeps = experiments.sweep_charts(analysis)
-    alts.update({p.path: p.alt for p in sweeps})
-    strip_charts = strips(analysis)
-    alts.update({s.path: s.alt for s in strip_charts})
-    page_cache = _PageCache(analysis, build_cache)
+    report, out, page_cache = Report(), dict[str, str](), _PageCache(build_cache)
+    alts, svgs = _charts(analysis, build_cache)
 
-    def render(name: str, context: dict[str, Any]) -> str | None:
+    def render(name: str, model: object) -> str | None:
         try:
-            return env.get_template(name).render(context)
+            return env.get_template(name).render(page_models.context(model))
         except Exception as exc:
             # A campaign's own template can raise whatever its expressions do (`{{ 1 // 0 }}`, a
             # filter given a mapping), not only jinja's errors: each is that template's problem,
@@ -305,39 +285,42 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
             report.add(_template_problem(project.root, name, exc))
             return None
 
+    models = RecordPages(analysis, alts)
     for rec in project.records:
+        keyed = models.keyed(rec)
 
-        def page(rec: RecordFile = rec) -> str | None:
-            body = render("record.md.j2", pages.record_context(analysis, rec, alts))
+        # Of the model alone: the cached text is what its key names.
+        def page(model: RecordPage = keyed.model) -> str | None:
+            body = render("record.md.j2", model)
             if body is None:
                 return None
-            return _front_matter(rel(rec.path, project.root), list(rec.record.tags)) + _normalise(body)
+            return _front_matter(model.source, list(model.record.tags)) + _normalise(body)
 
-        text = page_cache.page(rec, page)
+        text = page_cache.page(keyed.key, page)
         if text is None:
             break
         out[record_page_path(project, rec)] = text
-    campaign_source = rel(project.campaign_file.path, project.root)
-    others: list[tuple[str, str, Callable[[], dict[str, Any]], str]] = [
-        ("index.md", "home.md.j2", lambda: pages.home_context(analysis, alts), campaign_source),
-        ("summary.md", "summary.md.j2", lambda: pages.summary_context(analysis, alts), "the records in improvements/"),
-        ("blockers.md", "blockers.md.j2", lambda: pages.blockers_context(analysis), "the records in improvements/"),
-        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_context(analysis), "the records in improvements/"),
+    records = "the records in improvements/"
+    others: list[tuple[str, str, Callable[[], object], str]] = [
+        (
+            "index.md",
+            "home.md.j2",
+            lambda: listing_pages.home_page(analysis, alts),
+            rel(project.campaign_file.path, project.root),
+        ),
+        ("summary.md", "summary.md.j2", lambda: listing_pages.summary_page(analysis, alts), records),
+        ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
+        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
     ]
-    for filename, template, make_context, source in others:
+    for filename, template, make_model, source in others:
         if not report.ok:
             break
-        body = render(template, make_context())
+        body = render(template, make_model())
         if body is not None:
             out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)
-    out.update({p.path: p.svg for p in charts})
-    out.update({f.path: f.svg for f in frontiers})
-    if road is not None:
-        out[road[0]] = road[2]
-    out.update({p.path: p.svg for p in sweeps})
-    out.update({s.path: s.svg for s in strip_charts})
+    out.update(svgs)
     out.update(downloads(analysis, build_cache))
     return dict(sorted(out.items()))
 

@@ -19,10 +19,11 @@ from generator.base.problems import ProblemsFound, Report
 from generator.model.launch import assignment, words
 from generator.model.record import Change
 from generator.output.render import _template_problem, environment, with_figures
-from generator.views import pages, road
+from generator.views import road
 from generator.views.evidence import record_evidence
 from generator.views.markdown import TemplateFailure, code, inline
 from generator.views.prose import filled
+from generator.views.results import result_view
 from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 TEMPLATE = "report.md.j2"
@@ -81,13 +82,13 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
             {
                 "number": f"{rec.number:02d}",
                 "record": rec.record,
-                "results": [pages.result_view(res, vocabulary=vocabulary) for res in entry.results],
+                "results": [result_view(res, vocabulary=vocabulary) for res in entry.results],
                 # Each variant's results, read like the record's own.
                 "variants": [
                     {
                         "label": v.label,
                         "outcome": v.outcome,
-                        "results": [pages.result_view(res, vocabulary=vocabulary) for res in results],
+                        "results": [result_view(res, vocabulary=vocabulary) for res in results],
                     }
                     for v, results in zip(rec.record.variants, entry.variant_results, strict=True)
                 ],
@@ -106,7 +107,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
         "stack": _stack(analysis),
         "slo": bool(campaign.slo),
         "shown": SHOWN_METRICS,
-        "baseline_results": [pages.result_view(res) for res in analysis.baseline_results],
+        "baseline_results": [result_view(res) for res in analysis.baseline_results],
     }
 
 

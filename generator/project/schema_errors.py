@@ -161,7 +161,7 @@ def validation_problems(
 ) -> list[Problem]:
     """pydantic's errors as problems, one per place.
 
-    One branch per kind of pydantic error: long, but the kinds read best side by side.
+    Over 60 lines: one branch per kind of pydantic error, and the kinds read best side by side.
     """
     problems: list[Problem] = []
     seen: set[tuple[Path_, str]] = set()

@@ -17,6 +17,7 @@ from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import Project, RecordFile
 from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
+from generator.views.page_models import TimelinePage
 from generator.views.paths import docs_root, relative, series_dir
 from generator.views.sweeps import capacity_cell, slo_text
 
@@ -294,7 +295,7 @@ def _ordinal(day: dt.date | None) -> int:
 # --- the timeline -------------------------------------------------------------------------------
 
 
-def timeline_context(analysis: Analysis) -> dict[str, Any]:
+def timeline_page(analysis: Analysis) -> TimelinePage:
     """Every record by date, newest first, grouped by month; the undated ones after."""
     project = analysis.project
     months: dict[str, list[dict[str, Any]]] = {}
@@ -307,12 +308,12 @@ def timeline_context(analysis: Analysis) -> dict[str, Any]:
         assert day is not None
         months.setdefault(day.strftime("%Y-%m"), []).append(_entry(analysis, ra))
     undated = [_entry(analysis, ra) for ra in analysis.records if ra.file.record.date is None]
-    return {
-        "campaign": project.campaign,
-        "months": list(months.items()),
-        "undated": undated,
-        "summary_link": relative(docs_root(project) / "summary.md", docs_root(project)),
-    }
+    return TimelinePage(
+        campaign=project.campaign,
+        months=list(months.items()),
+        undated=undated,
+        summary_link=relative(docs_root(project) / "summary.md", docs_root(project)),
+    )
 
 
 def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:

@@ -6,6 +6,7 @@ their own folder, so the series reads the same on the site and on a forge.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 from pathlib import PurePosixPath
 from posixpath import join as pjoin
@@ -26,7 +27,13 @@ def series_dir(project: Project) -> PurePosixPath:
 
 
 def relative(target: PurePosixPath, from_dir: PurePosixPath) -> str:
-    return posixpath.relpath(str(target), str(from_dir))
+    return _relpath(str(target), str(from_dir))
+
+
+# Every page links to the same few folders: a third of a page model's time was spent here.
+@functools.lru_cache(maxsize=4096)
+def _relpath(target: str, from_dir: str) -> str:
+    return posixpath.relpath(target, from_dir)
 
 
 def record_page_path(project: Project, rec: RecordFile) -> str:

@@ -1,0 +1,128 @@
+"""The models of the pages that list the campaign: home, summary and blockers.
+
+Python prepares what a page shows, from the analysis; the templates only lay it out. Nothing
+here computes a number (see `record_page` for the series pages).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+
+from generator.analysis.campaign import Analysis
+from generator.model.record import Blocker
+from generator.project.load import RecordFile
+from generator.views.evidence import baseline_evidence
+from generator.views.frontier import frontier_view
+from generator.views.glance import decision, home_glance, record_day
+from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage
+from generator.views.paths import docs_root, relative, series_dir, summary_plot_paths
+from generator.views.record_page import blocker_anchor, chart_links, record_title, rule
+from generator.views.results import result_view, shell_command
+from generator.views.road import road_context
+from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
+
+
+def home_page(analysis: Analysis, charts: Mapping[str, str] | None = None) -> HomePage:
+    """The home page's model."""
+    project = analysis.project
+    campaign = project.campaign
+    root_dir = docs_root(project)
+    counts = {t: sum(1 for r in project.records if r.record.tier == t) for t in (1, 2, 3)}
+    # Per tier, the records placed there by themselves rather than by their sources.
+    own = {
+        t: [f"{r.number:02d}" for r in project.records if (r.record.tier, r.record.tier_source) == (t, "own")]
+        for t in (1, 2, 3)
+    }
+    return HomePage(
+        campaign=campaign,
+        engine_version=campaign.engine.version or "not recorded",
+        command=shell_command(shlex.split(campaign.baseline.command), dict(campaign.baseline.env)),
+        baseline_results=[result_view(res, vocabulary=campaign.vocabulary()) for res in analysis.baseline_results],
+        baseline_evidence=baseline_evidence(analysis),
+        tier_counts=counts,
+        tier_own=own,
+        record_count=len(project.records),
+        summary_link=relative(root_dir / "summary.md", root_dir),
+        blockers_link=relative(root_dir / "blockers.md", root_dir),
+        road=road_context(analysis, dict(charts or {})),
+        glance=home_glance(analysis),
+        timeline_link="timeline.md",
+        frontier=frontier_view(analysis, dict(charts or {}), root_dir),
+    )
+
+
+def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
+    """The summary's model: a row per record, its charts and the frontier."""
+    project = analysis.project
+    root_dir = docs_root(project)
+    rows = []
+    by_slug = analysis.by_slug
+    for row in summary_rows(analysis):
+        rec = by_slug[row["slug"]]
+        rows.append(
+            {
+                **row,
+                "decision": decision(
+                    analysis.record(rec).primary, project.campaign.vocabulary(), analysis.record(rec).regressions
+                ),
+                "date": record_day(project, rec),
+                "link": relative(series_dir(project) / project.output_name(rec), root_dir),
+                "gain_text": gain_text(row),
+                "status_text": status_text(row),
+                "blockers_text": blockers_text(row),
+                "tier_text": tier_text(row),
+            }
+        )
+    # The frontier has its own section (`frontier`), with its table.
+    views = chart_links(charts, summary_plot_paths(project)[:1], root_dir)
+    return SummaryPage(
+        campaign=project.campaign,
+        rows=rows,
+        plots=views,
+        frontier=frontier_view(analysis, dict(charts), root_dir),
+        own_placement=any(row["tier_source"] == "own" for row in rows),
+        ranked_metrics=list(analysis.ranked_metrics),
+        ranked_loads=list(analysis.ranked_loads),
+        **vars(rule(analysis)),
+    )
+
+
+def blockers_page(analysis: Analysis) -> BlockersPage:
+    """Every blocker by the record that defines it, with the records it holds up."""
+    project = analysis.project
+    root_dir = docs_root(project)
+    here = series_dir(project)
+    entries: list[BlockerEntry] = []
+    for rec in project.records:
+        for j, b in enumerate(rec.record.blockers):
+            if b.ref is not None:
+                continue
+            anchor = blocker_anchor(rec, j, b)
+            # The defining record and every record that points at it, each once, in series order.
+            affects: list[tuple[RecordFile, Blocker]] = [(rec, b)]
+            seen = {id(rec)}
+            for other, ref in analysis.blockers.refs.get(b.id or "", ()):
+                if id(other) not in seen:
+                    seen.add(id(other))
+                    affects.append((other, ref))
+            affects.sort(key=lambda pair: pair[0].number)
+            entries.append(
+                BlockerEntry(
+                    anchor=anchor,
+                    blocker=b,
+                    record=record_title(rec),
+                    record_link=relative(here / project.output_name(rec), root_dir) + f"#{anchor}",
+                    affects=[
+                        Affected(
+                            title=record_title(o),
+                            link=relative(here / project.output_name(o), root_dir),
+                            status=o.record.status,
+                            attempts=list(entry.attempts),
+                            note=entry.note if entry is not b else None,
+                        )
+                        for o, entry in affects
+                    ],
+                )
+            )
+    return BlockersPage(campaign=project.campaign, entries=entries)

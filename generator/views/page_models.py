@@ -1,0 +1,341 @@
+"""What each page shows, as typed values: one frozen dataclass per page, built from the analysis.
+
+The templates read a page's model and nothing else (its fields are the template's variables,
+named as they always were, so a campaign's override templates keep working), and a page's text
+is a function of its model, the templates and the code. So a record page's cache key is the
+digest of its model (`keyed`), never a list of what the page depends on kept by hand: whatever
+the page shows is in the model, and whatever is in the model is in the key.
+
+Quoted figures (`{{ 01.c64.output_throughput.change }}` in prose) are filled by the templates'
+prose filters from the analysis; every reference in any text of the model is looked up when the
+model is built and its filled text is kept in `figures`, so the key covers those numbers too.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import pickle
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
+
+from generator.analysis.stats import Comparison
+from generator.model.record import Attempt, Blocker, Campaign, Change, Record, Setup
+from generator.model.reported import ReportedMetric
+from generator.model.result import Result
+from generator.views.evidence import Evidence
+from generator.views.variants import VariantTable
+
+
+@dataclass(frozen=True)
+class PageLink:
+    """A link to another record's page, with the title it is shown by."""
+
+    slug: str
+    title: str
+    link: str
+
+
+@dataclass(frozen=True)
+class ChartLink:
+    """A chart drawn for a page: its path relative to the page and its alt text."""
+
+    src: str
+    alt: str
+
+
+@dataclass(frozen=True)
+class VariantResult:
+    variant: str
+    view: ResultView
+
+
+@dataclass(frozen=True)
+class MetricRow:
+    name: str
+    label: str
+    unit: str
+    higher_is_better: bool
+    value: str
+    baseline: str | None
+    comparison: Comparison | None
+    # The comparison as the table shows it; None when not compared.
+    change: str | None
+    interval: str | None
+    n: str | None
+    test: str | None
+    decision: str | None
+    # The decision's word alone (`better`, `no-change`, ...), for the column that leads the row.
+    word: str | None
+    # For an inconclusive comparison: how many repetitions per side would settle it.
+    would_take: str | None
+    # Ten repetitions or fewer: the values themselves (and a flagged spread).
+    listed: str | None = None
+    # The arithmetic means' change, where it differs as printed from the point (labelled on the page).
+    arithmetic: str | None = None
+
+
+@dataclass(frozen=True)
+class ResultView:
+    result: Result
+    rows: list[MetricRow]
+    notes: list[str]
+    no_baseline: bool
+    concurrency: str
+    request_rate: str | None
+    # Evidence as the source reported it, labelled from the metric vocabulary; never compared.
+    reported: list[ReportedMetric] = field(default_factory=list)
+    reported_changes: list[ReportedMetric] = field(default_factory=list)
+    # The result's strip chart (path relative to the page, alt text), when it has one.
+    strip: ChartLink | None = None
+    # How its runs were made (views.design): start times, blocks, trends, launches; markdown.
+    design: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BlockerView:
+    anchor: str
+    # The definition: the record's own blocker, or the shared one a `ref` points at.
+    blocker: Blocker
+    ref: str | None
+    defined_in: str | None = None
+    defined_link: str | None = None
+    blockers_link: str = ""
+    # This record's own note and attempts (a `ref` may carry both against a shared blocker).
+    note: str | None = None
+    attempts: list[Attempt] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class RecordPage:
+    """A series page (`record.md.j2`), built by `views.record_page.record_page`."""
+
+    campaign: Campaign
+    record: Record
+    number: str
+    slug: str
+    page_id: str
+    # The record's file, relative to the repository (the page's front matter names it).
+    source: str
+    tier_text: str
+    engine_version: str
+    # The steps first, as `stack` prints them (`inside:` ones as comments): the block runs as shown.
+    command: str
+    image: str | None
+    own_base_command: bool
+    # With variants, the command is the retained variant's (`variants.effective_change`).
+    launch_change: Change | None
+    # Its setup, likewise: the retained variant's own, else the record's.
+    launch_setup: Setup | None
+    variants: VariantTable | None
+    sweep_chart: list[ChartLink]
+    blockers: list[BlockerView]
+    results: list[ResultView]
+    variant_results: list[VariantResult]
+    evidence: list[Evidence]
+    # The primary comparison's result first; with more than two results the others are
+    # folded (details), each summary naming its decision on the primary metric.
+    result_order: list[int]
+    fold_results: bool
+    plots: list[ChartLink]
+    sweeps: list[dict[str, Any]]
+    slo: str
+    related: list[PageLink]
+    superseded_by: PageLink | None
+    superseding: list[PageLink]
+    builds_on: list[PageLink]
+    in_stack: dict[str, Any] | None
+    header: dict[str, Any]
+    primary_text: str | None
+    alpha: str
+    confidence: str
+    equivalence: str
+    min_effect: str
+    primary_metric: str
+    home_link: str
+    summary_link: str
+    blockers_link: str
+    # Each `{{ ... }}` reference in any text above, with the text the prose filters fill in for
+    # it (None where it names nothing); filled in by `keyed`.
+    figures: tuple[tuple[str, str | None], ...] = ()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """How comparisons are decided, as the pages state it (configuration, not measured)."""
+
+    alpha: str
+    confidence: str
+    equivalence: str
+    min_effect: str
+    primary_metric: str
+
+
+@dataclass(frozen=True)
+class HomePage:
+    """The home page (`home.md.j2`), built by `views.listing_pages.home_page`."""
+
+    campaign: Campaign
+    engine_version: str
+    command: str
+    baseline_results: list[ResultView]
+    baseline_evidence: list[Evidence]
+    tier_counts: dict[int, int]
+    tier_own: dict[int, list[str]]
+    record_count: int
+    summary_link: str
+    blockers_link: str
+    road: dict[str, Any] | None
+    glance: dict[str, Any]
+    timeline_link: str
+    frontier: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class SummaryPage:
+    """The summary (`summary.md.j2`), built by `views.listing_pages.summary_page`."""
+
+    campaign: Campaign
+    rows: list[dict[str, Any]]
+    plots: list[ChartLink]
+    frontier: dict[str, Any] | None
+    own_placement: bool
+    ranked_metrics: list[str]
+    ranked_loads: list[Any]
+    alpha: str
+    confidence: str
+    equivalence: str
+    min_effect: str
+    primary_metric: str
+
+
+@dataclass(frozen=True)
+class Affected:
+    """A record a blocker holds up, on the blockers page."""
+
+    title: str
+    link: str
+    status: str
+    attempts: list[Any]
+    note: str | None
+
+
+@dataclass(frozen=True)
+class BlockerEntry:
+    anchor: str
+    blocker: Blocker
+    record: str
+    record_link: str
+    affects: list[Affected]
+
+
+@dataclass(frozen=True)
+class BlockersPage:
+    """The blockers page (`blockers.md.j2`), built by `views.listing_pages.blockers_page`."""
+
+    campaign: Campaign
+    entries: list[BlockerEntry]
+
+
+@dataclass(frozen=True)
+class TimelinePage:
+    """The timeline (`timeline.md.j2`), built by `views.glance.timeline_page`."""
+
+    campaign: Campaign
+    months: list[tuple[str, list[dict[str, Any]]]]
+    undated: list[dict[str, Any]]
+    summary_link: str
+
+
+def context(model: object) -> dict[str, Any]:
+    """A page model's fields as a template's variables (`record`, `results`, ...)."""
+    return dict(vars(model))
+
+
+# --- a model's digest -----------------------------------------------------------------------------
+
+
+def _pydantic(*state: Any) -> None:
+    """Never called: the digest's pickle names it to mark a pydantic model's state."""
+
+
+class _Canonical(pickle.Pickler):
+    """A pickle of a value by its content alone, the same bytes in every process.
+
+    Pickle, not repr: it is written in C and twice as fast on a page's model. Two things would
+    make its bytes differ between processes for the same content, and both are avoided: the
+    memo (a value met twice is written once, then referred to, so the bytes depend on which
+    objects happen to be shared): `fast` mode keeps none; and a pydantic model's
+    `__pydantic_fields_set__`, a set of names in hash order (which differs from process to
+    process): a model is written as its fields, extras and private attributes (`Flag`'s form)
+    instead. Plain classes and dataclasses are written as their `__dict__`, in insertion order.
+
+    `shared` maps the id of a value every page holds (the campaign) to its own digest, written
+    in its place: taken once per build rather than once per page.
+    """
+
+    def __init__(self, file: io.BytesIO, shared: Mapping[int, str]) -> None:
+        super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
+        self.fast = True
+        self.shared = shared
+
+    def reducer_override(self, obj: Any) -> Any:
+        if id(obj) in self.shared:
+            return (_shared, (self.shared[id(obj)],))
+        if isinstance(obj, BaseModel):
+            return (_pydantic, (type(obj), obj.__dict__, obj.__pydantic_extra__, obj.__pydantic_private__))
+        return NotImplemented
+
+
+def _shared(digest: str) -> None:
+    """Never called: marks a shared value's digest in the digest's pickle."""
+
+
+def canonical(value: object, shared: Mapping[int, str] | None = None) -> bytes:
+    """`value`'s content as bytes (see `_Canonical`); `shared`: digests of values held elsewhere too."""
+    buffer = io.BytesIO()
+    _Canonical(buffer, shared or {}).dump(value)
+    return buffer.getvalue()
+
+
+def shared_digests(*values: object) -> dict[int, str]:
+    """The digests of values that many models hold, by id, for `keyed`; the caller keeps the values."""
+    return {id(v): hashlib.blake2b(canonical(v), digest_size=16).hexdigest() for v in values}
+
+
+# What the prose filters fill (analysis.figures.REFERENCE), in a pickle's bytes: every text of
+# a model is in its pickle whole, as UTF-8.
+_REFERENCE = re.compile(rb"\{\{\s*([^{}]*?)\s*\}\}")
+
+M = TypeVar("M", bound=RecordPage)
+
+
+@dataclass(frozen=True)
+class Keyed:
+    """A record page's model with its digest, the page cache's key (None: it could not be taken)."""
+
+    model: RecordPage
+    key: str | None = field(default=None)
+
+
+def keyed(model: M, fill: Callable[[str], str | None], shared: Mapping[int, str] | None = None) -> Keyed:
+    """The model with `figures` filled (`fill`: a reference's text as the prose filters fill it),
+    and the digest of the whole of it.
+
+    The model is pickled once: the references are found in its bytes, and the digest is of
+    those bytes and the figures, which is the model's content in full.
+    """
+    try:
+        data = canonical(model, shared)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        # A value that cannot be pickled: the page is rendered every time, never a stale one.
+        return Keyed(model, None)
+    refs = sorted({m.group(1).decode("utf-8", "surrogateescape") for m in _REFERENCE.finditer(data)})
+    figures = tuple((ref, fill(ref)) for ref in refs)
+    h = hashlib.blake2b(data, digest_size=16)
+    h.update(repr(figures).encode("utf-8", "surrogatepass"))
+    return Keyed(replace(model, figures=figures) if figures else model, h.hexdigest())
