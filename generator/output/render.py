@@ -391,10 +391,11 @@ def build(
         # so the manifest gets no digests and the next build runs in full.
         inputs = None
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
-    result: WriteResult = write_outputs(
-        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
-    )
+    manifest = str(docs_root(project) / MANIFEST_NAME)
+    result: WriteResult = write_outputs(project.root, dict(files), managed, manifest=manifest, inputs=inputs)
     build_cache.save()
+    if inputs is not None:
+        stamp.remember_outputs(project.root, manifest)
     if keep and inputs is not None:
         _keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)
