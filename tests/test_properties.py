@@ -22,7 +22,8 @@ from hypothesis import strategies as st
 from generator.base.problems import CODES, Report
 from generator.base.read import parse, read_text
 from generator.checks.validate import load_project
-from generator.model.record import Campaign, Record
+from generator.model.campaign import Campaign
+from generator.model.record import Record
 from generator.project.load import load_file
 
 # Slow: Hypothesis runs many generated campaigns.

@@ -572,3 +572,36 @@ def test_no_equivalence_band_and_a_single_summary_are_allowed() -> None:
     assert compare(ARM, BASE, higher_is_better=True, min_effect=0.0).decision in ("better", "inconclusive")
     # One run given as summary statistics is one sample: compared, as a single shot.
     assert compare(Moments(150.0, None, 1), BASE, higher_is_better=True).decision == "unreplicated"
+
+
+# --- the means and SDs without numpy's per-call cost, to numpy's bits ------------------------------
+
+_REPETITIONS = hst.lists(
+    hst.one_of(
+        hst.floats(min_value=1e-9, max_value=1e12, allow_nan=False, allow_infinity=False),
+        hst.floats(min_value=-1e6, max_value=1e6, allow_nan=False, allow_infinity=False),
+        hst.integers(min_value=-(2**40), max_value=2**40),
+    ),
+    min_size=2,
+    max_size=300,
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_REPETITIONS)
+def test_the_sums_and_sds_are_numpys_to_the_bit(values: list[float]) -> None:
+    from generator.analysis.stats import _sd, _side, _sum
+
+    side = _side(values, "samples")
+    arr = np.asarray(values, dtype=float)
+    xs = arr.tolist()
+    assert _sum(xs, 0, len(xs)) == float(np.sum(arr))
+    assert _sd(xs) == float(np.std(arr, ddof=1)) or (math.isnan(_sd(xs)) and math.isnan(np.std(arr, ddof=1)))
+    if bool(np.all(arr > 0)):
+        logs = np.log(arr)
+        assert _sum(logs.tolist(), 0, len(xs)) / len(xs) == float(np.mean(logs))
+        assert _sd(logs.tolist()) == float(np.std(logs, ddof=1))
+        assert (side.log_mean, side.log_sd) == (float(np.mean(logs)), float(np.std(logs, ddof=1)))
+    else:
+        assert side.log_mean is None and side.log_sd is None
+    assert side.sd == float(np.std(arr, ddof=1)) and side.values == tuple(xs)

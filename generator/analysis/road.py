@@ -39,9 +39,9 @@ from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.analysis.tdist import t_p_value, welch_df
 from generator.checks.stack import adopted_steps
+from generator.model.campaign import Goal
 from generator.model.launch import Cycle, Stack, apply_steps
 from generator.model.quantity import Stat, Value, fmt_number, stat, unreplicated_text
-from generator.model.record import Goal
 from generator.model.result import Range, Result, Workload
 from generator.model.variants import effective_change
 from generator.project.load import Project, RecordFile

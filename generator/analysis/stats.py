@@ -41,196 +41,44 @@ Edge cases, each deliberate:
   interval excludes 0, no-change only when the interval is exactly [0, 0].
 
 scipy and numpy are imported inside the functions so that importing this module stays cheap
-for commands that never compare anything.
+for commands that never compare anything. The `Comparison` made here is defined in
+`comparison`, the repetitions needed are simulated in `power`, and a guardrail's states and the
+ranking key are read in `ranking`; their names stay importable from here.
 """
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal
+from typing import Any
 
+from generator.analysis.comparison import DECISIONS as DECISIONS
+from generator.analysis.comparison import Comparison as Comparison
+from generator.analysis.comparison import Decision as Decision
+from generator.analysis.comparison import Fold as Fold
+from generator.analysis.comparison import Moments as Moments
+from generator.analysis.comparison import Scale as Scale
+from generator.analysis.comparison import Test as Test
+from generator.analysis.power import POWER as POWER
+from generator.analysis.power import REPS_CAP as REPS_CAP
+from generator.analysis.power import SEED as SEED
+from generator.analysis.power import SIMULATIONS as SIMULATIONS
+from generator.analysis.power import reps_for_rule
+from generator.analysis.power import rule_power as rule_power
+from generator.analysis.ranking import GROUPS as GROUPS
+from generator.analysis.ranking import GuardrailState as GuardrailState
+from generator.analysis.ranking import guardrail_state as guardrail_state
+from generator.analysis.ranking import holm as holm
+from generator.analysis.ranking import rank_group as rank_group
+from generator.analysis.ranking import rank_key as rank_key
 from generator.analysis.tdist import t_interval, t_p_value, welch_df
 from generator.model.quantity import WIDE
 
-if TYPE_CHECKING:
-    import numpy as np
-    from numpy.typing import NDArray
-
-Decision = Literal["better", "worse", "no-change", "inconclusive", "unreplicated"]
-# "sequence": a paired result `improvements run --until-decided` made (analysis/sequential.py).
-Test = Literal["welch", "paired", "delta", "sequence"]
-Scale = Literal["ratio", "difference"]
-
-DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
-POWER = 0.8
-REPS_CAP = 10_000
-# The simulation behind `reps_needed` (`rule_power`): variance draws per candidate n, and their seed.
-SIMULATIONS = 2_000
-SEED = 20230523
 # Repetitions whose largest value is more than this many times the smallest: more spread than
 # one configuration plausibly gives (a mixed-up run, another setting); flagged, not dropped. The
 # model's rule (`quantity.WIDE`), which also lists such values where no comparison is made.
 SPREAD_FLAG = WIDE
-
-
-@dataclass(frozen=True)
-class Moments:
-    """A side given as summary statistics (`{mean, sd, n}`): compared as its repetitions would be."""
-
-    mean: float
-    sd: float | None  # None: no spread given, so no interval and no direction
-    n: int
-
-
-@dataclass(frozen=True)
-class Fold:
-    """A change as a number of times over or under its baseline: "106x lower (133x to 84x)"."""
-
-    times: float  # max(mean, baseline mean) / min(...), so >= 1
-    word: Literal["higher", "lower"]
-    # The interval of `times`, low to high: the ratio scale's interval turned the same way; None
-    # on the difference scale or when an end reaches -100%.
-    interval: tuple[float, float] | None
-
-
-@dataclass(frozen=True)
-class Comparison:
-    """The statistics of one metric of one result against its baseline.
-
-    Raw fields keep the sign of the numbers (+ = went up); the ``gain_*`` properties orient
-    them so that + is better, for ranking and for words like "better by".
-    """
-
-    n: int
-    baseline_n: int
-    mean: float
-    baseline_mean: float
-    # The point change in the metric's unit: mean - baseline_mean, or on the ratio scale
-    # baseline_mean * (geometric means' ratio - 1), the point the interval is built on.
-    difference: float
-    # The 1 - alpha interval in the metric's unit (ratio scale: baseline_mean * (ratio - 1)); None when unreplicated.
-    ci_low: float | None
-    ci_high: float | None
-    # difference / |baseline_mean| * 100 (ratio scale: the geometric means' ratio - 1); None when
-    # the baseline mean is 0.
-    change_percent: float | None
-    ci_low_percent: float | None
-    ci_high_percent: float | None
-    p_value: float | None  # None when unreplicated or when nothing varies (t undefined)
-    test: Test | None  # None when unreplicated
-    decision: Decision
-    # Inconclusive only: n per side for an 80% chance of `reps_target` at the change seen. None
-    # there means more than REPS_CAP (`reps_over_cap`) or undefined.
-    reps_needed: int | None
-    reps_over_cap: bool
-    higher_is_better: bool
-    alpha: float
-    min_effect: float
-    scale: Scale = "ratio"
-    # The 1 - 2 alpha interval in percent: what `no-change` (TOST at alpha) reads.
-    eq_low_percent: float | None = None
-    eq_high_percent: float | None = None
-    # Ratio scale: the log of the geometric means' ratio, its standard error and degrees of
-    # freedom, for composing steps (the road). None on the difference scale; a single shot has
-    # the log ratio alone.
-    log_ratio: float | None = None
-    log_se: float | None = None
-    df: float | None = None
-    reps_target: Decision | None = None
-    # n per side for an 80% chance of `better` if the true change were +min_effect.
-    reps_needed_min_effect: int | None = None
-    # The spread behind the counts comes from 2 repetitions on a side: the counts are rough.
-    reps_rough: bool = False
-    # "statistics" when a side was given as {mean, sd, n}, else "repetitions".
-    basis: Literal["repetitions", "statistics"] = "repetitions"
-    # A side given as a mean without a spread: shown, never called better or worse.
-    spread_unknown: bool = False
-    # Why the repetitions look like more than one configuration ("baseline: max/min 5.4"), or None.
-    spread_flag: str | None = None
-    # The ratio of the arithmetic means - 1, in percent: shown beside the point, labelled, where it
-    # differs from it (the ratio scale); None when the baseline mean is 0.
-    arith_change_percent: float | None = None
-    # The alpha of the interval shown when it is not `alpha`: a Holm step's (best of k), whose
-    # interval goes with the corrected word.
-    interval_alpha: float | None = None
-
-    @property
-    def gain_percent(self) -> float | None:
-        """The change in percent, + = better for this metric's direction."""
-        return None if self.change_percent is None else self._orient(self.change_percent)
-
-    @property
-    def gain_low_percent(self) -> float | None:
-        """The interval's worse end, oriented (+ = better): what the summary ranks `better` by."""
-        bounds = self._oriented_bounds(self.ci_low_percent, self.ci_high_percent)
-        return None if bounds is None else bounds[0]
-
-    @property
-    def gain_high_percent(self) -> float | None:
-        """The interval's better end, oriented (+ = better)."""
-        bounds = self._oriented_bounds(self.ci_low_percent, self.ci_high_percent)
-        return None if bounds is None else bounds[1]
-
-    @property
-    def gain_eq_low_percent(self) -> float | None:
-        """The 1 - 2 alpha interval's worse end, oriented: what a non-inferiority margin reads."""
-        bounds = self._oriented_bounds(self.eq_low_percent, self.eq_high_percent)
-        return None if bounds is None else bounds[0]
-
-    @property
-    def gain_eq_high_percent(self) -> float | None:
-        """The 1 - 2 alpha interval's better end, oriented: what a broken guardrail reads."""
-        bounds = self._oriented_bounds(self.eq_low_percent, self.eq_high_percent)
-        return None if bounds is None else bounds[1]
-
-    @property
-    def ratio(self) -> float | None:
-        """The point ratio the change is (geometric means' on the ratio scale), when both means are
-        positive: the "x" the pages print and the factor the road composes."""
-        if self.mean <= 0 or self.baseline_mean <= 0:
-            return None
-        if self.log_ratio is not None:
-            return math.exp(self.log_ratio)
-        return self.mean / self.baseline_mean
-
-    @property
-    def within_min_effect(self) -> bool:
-        """`better` or `worse` while the point change lies inside +-min_effect: a real change too
-        small to matter, which the pages say beside the word (a secondary metric's -0.7% at
-        p 0.044 once read plain `better`)."""
-        gain = self.gain_percent
-        return self.decision in ("better", "worse") and gain is not None and abs(gain) < self.min_effect
-
-    @property
-    def fold(self) -> Fold | None:
-        """The change as times over or under the baseline, which a percent near -100% hides."""
-        r = self.ratio
-        if r is None or r <= 0:
-            return None
-        # The printed estimate's own ratio (the geometric means' on the ratio scale), so the fold
-        # and the percent beside it are one number (issue 36).
-        low, high = self.ci_low_percent, self.ci_high_percent
-        interval = None
-        if self.scale == "ratio" and low is not None and high is not None and low > -100 and high > -100:
-            ends = sorted((1 + low / 100, 1 + high / 100))
-            interval = (1 / ends[1], 1 / ends[0]) if r < 1 else (ends[0], ends[1])
-        return Fold(max(r, 1 / r), "higher" if r > 1 else "lower", interval)
-
-    @property
-    def single_shot(self) -> bool:
-        return self.decision == "unreplicated"
-
-    def _orient(self, value: float) -> float:
-        return value if self.higher_is_better else -value
-
-    def _oriented_bounds(self, low: float | None, high: float | None) -> tuple[float, float] | None:
-        if low is None or high is None:
-            return None
-        a, b = self._orient(low), self._orient(high)
-        return (min(a, b), max(a, b))
 
 
 @dataclass(frozen=True)
@@ -270,7 +118,9 @@ def compare(
     _require_finite(difference)
     statistics = isinstance(samples, Moments) or isinstance(baseline, Moments)
     arith = _percent(difference, b.mean)
-    single = Comparison(
+    # The fields, filled in as the comparison goes and made into a Comparison once: a frozen
+    # dataclass of 30 fields made again by `replace` at each step was half of `compare`'s time.
+    fields: dict[str, Any] = dict(
         n=x.n,
         baseline_n=b.n,
         mean=x.mean,
@@ -295,7 +145,7 @@ def compare(
         arith_change_percent=arith,
     )
     if x.n < 2 or b.n < 2 or x.sd is None or b.sd is None:
-        return _geometric_point(single, x, b)
+        return Comparison(**_geometric_point(fields, x, b))
     ratio = x.log_mean is not None and b.log_mean is not None
     est = _estimate(x, b, paired=paired, ratio=ratio)
     p_value, (low, high), (eq_low, eq_high) = _intervals(est, alpha)
@@ -303,18 +153,17 @@ def compare(
     if ratio:
         unit_low, unit_high = b.mean * math.expm1(low), b.mean * math.expm1(high)
         pct: list[float | None] = [_log_percent(v) for v in (low, high, eq_low, eq_high)]
-        single = replace(single, difference=b.mean * math.expm1(est.point), change_percent=_log_percent(est.point))
+        fields.update(difference=b.mean * math.expm1(est.point), change_percent=_log_percent(est.point))
     else:
         unit_low, unit_high = low, high
         pct = [_percent(v, b.mean) for v in (low, high, eq_low, eq_high)]
-    if all(v is not None for v in pct) and single.change_percent is not None:
+    if all(v is not None for v in pct) and fields["change_percent"] is not None:
         threshold, bounds = min_effect, [v for v in pct if v is not None]
     else:
         # A zero baseline mean: min_effect percent of it is zero in the metric's unit.
         threshold, bounds = 0.0, [low, high, eq_low, eq_high]
     decision = decide(*bounds, threshold=threshold, higher_is_better=higher_is_better)
-    out = replace(
-        single,
+    fields.update(
         ci_low=unit_low,
         ci_high=unit_high,
         ci_low_percent=pct[0],
@@ -329,20 +178,24 @@ def compare(
         log_se=est.se if ratio else None,
         df=est.df if ratio else None,
     )
-    if decision == "inconclusive" and single.change_percent is not None:
+    out = Comparison(**fields)
+    if decision == "inconclusive" and out.change_percent is not None:
         out = _with_reps(out, est, ratio=ratio)
     return out
 
 
-def _geometric_point(c: Comparison, x: _Side, b: _Side) -> Comparison:
-    """A single shot's point on the ratio scale, when both sides have one: the geometric means'
-    ratio, the estimate a replicated comparison of the same values would print."""
+def _geometric_point(c: dict[str, Any], x: _Side, b: _Side) -> dict[str, Any]:
+    """A single shot's fields with its point on the ratio scale, when both sides have one: the
+    geometric means' ratio, the estimate a replicated comparison of the same values would print."""
     if x.log_mean is None or b.log_mean is None or b.mean <= 0:
         return c
     log_ratio = x.log_mean - b.log_mean
-    return replace(
-        c, difference=b.mean * math.expm1(log_ratio), change_percent=_log_percent(log_ratio), log_ratio=log_ratio
-    )
+    return {
+        **c,
+        "difference": b.mean * math.expm1(log_ratio),
+        "change_percent": _log_percent(log_ratio),
+        "log_ratio": log_ratio,
+    }
 
 
 def from_log_estimate(
@@ -393,8 +246,6 @@ def from_log_estimate(
 
 
 def _side(values: Sequence[float] | Moments, what: str) -> _Side:
-    import numpy as np
-
     if isinstance(values, Moments):
         for name, v in (("mean", values.mean), ("sd", values.sd)):
             if v is not None and not math.isfinite(v):
@@ -408,31 +259,87 @@ def _side(values: Sequence[float] | Moments, what: str) -> _Side:
         # log(mean) - log_sd^2 / 2; what the log values of such repetitions would give.
         spread = math.sqrt(math.log1p((sd / values.mean) ** 2))
         return _Side(values.n, values.mean, sd, math.log(values.mean) - spread**2 / 2, spread, None)
-    try:
-        arr = np.asarray(values, dtype=float)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{what} must be numbers: {exc}") from None
-    if arr.ndim != 1 or arr.size == 0:
-        raise ValueError(f"{what} must be a non-empty flat list of numbers")
-    if not np.all(np.isfinite(arr)):
+    xs = _floats(values, what)
+    if not all(math.isfinite(v) for v in xs):
         raise ValueError(f"{what} must be finite numbers (no NaN or infinity)")
     import statistics
 
     # The same mean the pages print (statistics.fmean, exactly rounded), so a comparison's means
     # and the Stat beside them in the export are one number.
     try:
-        mean = statistics.fmean(arr.tolist())
+        mean = statistics.fmean(xs)
     except OverflowError:
         mean = math.inf
-    sd = float(np.std(arr, ddof=1)) if arr.size > 1 else 0.0
+    sd = _sd(xs) if len(xs) > 1 else 0.0
     _require_finite(mean, sd)
     log_mean: float | None = None
     log_sd: float | None = None
-    if bool(np.all(arr > 0)):
-        logs = np.log(arr)
-        log_mean = float(np.mean(logs))
-        log_sd = float(np.std(logs, ddof=1)) if arr.size > 1 else 0.0
-    return _Side(int(arr.size), mean, sd, log_mean, log_sd, tuple(arr.tolist()))
+    if all(v > 0 for v in xs):
+        import numpy as np
+
+        # numpy's log, not math.log: the two differ in the last bit for a few values in 10,000,
+        # and every number the pages print was computed with numpy's.
+        logs = np.log(np.asarray(xs, dtype=float)).tolist()
+        log_mean = _sum(logs, 0, len(logs)) / len(logs)
+        log_sd = _sd(logs) if len(logs) > 1 else 0.0
+    return _Side(len(xs), mean, sd, log_mean, log_sd, tuple(xs))
+
+
+def _floats(values: Sequence[float], what: str) -> list[float]:
+    """The repetitions as floats, as `numpy.asarray(values, dtype=float)` converts them."""
+    # Floats and small ints (exactly representable) convert alike in Python and numpy; anything
+    # else goes through numpy, which also says why it is not a flat list of numbers.
+    if isinstance(values, list | tuple) and all(
+        type(v) is float or (type(v) is int and abs(v) <= 2**53) for v in values
+    ):
+        xs = [float(v) for v in values]
+    else:
+        import numpy as np
+
+        try:
+            arr = np.asarray(values, dtype=float)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{what} must be numbers: {exc}") from None
+        xs = arr.tolist() if arr.ndim == 1 else []
+    if not xs:
+        raise ValueError(f"{what} must be a non-empty flat list of numbers")
+    return xs
+
+
+def _sum(a: list[float], start: int, n: int) -> float:
+    """numpy's sum of a[start:start + n], operation for operation: its pairwise summation.
+
+    A comparison has a handful of repetitions a side, where numpy's per-call overhead was most
+    of `compare`'s time at 1,000 records; the same additions in the same order give the same
+    bits (tests/test_stats.py holds them to numpy's).
+    """
+    if n < 8:
+        total = -0.0
+        for i in range(start, start + n):
+            total += a[i]
+        return total
+    if n <= 128:
+        r = a[start : start + 8]
+        i = 8
+        while i < n - n % 8:
+            for j in range(8):
+                r[j] += a[start + i + j]
+            i += 8
+        total = ((r[0] + r[1]) + (r[2] + r[3])) + ((r[4] + r[5]) + (r[6] + r[7]))
+        for k in range(start + i, start + n):
+            total += a[k]
+        return total
+    half = n // 2
+    half -= half % 8
+    return _sum(a, start, half) + _sum(a, start + half, n - half)
+
+
+def _sd(a: list[float]) -> float:
+    """numpy.std(a, ddof=1), operation for operation."""
+    n = len(a)
+    mean = _sum(a, 0, n) / n
+    squares = [(v - mean) * (v - mean) for v in a]
+    return math.sqrt(_sum(squares, 0, n) / (n - 1))
 
 
 def _spread_flag(x: _Side, b: _Side) -> str | None:
@@ -525,132 +432,6 @@ def decide(
     return "inconclusive"
 
 
-# --- repetitions needed: the power of the rule itself ----------------------------------------------
-
-
-def rule_power(
-    n: int,
-    true_change: float,
-    sd: float,
-    *,
-    baseline_sd: float | None,
-    target: Decision,
-    alpha: float,
-    min_effect: float,
-    higher_is_better: bool = True,
-    ratio: bool = True,
-    baseline_mean: float = 1.0,
-    runs: int = SIMULATIONS,
-) -> float:
-    """P(the rule says `target`) with n repetitions per side at a true change of `true_change` percent
-    (raw sign: + = the number goes up).
-
-    `sd` and `baseline_sd` are the spreads on the comparison's scale (log values for the ratio
-    scale, the metric's unit otherwise, where the change is taken of `baseline_mean`);
-    ``baseline_sd=None`` is the paired t with `sd` that of the differences.
-
-    The sample variances are simulated (seeded chi-square draws); given them, the point estimate
-    is normal and independent of them, so the chance that `decide` lands on `target` is a
-    difference of normal CDFs, averaged over the draws: far less noise than simulating whole
-    samples, and deterministic.
-    """
-    import numpy as np
-    from scipy import special
-
-    if n < 2:
-        raise ValueError(f"the rule needs n >= 2, got {n}")
-    if ratio:
-        delta = math.log1p(true_change / 100)
-        lim_low, lim_high = math.log1p(-min(min_effect, 99.999999) / 100), math.log1p(min_effect / 100)
-    else:
-        scale = abs(baseline_mean)
-        delta, lim_low, lim_high = true_change / 100 * scale, -min_effect / 100 * scale, min_effect / 100 * scale
-    rng = np.random.default_rng(SEED)
-    chi = rng.chisquare(n - 1, (2, runs)) / (n - 1)
-    if baseline_sd is None:
-        spread = sd / math.sqrt(n)
-        v = sd * sd * chi[0] / n
-        df: NDArray[np.float64] | float = n - 1.0
-    else:
-        spread = math.sqrt((sd * sd + baseline_sd * baseline_sd) / n)
-        vx, vb = sd * sd * chi[0] / n, baseline_sd * baseline_sd * chi[1] / n
-        v = vx + vb
-        with np.errstate(invalid="ignore", divide="ignore"):
-            df = np.where(v > 0, v * v / ((vx * vx + vb * vb) / (n - 1)), 2.0 * n - 2)
-    se = np.sqrt(v)
-    # scipy.special's ufuncs behind stats.t.ppf and stats.norm.cdf, without their per-call overhead.
-    q1, q2 = special.stdtrit(df, 1 - alpha / 2), special.stdtrit(df, 1 - alpha)
-
-    def within(a: NDArray[np.float64] | float, b: NDArray[np.float64] | float) -> NDArray[np.float64]:
-        """P(a < point < b), 0 where the interval is empty."""
-        p = special.ndtr((np.asarray(b) - delta) / spread) - special.ndtr((np.asarray(a) - delta) / spread)
-        return np.asarray(np.where(np.asarray(b) > np.asarray(a), p, 0.0), dtype=float)
-
-    # no-change: both ends of the 1 - 2 alpha interval inside the limits.
-    nc_low, nc_high = lim_low + q2 * se, lim_high - q2 * se
-    no_change = within(nc_low, nc_high)
-    up = within(q1 * se, math.inf) - within(np.maximum(nc_low, q1 * se), nc_high)
-    down = within(-math.inf, -q1 * se) - within(nc_low, np.minimum(nc_high, -q1 * se))
-    better, worse = (up, down) if higher_is_better else (down, up)
-    chosen = {"no-change": no_change, "better": better, "worse": worse}.get(target)
-    if chosen is None:
-        chosen = 1 - no_change - better - worse
-    return float(np.mean(chosen))
-
-
-# Memoised in the process: a pure, seeded function of its arguments, a dozen simulations a call,
-# and a process that builds many times (`serve`, the plugin, the tests) asks it the same questions
-# for every build of the same records.
-@functools.lru_cache(maxsize=4096)
-def reps_for_rule(
-    true_change: float,
-    sd: float,
-    *,
-    baseline_sd: float | None,
-    target: Decision,
-    alpha: float,
-    min_effect: float,
-    higher_is_better: bool = True,
-    ratio: bool = True,
-    baseline_mean: float = 1.0,
-    power: float = POWER,
-    cap: int = REPS_CAP,
-) -> int | None:
-    """The smallest n per side (>= 2) at which `rule_power` reaches `power`; None if `cap` does not.
-
-    The rule's power rises with n for these targets, so a bisection over [2, cap] finds it in
-    about log2(cap) simulations (each seeded alike, so neighbouring n share their noise).
-    """
-
-    def enough(k: int) -> bool:
-        p = rule_power(
-            k,
-            true_change,
-            sd,
-            baseline_sd=baseline_sd,
-            target=target,
-            alpha=alpha,
-            min_effect=min_effect,
-            higher_is_better=higher_is_better,
-            ratio=ratio,
-            baseline_mean=baseline_mean,
-        )
-        return p >= power
-
-    if not enough(cap):
-        return None
-    if enough(2):
-        return 2
-    low, high = 2, cap  # invariant: not enough at low, enough at high
-    while high - low > 1:
-        mid = (low + high) // 2
-        if enough(mid):
-            high = mid
-        else:
-            low = mid
-    return high
-
-
 def _with_reps(c: Comparison, est: _Estimate, *, ratio: bool) -> Comparison:
     gain, seen = c.gain_percent, c.change_percent
     assert gain is not None and seen is not None
@@ -682,90 +463,3 @@ def _with_reps(c: Comparison, est: _Estimate, *, ratio: bool) -> Comparison:
         reps_needed_min_effect=at_min,
         reps_rough=min(c.n, c.baseline_n) <= 2,
     )
-
-
-# --- guardrails: three states ---------------------------------------------------------------------
-
-GuardrailState = Literal["held", "broken", "not shown", "not measured"]
-
-
-def guardrail_state(c: Comparison | None, margin: float) -> GuardrailState:
-    """A guardrail on `c` (may not get worse by more than `margin` percent), in one of three states.
-
-    Both tests read the 1 - 2 alpha interval, oriented (+ = better), each one-sided at alpha:
-    ``held`` when its worse end stays within the margin (non-inferiority shown); ``broken`` when
-    its better end lies beyond the margin (a regression beyond the margin shown); ``not shown``
-    when neither (a single shot, or an interval across the margin: no evidence either way).
-    Calling "not shown" broken called a record that left its guardrail untouched broken 60% of
-    the time at a 5% spread (issue #36). ``not measured``: no comparison of the metric.
-    """
-    if c is None:
-        return "not measured"
-    worse_end, better_end = c.gain_eq_low_percent, c.gain_eq_high_percent
-    if worse_end is None or better_end is None:
-        return "not shown"
-    if worse_end >= -margin:
-        return "held"
-    if better_end < -margin:
-        return "broken"
-    return "not shown"
-
-
-def holm(p_values: Sequence[float]) -> list[float]:
-    """Holm's step-down adjusted p-values, in the order given (each at most 1)."""
-    order = sorted(range(len(p_values)), key=lambda i: p_values[i])
-    k = len(p_values)
-    out = [1.0] * k
-    running = 0.0
-    for rank, i in enumerate(order):
-        running = max(running, min(1.0, (k - rank) * p_values[i]))
-        out[i] = running
-    return out
-
-
-# --- ranking ---------------------------------------------------------------------------------------
-
-# Within a tier, most promising first (docs/guide/decisions.md, "Ranking"). "not settled" holds
-# single shots and replicated inconclusive results alike, by point change: a single +0.1% run
-# once ranked above n = 5 at +30% because single shots had a group of their own.
-GROUPS = (
-    "better",
-    "not settled",
-    "no-change",
-    "worse",
-    "reported",
-    "not measured",
-)
-
-
-def rank_group(c: Comparison | None, *, guardrail_broken: bool = False) -> str:
-    """The ranking group of a comparison (one of `GROUPS`)."""
-    if c is None:
-        return "not measured"
-    if guardrail_broken:
-        return "worse"
-    if c.decision in ("unreplicated", "inconclusive"):
-        return "not settled"
-    return c.decision
-
-
-def rank_key(c: Comparison | None, *, guardrail_broken: bool = False) -> tuple[int, float]:
-    """Sort key within a tier (ascending = shown first).
-
-    `better` by the interval's oriented low end, highest first; not settled (single shots and
-    inconclusive, each marked where shown) by the point change, highest first; no-change
-    together; worse by the interval's better end, least bad first; a broken guardrail goes with
-    worse. Without a number (a zero baseline mean), last in its group; the caller's next key
-    decides ties.
-    """
-    group = rank_group(c, guardrail_broken=guardrail_broken)
-    index = GROUPS.index(group)
-    if c is None or group == "no-change":
-        return (index, 0.0)
-    if group == "better":
-        value = c.gain_low_percent
-    elif group == "worse":
-        value = c.gain_high_percent if c.gain_high_percent is not None else c.gain_percent
-    else:
-        value = c.gain_percent
-    return (index, math.inf if value is None else -value)

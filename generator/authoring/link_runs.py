@@ -172,7 +172,8 @@ def link(
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from generator.authoring.edit import Document, set_key, styled_like
-    from generator.model.record import Baseline, Record
+    from generator.model.campaign import Baseline
+    from generator.model.record import Record
     from generator.project.matching import configuration
 
     every = runs
@@ -325,7 +326,7 @@ def check_linked(project: Project, target: Path, text: str, baseline: bool) -> l
 
     from generator.base.problems import Report, rel
     from generator.checks.validate import cross_check
-    from generator.model.record import Campaign
+    from generator.model.campaign import Campaign
     from generator.project.load import load_text, record_files
 
     shown = rel(target, project.root)

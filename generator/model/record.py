@@ -8,6 +8,7 @@ positioned problems.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 import shlex
 from typing import Annotated, Any, Literal
@@ -20,25 +21,22 @@ from pydantic import (
     field_validator,
     model_validator,
 )
-from pydantic_core import InitErrorDetails, PydanticCustomError, ValidationError
 
-from generator.model import metrics
-from generator.model.import_format import BUILTIN_FORMATS, FormatName, ImportFormat
-from generator.model.metrics import Vocabulary
 from generator.model.result import (
     Count,
     Finite,
     MetricName,
-    MetricValue,
     NonEmpty,
-    Provenance,
     Range,
     Result,
     Slug,
     Strict,
     Tier,
 )
-from generator.model.runconfig import RunConfig
+from generator.model.stack import Detail as Detail
+from generator.model.stack import Engine as Engine
+from generator.model.stack import Hardware as Hardware
+from generator.model.stack import ModelInfo as ModelInfo
 
 Status = Literal["proposed", "in-progress", "blocked", "adopted", "rejected", "superseded"]
 STATUSES: tuple[str, ...] = Status.__args__  # type: ignore[attr-defined]
@@ -80,17 +78,24 @@ class Expected(Strict):
     note: str | None = None
 
 
-def _shell_words(value: str) -> str:
+@functools.lru_cache(maxsize=4096)
+def split_words(text: str) -> tuple[str, ...]:
+    """`shlex.split`, memoised: the campaign's command and its flags' values are split again for
+    every record that changes them, and shlex is slow (a tenth of `check` at 1,000 records)."""
+    return tuple(shlex.split(text))
+
+
+def shell_words(value: str) -> str:
     """Text that is split into shell words (a flag's value, a command): refused here when
     `shlex` cannot split it, so that what `check` accepts, every page can print."""
     try:
-        shlex.split(value)
+        split_words(value)
     except ValueError as exc:
         raise ValueError(_unsplittable(value) or str(exc).lower()) from None
     return value
 
 
-def _inside_folder(value: str) -> str:
+def inside_folder(value: str) -> str:
     """A folder relative to the campaign's root that stays inside it: no leading /, no `..`."""
     parts = value.replace("\\", "/").split("/")
     if value.startswith(("/", "\\")) or ".." in parts or "\n" in value:
@@ -121,7 +126,7 @@ def _unsplittable(text: str) -> str | None:
     return f"the {quote} at character {start + 1} of `{shown}` is never closed; shell words need their quotes in pairs"
 
 
-ShellText = Annotated[str, AfterValidator(_shell_words)]
+ShellText = Annotated[str, AfterValidator(shell_words)]
 
 
 class Flag(Strict):
@@ -149,7 +154,7 @@ class Flag(Strict):
             parts = data.split(None, 1)
             out: dict[str, Any] = {"flag": parts[0] if parts else data}
             if len(parts) > 1:
-                out["value"] = _shell_words(parts[1])
+                out["value"] = shell_words(parts[1])
             return handler(out)
         flag = handler(data)
         if isinstance(data, dict):
@@ -164,7 +169,7 @@ class Flag(Strict):
         """The arguments after the flag, as the engine receives them."""
         if self.value is None:
             return []
-        return [self.value] if self._literal else shlex.split(self.value)
+        return [self.value] if self._literal else list(split_words(self.value))
 
     def shell_value(self) -> str | None:
         """`value` as shell words (the string form's reading), whichever form it was written in."""
@@ -383,7 +388,7 @@ class Setup(Strict):
     # What was run: "serving benchmark (bench_serving)", "NCCL all-reduce microbenchmark".
     benchmark: NonEmpty | None = None
     # Split into words like the other commands, so it must split (an unclosed quote was a traceback).
-    base_command: Annotated[NonEmpty, AfterValidator(_shell_words)] | None = None
+    base_command: Annotated[NonEmpty, AfterValidator(shell_words)] | None = None
     command: Literal["not-recorded"] | None = None
     note: str | None = None
 
@@ -394,186 +399,13 @@ class Setup(Strict):
         return self
 
 
-# --- campaign.yaml ---------------------------------------------------------------------
-
-Detail = str | int | float | bool
-
-
-class ModelInfo(Strict):
-    name: NonEmpty
-    parameters: str | None = None
-    architecture: str | None = None
-    details: dict[str, Detail] = Field(default_factory=dict)
-
-
-class Hardware(Strict):
-    gpu: NonEmpty
-    # Leave out when the source does not say how many GPUs: pages then say "not recorded".
-    count: Count | None = None
-    architecture: str | None = None
-    interconnect: str | None = None
-    details: dict[str, Detail] = Field(default_factory=dict)
-
-
-class Engine(Strict):
-    name: NonEmpty
-    # Leave out when not recorded: pages then say so instead of guessing.
-    version: str | None = None
-    # The container image the engine runs in, with its tag or digest (lmsysorg/sglang:v0.5.9-cu129).
-    image: NonEmpty | None = None
-    note: str | None = None
-
-
-class Baseline(Strict):
-    label: NonEmpty
-    command: Annotated[NonEmpty, AfterValidator(_shell_words)]
-    # True when the command was not recorded as run but written out from what the sources say
-    # (pages label it a reconstruction); `command_note` says what it rests on.
-    command_reconstructed: bool = False
-    command_note: str | None = None
-    # The folder the command runs from, relative to the campaign's root (`data`); pages and
-    # `stack` say it under the command. A relative path that stays inside the campaign.
-    workdir: Annotated[NonEmpty, AfterValidator(_inside_folder)] | None = None
-    env: dict[str, str] = Field(default_factory=dict)
-    results: list[Result] = Field(default_factory=list)
-    note: str | None = None
-    # What the baseline was measured on; each baseline result may add its own.
-    provenance: Provenance | None = None
-
-
-class Goal(Strict):
-    metric: MetricName
-    target: Finite
-    # "above" for throughputs, "below" for latencies; defaults from the metric's direction.
-    direction: Literal["above", "below"] | None = None
-    concurrency: Count | None = None
-    # Any value shape: a number, repetitions, a range, statistics or an approximate number (~100).
-    current: MetricValue | None = None
-    note: str | None = None
-
-
-def _latency_metric(name: str) -> str:
-    metric = metrics.lookup(name)
-    if metric is not None and not metrics.is_latency(metric):
-        raise ValueError(
-            f"`{name}` is not a latency; an SLO limits latencies in ms where lower is better "
-            "(such as ttft_p99, tpot_p99, itl_p99, e2e_latency_p99)"
-        )
-    return name
-
-
-# A latency limit of the SLO: a known latency metric (ms, lower is better) and a positive limit in ms.
-SloMetric = Annotated[MetricName, AfterValidator(_latency_metric)]
-SloLimit = Annotated[float, Field(allow_inf_nan=False, gt=0, le=1e15)]
-
-
-class MetricDefinition(Strict):
-    """A metric of the campaign's own, beside the built-in vocabulary."""
-
-    unit: NonEmpty
-    better: Literal["higher", "lower"]
-    label: NonEmpty
-    note: str | None = None
-
-
-def _new_metric_name(name: str) -> str:
-    if metrics.lookup(name) is not None:
-        raise ValueError(f"`{name}` is a built-in metric already; give the campaign's own a name of its own")
-    if metrics.tool_key(name) is not None:
-        raise ValueError(
-            f"`{name}` is how benchmark tools write `{metrics.tool_key(name)}`; "
-            "give the campaign's own a name of its own"
-        )
-    return name
-
-
-CustomMetricName = Annotated[str, Field(pattern=metrics.NAME_RE), AfterValidator(_new_metric_name)]
-
-
-class DecisionRule(Strict):
-    """How a comparison becomes a decision (docs/guide/decisions.md)."""
-
-    # The metric that ranks records and says "better"; a record may name its own in `expected.metric`.
-    primary_metric: MetricName
-    # The false-alarm rate accepted: `better`/`worse` read the (1 - alpha) interval, `no-change`
-    # the (1 - 2 alpha) one (TOST at alpha), so alpha stays below one half.
-    alpha: Annotated[float, Field(gt=0, lt=0.5)] = 0.05
-    # Percent: the smallest change that matters.
-    min_effect: Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)] = 1.0
-    # Metric -> margin in percent: a win must not make this metric worse by more than the margin
-    # (non-inferiority, read from the 1 - 2 alpha interval).
-    guardrails: dict[MetricName, Annotated[float, Field(ge=0, le=1000, allow_inf_nan=False)]] = Field(
-        default_factory=dict
-    )
-
-
-class Campaign(Strict):
-    name: NonEmpty
-    series: Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9_-]*$")]
-    description: str | None = None
-    model: ModelInfo
-    hardware: Hardware
-    engine: Engine
-    baseline: Baseline
-    goals: list[Goal] = Field(default_factory=list)
-    decision: DecisionRule | None = None
-    tiers: dict[Tier, NonEmpty]
-    context: list[str] = Field(default_factory=list)
-    references: list[Reference] = Field(default_factory=list)
-    # Where the generated series goes, relative to the repository root.
-    docs_dir: str = "docs/improvements"
-    # Latency limits (ms) that capacity under the SLO is measured against: metric -> limit.
-    slo: dict[SloMetric, SloLimit] = Field(default_factory=dict)
-    # Metrics of the campaign's own: name -> unit, which direction is better, label.
-    metrics: dict[CustomMetricName, MetricDefinition] = Field(default_factory=dict)
-    # Other harnesses' files read by `improvements import FILE --format NAME`: name -> mapping.
-    import_formats: dict[FormatName, ImportFormat] = Field(default_factory=dict)
-    # How `improvements run` starts and benchmarks a record's arms.
-    run: RunConfig | None = None
-
-    def vocabulary(self) -> Vocabulary:
-        """The built-in metrics and this campaign's own."""
-        return Vocabulary.of({n: (d.unit, d.better == "higher", d.label) for n, d in self.metrics.items()})
-
-    @field_validator("tiers")
-    @classmethod
-    def _all_tiers(cls, v: dict[int, str]) -> dict[int, str]:
-        missing = sorted({1, 2, 3} - set(v))
-        if missing:
-            raise ValueError(f"tiers must describe tiers 1, 2 and 3 (missing {missing})")
-        return v
-
-    @model_validator(mode="after")
-    def _run_format(self) -> Campaign:
-        if self.run is not None and self.run.format not in BUILTIN_FORMATS | set(self.import_formats):
-            known = ", ".join(sorted(BUILTIN_FORMATS | set(self.import_formats)))
-            raise ValidationError.from_exception_data(
-                "Campaign",
-                [
-                    InitErrorDetails(
-                        type=PydanticCustomError(
-                            "unknown_format",
-                            "`{name}` is neither a built-in format nor one of `import_formats`: {known}",
-                            {"name": self.run.format, "known": known},
-                        ),
-                        loc=("run", "format"),
-                        input=self.run.format,
-                    )
-                ],
-            )
-        return self
-
-
-# Record names the setup's Hardware and Engine, defined with the campaign's below.
-Record.model_rebuild()
-
 # [0-9], not \d: Python's \d also takes Arabic-Indic and fullwidth digits, which int() reads.
 FILENAME_RE = re.compile(r"^(?P<number>[0-9]{2,})-(?P<slug>[a-z0-9]+(?:-[a-z0-9]+)*)\.yaml\Z")
 
 
 def apply_change(command: str, change: Change | None) -> list[str]:
     """The baseline command's tokens with a record's flags removed, replaced or appended."""
-    tokens = shlex.split(change.base_command) if change is not None and change.base_command else shlex.split(command)
+    tokens = list(split_words(change.base_command if change is not None and change.base_command else command))
     if change is None:
         return tokens
     drop = set(change.remove_flags) | {f.flag for f in change.flags}

@@ -102,7 +102,8 @@ def schema(which: str, own_metrics: Iterable[str] = ()) -> dict[str, Any]:
     `own_metrics` are a campaign's own metric names, which its records may use; without
     them the schema knows the built-in vocabulary only.
     """
-    from generator.model.record import Campaign, Record
+    from generator.model.campaign import Campaign
+    from generator.model.record import Record
 
     model = Record if which == "record" else Campaign
     out: dict[str, Any] = model.model_json_schema(mode="validation", schema_generator=_generator(own_metrics))

@@ -24,7 +24,8 @@ from generator.base.read import Positions, YamlProblem, check_text, parse, read_
 
 # Re-exported: found before anything heavy is imported, so it lives with the build's fast path.
 from generator.base.stamp import find_root as find_root
-from generator.model.record import FILENAME_RE, Campaign, Record
+from generator.model.campaign import Campaign
+from generator.model.record import FILENAME_RE, Record
 from generator.model.result import metric_context
 from generator.project.cuttext import cut_text_problems
 from generator.project.runs.run import Run

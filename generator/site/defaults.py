@@ -9,6 +9,7 @@ Like `site`, imported only by the plugin and the commands that build the site.
 from __future__ import annotations
 
 import copy
+import io
 import logging
 from typing import Any
 
@@ -84,7 +85,19 @@ def user_settings(config: MkDocsConfig) -> dict[str, Any]:
     if not config.config_file_path:
         return {}
     with open(config.config_file_path, "rb") as fd:
-        return yaml_load(fd, get_yaml_loader(config=config))
+        data = fd.read()
+        if b"INHERIT" in data:  # the file it inherits from can change on its own: read both again
+            fd.seek(0)
+            return yaml_load(fd, get_yaml_loader(config=config))
+    # `serve` loads the configuration again for every rebuild; the same bytes parse the same way.
+    key = (config.config_file_path, data)
+    if key not in _SETTINGS:
+        _SETTINGS.clear()
+        _SETTINGS[key] = yaml_load(io.BytesIO(data), get_yaml_loader(config=config))
+    return copy.deepcopy(_SETTINGS[key])
+
+
+_SETTINGS: dict[tuple[str, bytes], dict[str, Any]] = {}
 
 
 def apply_defaults(config: MkDocsConfig, user: dict[str, Any], startup: dict[str, Any] | None = None) -> None:

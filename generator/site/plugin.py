@@ -17,7 +17,6 @@ import mkdocs; the CLI imports them inside `build --site` and `serve`, never at 
 
 from __future__ import annotations
 
-import contextlib
 import html
 import logging
 import posixpath
@@ -85,6 +84,11 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         user = user_settings(config)
         self.default_nav = "nav" not in user
         apply_defaults(config, user, self.startup)
+        if self.startup.get("command") == "serve":
+            from generator.site.rebuild import keep_theme
+
+            # Here, not later: Material's search plugin asks for the theme's templates in its on_config.
+            keep_theme(config, repo_root(config))
         return config
 
     # While `serve` runs and a record is invalid: the problem, shown on every page above the last
@@ -155,7 +159,10 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         self.shown_problem = self.problem
 
     def on_serve(self, server: LiveReloadServer, /, *, config: MkDocsConfig, builder: Any) -> LiveReloadServer:
+        from generator.site.watch import use_native_observer, watch_docs, watched_paths
+
         root = repo_root(config)
+        use_native_observer(server)
         watch_docs(server, Path(config.docs_dir), root)
         for path in watched_paths(root):
             server.watch(str(path))
@@ -179,11 +186,15 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
         return embed_charts(html, page.file.dest_uri, files)
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        from generator.output.export import write_site_export
+        from generator.base.fsio import atomic_write
+        from generator.output.export import SITE_NAME, dumps
 
         # records.json at the site root: every record with its computed summary, for scripts.
+        # Through the build cache, where render.build has just encoded each record's entry for
+        # docs/'s copy: without it every record was encoded again (4 s of a rebuild at 1,000).
         if self.analysis is not None:
-            write_site_export(self.analysis, Path(config.site_dir))
+            Path(config.site_dir).mkdir(parents=True, exist_ok=True)
+            atomic_write(Path(config.site_dir) / SITE_NAME, dumps(self.analysis, build_cache=self.build_cache))
         if not config.site_url:
             relative_404(Path(config.site_dir) / "404.html")
         mark_site(Path(config.site_dir))
@@ -418,83 +429,3 @@ def _paths(items: list[NavItem]) -> Iterator[str]:
 
 def _always() -> bool:
     return True
-
-
-def watch_docs(server: LiveReloadServer, docs: Path, root: Path) -> None:
-    """Watch docs/ for the user's own pages, but not for the files each build writes there.
-
-    mkdocs watches the whole docs folder, so the plugin's own writes (the pages rendered from
-    the records, the charts, the manifest and their temporaries) woke the watcher again and
-    every edit cost two full builds. The generated files are listed in the manifest; a
-    change to any other file in docs/ still rebuilds. mkdocs (pinned below 2) offers no
-    filter, so this schedules its own handler and wakes the build loop the way mkdocs'
-    own `watch` does.
-    """
-    import os
-
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
-
-    from generator.base.fsio import LOCK_NAME, TMP_PREFIX
-    from generator.base.stamp import MANIFEST_NAME
-
-    folder = os.path.abspath(docs)
-    with contextlib.suppress(KeyError):
-        server.unwatch(folder)
-    generated = _Generated(root.resolve(), Path(folder))
-
-    def ours(path: str) -> bool:
-        name = os.path.basename(path)
-        if name.startswith(TMP_PREFIX) or name in (MANIFEST_NAME, LOCK_NAME):
-            return True
-        try:
-            return Path(path).resolve().relative_to(generated.root).as_posix() in generated
-        except ValueError:
-            return False
-
-    class Handler(FileSystemEventHandler):
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            paths = [p for p in (event.src_path, getattr(event, "dest_path", "")) if p]
-            if event.is_directory or all(ours(os.fsdecode(p)) for p in paths):
-                return
-            # The private names below are what mkdocs' own `watch` uses to wake its build loop
-            # (mkdocs/livereload/__init__.py, 1.5 and 1.6); `watch` itself takes no filter.
-            # tests/test_mkdocs_private.py fails on an mkdocs that no longer has them.
-            with server._rebuild_cond:
-                server._want_rebuild = True
-                server._rebuild_cond.notify_all()
-
-    server._watched_paths[folder] = 1
-    server._watch_refs[folder] = server.observer.schedule(Handler(), folder, recursive=True)
-
-
-class _Generated:
-    """The outputs the last build listed in its manifest, read again only when the manifest changes."""
-
-    def __init__(self, root: Path, docs: Path) -> None:
-        from generator.base.stamp import MANIFEST_NAME
-
-        self.root = root
-        self.manifests = sorted({docs / MANIFEST_NAME, root / "docs" / MANIFEST_NAME})
-        self.seen: tuple[int, ...] = ()
-        self.files: frozenset[str] = frozenset()
-
-    def __contains__(self, rel_path: str) -> bool:
-        import json
-
-        stamps = tuple(m.stat().st_mtime_ns if m.is_file() else 0 for m in self.manifests)
-        if stamps != self.seen:
-            found: set[str] = set()
-            for manifest in self.manifests:
-                with contextlib.suppress(OSError, ValueError, TypeError, AttributeError):
-                    found.update(str(f) for f in json.loads(manifest.read_bytes()).get("files", []))
-            self.seen, self.files = stamps, frozenset(found)
-        return rel_path in self.files
-
-
-def watched_paths(root: Path) -> list[Path]:
-    """What `serve` watches besides docs/ and mkdocs.yml: the inputs the pages are rendered from.
-
-    templates/ is where a campaign overrides the shipped page templates (see render._Loader).
-    """
-    candidates = [root / "improvements", root / "results", root / "templates"]
-    return [p for p in candidates if p.is_dir()]

@@ -24,7 +24,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel
 
 from generator.analysis.stats import Comparison
-from generator.model.record import Attempt, Blocker, Campaign, Change, Record, Setup
+from generator.model.campaign import Campaign
+from generator.model.record import Attempt, Blocker, Change, Record, Setup
 from generator.model.reported import ReportedMetric
 from generator.model.result import Result
 from generator.views.evidence import Evidence

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from generator.model.record import Campaign
+from generator.model.campaign import Campaign
 from generator.project.runs.run import Run
 
 # name -> the keys that hold it, first found wins: (vLLM, SGLang's server_info, ...).
