@@ -24,6 +24,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from generator.base.cachedir import cache_folder as cache_folder
+from generator.base.cachedir import digest as digest
 from generator.base.stamp import code_digest
 
 # Bump when the layout of the cache files changes.
@@ -32,20 +34,6 @@ DATABASE = "entries.sqlite"
 # New entries are written once they add up to this many bytes of pickles, and at `save`.
 FLUSH_BYTES = 8 << 20
 T = TypeVar("T")
-
-
-def digest(*parts: Any) -> str:
-    """A short stable hash of `parts` (bytes, text, or anything whose repr is stable)."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        if isinstance(part, bytes):
-            h.update(part)
-        else:
-            h.update(repr(part).encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return h.hexdigest()
 
 
 def _templates_digest(root: Path) -> str:
@@ -58,18 +46,6 @@ def _templates_digest(root: Path) -> str:
         with contextlib.suppress(OSError):
             parts += [path.name, path.read_bytes()]
     return digest(*parts)
-
-
-def cache_folder(root: Path) -> Path | None:
-    """Where the cache of the repository at `root` lives, or None when it cannot be kept safely."""
-    from platformdirs import user_cache_dir
-
-    try:
-        repo = root.resolve()
-        folder = Path(user_cache_dir("improvements", appauthor=False)).resolve() / "builds" / digest(str(repo))
-    except (OSError, RuntimeError):  # no home folder: no cache
-        return None
-    return None if folder.is_relative_to(repo) else folder
 
 
 class BuildCache:

@@ -235,7 +235,7 @@ def _signature(root: Path, files: list[str]) -> str | None:
 
 
 def _seen_path(root: Path) -> Path | None:
-    from generator.base.cache import cache_folder
+    from generator.base.cachedir import cache_folder
 
     folder = cache_folder(root)
     return None if folder is None else folder / SEEN_NAME
