@@ -45,7 +45,7 @@ def test_rebuilds_after_edits_match_an_uncached_build(campaign: Path) -> None:
     records = campaign / "improvements"
     build(campaign)
     folder = cache_folder(campaign)
-    assert folder is not None and (folder / "entries.pickle").is_file()
+    assert folder is not None and (folder / "entries.sqlite").is_file()
     # Never inside the checkout, where a commit could plant a pickle.
     assert not folder.is_relative_to(campaign.resolve())
     # A second build with nothing changed comes from the cache and writes nothing.
@@ -70,7 +70,7 @@ def test_a_damaged_cache_is_ignored(campaign: Path) -> None:
     build(campaign)
     folder = cache_folder(campaign)
     assert folder is not None
-    (folder / "entries.pickle").write_bytes(b"not a pickle")
+    (folder / "entries.sqlite").write_bytes(b"not a database")
     build(campaign)
     assert docs(campaign) == fresh(campaign)
 

@@ -168,14 +168,17 @@ def test_a_non_finite_number_inside_a_record_is_placed_by_its_index(monkeypatch:
     from generator.output import export
 
     analysis = analyse(require_project(REPO))
-    real = export.export_data
+    real = export._record_entry
+    second = sorted(analysis.project.records, key=lambda r: (r.number, r.slug))[1]
 
-    def with_nan(a: object, *, versioned: bool = True) -> dict[str, object]:
-        data = real(a, versioned=versioned)  # type: ignore[arg-type]
-        data["records"][1]["record"]["odd"] = [1.0, float("nan"), {"x": float("-inf")}]
+    def with_nan(a: object, rec: object, ranked: object, rank: int) -> dict[str, object]:
+        data = real(a, rec, ranked, rank)  # type: ignore[arg-type]
+        if rec is second:
+            data["record"]["odd"] = [1.0, float("nan"), {"x": float("-inf")}]
         return data
 
-    monkeypatch.setattr(export, "export_data", with_nan)
+    # Every entry, in the document and on its own, is made by `_record_entry`.
+    monkeypatch.setattr(export, "_record_entry", with_nan)
     expected = _one_dumps(analysis)
     assert export.dumps(analysis, versioned=False) == expected
     assert json.loads(expected)["non_finite"][-2:] == ["records[1].record.odd[1]", "records[1].record.odd[2].x"]

@@ -65,3 +65,28 @@ def test_a_fresh_copy_with_current_outputs_writes_nothing(campaign: Path, tmp_pa
     r = run_cli("build", "--root", str(clone))
     assert r.returncode == 0, r.stderr
     assert " 0 written" in r.stdout
+
+
+def test_an_output_changed_in_place_is_seen_though_its_size_and_mtime_are_kept(campaign: Path) -> None:
+    # The build keeps its outputs' signature in the user's cache folder so that the next one
+    # need not read them back; an edit that keeps a page's size and modification time still
+    # changes its change time, so the outputs are read, found changed, and rebuilt.
+    import os
+
+    from generator.base.cache import cache_folder
+
+    _built(campaign)
+    folder = cache_folder(campaign)
+    assert folder is not None and (folder / stamp.SEEN_NAME).is_file()
+    assert stamp.up_to_date(campaign)[0] is not None
+    page = next((campaign / "docs" / "improvements").glob("*.md"))
+    text, st = page.read_bytes(), page.stat()
+    # A letter of the body, past the `do not edit` header that makes the page ours to rewrite.
+    at = text.index(b"e", text.index(b"do not edit") + len(b"do not edit") + 20)
+    edited = text[:at] + b"E" + text[at + 1 :]
+    assert edited != text and len(edited) == len(text)
+    page.write_bytes(edited)
+    os.utime(page, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert stamp.up_to_date(campaign)[0] is None
+    _built(campaign)
+    assert page.read_bytes() == text

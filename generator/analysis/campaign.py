@@ -13,11 +13,14 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
 from generator.analysis.frontier import CampaignFrontier, campaign_frontier
+from generator.analysis.launches import launch_steps, record_launch
+from generator.analysis.quoting import quotes_in
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -29,16 +32,17 @@ from generator.analysis.records import (
     SharedBlocker,
     VariantDecision,
 )
+from generator.analysis.reuse import Reuse
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
+from generator.base.cache import BuildCache
 from generator.model import metrics, quantity, variants
-from generator.model.launch import Cycle, Step, apply_ordered, split_command
-from generator.model.launch import chain as launch_chain
+from generator.model.launch import Step
 from generator.model.quantity import Value
-from generator.model.record import Blocker, Change, Setup, apply_change
+from generator.model.record import Blocker
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.project.matching import result_numbers
@@ -145,20 +149,54 @@ class Analysis:
     # concurrency 1"), in ranking order: more than one means the ranks compare unlike rows.
     ranked_loads: tuple[str, ...] = ()
     _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
+    # By record file, a digest of everything its analysis was made from (`analysis.reuse`), when
+    # built with a build cache: what the views make of one record is cached under it.
+    fingerprints: Mapping[Path, str] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
         return self._by_path[rec.path]
+
+    def by_path(self, path: Path) -> RecordAnalysis | None:
+        return self._by_path.get(path)
+
+    @cached_property
+    def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]:
+        """The records each name quoted prose may give one by (slug, `07` or `7`), in series order.
+
+        Indexed once: looking every quote up by scanning every record made a campaign's pages quadratic.
+        """
+        out: dict[str, list[RecordAnalysis]] = {}
+        for a in self.records:
+            for name in dict.fromkeys((a.file.slug, f"{a.file.number:02d}", str(a.file.number))):
+                out.setdefault(name, []).append(a)
+        return {k: tuple(v) for k, v in out.items()}
 
 
 # --- building it ----------------------------------------------------------------------------------
 
 
-def analyse(project: Project) -> Analysis:
-    """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not)."""
+def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis:
+    """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not).
+
+    With `build_cache` (a build), a record whose analysis read nothing that changed since the
+    last build is not analysed again (`analysis.reuse`).
+    """
     index = _blocker_index(project)
     decision = rule(project)
-    steps = _launch_steps(project)
-    records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
+    steps = launch_steps(project)
+
+    def one(
+        project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], steps: Mapping[str, Step]
+    ) -> RecordAnalysis:
+        return _record_analysis(project, rec, shared, decision, steps)
+
+    fingerprints: Mapping[Path, str] = {}
+    if build_cache is None:
+        records = tuple(one(project, rec, index.shared, steps) for rec in project.records)
+    else:
+        reuse = Reuse(project, build_cache, index.shared, steps, decision)
+        records = tuple(reuse.analysis(rec, one) for rec in project.records)
+        fingerprints = reuse.fingerprints
     ranked = tuple(sorted(records, key=rank_key))
     baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
     stack = campaign_stack(project, records, baseline_results, decision.alpha, decision.min_effect)
@@ -186,6 +224,7 @@ def analyse(project: Project) -> Analysis:
         ),
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
+        fingerprints=fingerprints,
     )
 
 
@@ -291,7 +330,7 @@ def _record_analysis(
         sweeps=found,
         variant_results=by_variant,
         headline=headline,
-        launch=_launch(project, rec, steps),
+        launch=record_launch(project, rec, steps),
         group=group,
         variant_decisions=compared,
         decider=guards.decider(rec.record, results, by_variant),
@@ -299,6 +338,7 @@ def _record_analysis(
         regressions=answers.regressions(headline, primary, decision.min_effect),
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
         measured_instead=answers.measured_instead(headline) if primary is None else None,
+        quotes=quotes_in(rec.data),
     )
 
 
@@ -421,78 +461,6 @@ def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
     else:
         group, value = stats.GROUPS.index(a.group), 0.0
     return (a.file.record.tier, closed, group, value, a.file.number)
-
-
-def _launch_steps(project: Project) -> dict[str, Step]:
-    """Every record's step, by slug (the first record of a slug when two share it)."""
-    first: dict[str, Step] = {}
-    for r in project.records:
-        first.setdefault(
-            r.slug, Step.from_change(r.slug, r.number, r.record.builds_on, variants.effective_change(r.record))
-        )
-    return first
-
-
-def _launch(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
-    """The record's launch command as measured: what it builds on applied first, then its change."""
-    record = rec.record
-    return launch_of(project, rec, steps, variants.effective_change(record), variants.effective_setup(record))
-
-
-def launch_steps(project: Project) -> dict[str, Step]:
-    """Every record's step, by slug, as the stack and the pages read them."""
-    return _launch_steps(project)
-
-
-def launch_of(
-    project: Project, rec: RecordFile, steps: Mapping[str, Step], change: Change | None, setup: Setup | None
-) -> Launch:
-    """The launch command of `rec` made with `change` on `setup`: a variant's arm, or the record's own.
-
-    What it builds on is applied first, as in the stack; `improvements run` starts exactly this.
-    """
-    campaign = project.campaign
-    base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
-    tokens, env = apply_change(base, change), {**campaign.baseline.env, **(change.env if change else {})}
-    # The host commands its launch needs first: those of what it builds on, then its own (they
-    # depend on the steps alone, so the stack that gives the command gives them too).
-    chain: tuple[RecordFile, ...] = ()
-    own = Step.from_change(rec.slug, rec.number, rec.record.builds_on, change)
-    # Only a variant's arm differs from the record's own step; copying the table for every record
-    # would make a campaign's analysis quadratic.
-    picked = launch_chain(rec.slug, steps if steps.get(rec.slug) == own else {**steps, rec.slug: own})
-    before: tuple[tuple[str, str], ...] = ()
-    inside: tuple[tuple[str, str], ...] = ()
-    image = change.image if change is not None else None
-    if not isinstance(picked, Cycle):
-        # Without `builds_on` only the host commands are wanted: no baseline command to split.
-        stacked = bool(rec.record.builds_on)
-        found = apply_ordered(
-            campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
-        )
-        before, inside = found.before, found.inside
-        image = found.image[1] if found.image is not None else None
-        if stacked:
-            by_slug = project.by_slug()
-            tokens, env = list(found.tokens), dict(found.env)
-            chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
-    return Launch(tuple(tokens), env, chain, before, inside, image)
-
-
-def launch_below(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
-    """What `rec` is compared against: the campaign baseline (on the record's own setup's base
-    command, when it has one), or with `builds_on`, the stack of what it builds on."""
-    campaign = project.campaign
-    setup = variants.effective_setup(rec.record)
-    base = setup.base_command if setup is not None and setup.base_command else campaign.baseline.command
-    picked = launch_chain(rec.slug, steps)
-    if not rec.record.builds_on or isinstance(picked, Cycle):
-        return Launch(tuple(split_command(base)), dict(campaign.baseline.env))
-    below = tuple(s for s in picked if s.slug != rec.slug)
-    found = apply_ordered(campaign.baseline.command, campaign.baseline.env, below)
-    by_slug = project.by_slug()
-    chain = tuple(by_slug[s.slug] for s in below if s.slug in by_slug)
-    return Launch(found.tokens, dict(found.env), chain, found.before, found.inside)
 
 
 def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:

@@ -20,14 +20,16 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from generator.analysis.campaign import Analysis, ResolvedResult
-from generator.base.problems import Problem, rel
 
-REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+# REFERENCE is re-exported: `views.prose` fills the quotes it finds.
+from generator.analysis.quoting import REFERENCE as REFERENCE
+from generator.analysis.quoting import Quote, quotes_in
+from generator.base.problems import Problem, rel
 
 # percent: a signed change; share: an unsigned percent (a spread); the rest as named.
 Kind = Literal["percent", "share", "interval", "number", "ratio", "count", "p", "word"]
@@ -67,11 +69,11 @@ class Figure:
 def _results(analysis: Analysis, where: str) -> tuple[list[ResolvedResult], str] | str:
     if where == "baseline":
         return list(analysis.baseline_results), "the campaign baseline"
-    for entry in analysis.records:
-        rec = entry.file
-        if where in (rec.slug, f"{rec.number:02d}", str(rec.number)):
-            every = list(entry.results) + [r for rs in entry.variant_results for r in rs]
-            return every, f"record `{rec.slug}`"
+    named = analysis.by_name.get(where)
+    if named:
+        entry = named[0]
+        every = list(entry.results) + [r for rs in entry.variant_results for r in rs]
+        return every, f"record `{entry.file.slug}`"
     return f"no record `{where}` (name a record by its slug or number, or `baseline`)"
 
 
@@ -160,50 +162,6 @@ def _figure(field: str, own: Sequence[float], base: Sequence[float], c: Any) -> 
 # --- where prose quotes them -------------------------------------------------------------------
 
 
-# The prose fields, those the pages fill through their `inline`, `cell` and `paragraphs` filters.
-# Shell text (`before:`, `inside:`, flag values, commands, environment) is never scanned: a step
-# such as `docker ps --format '{{.Names}}'` holds braces that are no reference.
-PROSE_FIELDS = frozenset(
-    {
-        "action",
-        "caveats",
-        "cause",
-        "command_note",
-        "context",
-        "description",
-        "detail",
-        "finding",
-        "hypothesis",
-        "label",
-        "missing",
-        "note",
-        "quote",
-        "standing_note",
-        "summary",
-        "symptom",
-        "title",
-        "verdict",
-    }
-)
-# Maps whose keys are free names (an environment variable could be called `note`).
-_FREE_KEYS = frozenset({"env", "details"})
-
-
-def _strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
-    """Each prose string of a file's data, with its path; a list of prose (`caveats`) counts."""
-    if isinstance(data, str):
-        field = next((p for p in reversed(path) if isinstance(p, str)), None)
-        if field in PROSE_FIELDS:
-            yield path, data
-    elif isinstance(data, dict):
-        for key, value in data.items():
-            if str(key) not in _FREE_KEYS:
-                yield from _strings(value, (*path, str(key)))
-    elif isinstance(data, list):
-        for i, value in enumerate(data):
-            yield from _strings(value, (*path, i))
-
-
 def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tuple[int, int]:
     """The reference's own line and column, searched from its field's start; else the field's."""
     line, col = start
@@ -214,17 +172,10 @@ def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tup
     return start
 
 
-def quoted_records(analysis: Analysis, loaded: Any) -> list[Any]:
-    """The records whose figures a file's prose quotes (for a page's dependencies)."""
-    names = {
-        m.group(1).split(".")[0].strip() for _path, text in _strings(loaded.data) for m in REFERENCE.finditer(text)
-    }
-    return [e.file for e in analysis.records if names & {e.file.slug, f"{e.file.number:02d}", str(e.file.number)}]
-
-
-def quotes(loaded: Any) -> bool:
-    """Whether a file's prose quotes any figure."""
-    return any(REFERENCE.search(text) for _path, text in _strings(loaded.data))
+def _quotes(analysis: Analysis, loaded: Any) -> tuple[Quote, ...]:
+    """A file's quotes: a record's as its analysis noted them, another file's read from its data."""
+    entry = analysis.by_path(loaded.path)
+    return entry.quotes if entry is not None and entry.file is loaded else quotes_in(loaded.data)
 
 
 def reference_problems(analysis: Analysis) -> list[Problem]:
@@ -234,23 +185,22 @@ def reference_problems(analysis: Analysis) -> list[Problem]:
     out: list[Problem] = []
     for loaded in [project.campaign_file, *project.records]:
         lines: list[str] | None = None
-        for path, text in _strings(loaded.data):
-            for m in REFERENCE.finditer(text):
-                why = lookup(analysis, m.group(1))
-                if not isinstance(why, str):
-                    continue
-                if lines is None:
-                    lines = loaded.path.read_text(encoding="utf-8").splitlines()
-                line, col = _place(lines, loaded.positions.of(path), m.group(0))
-                out.append(
-                    Problem(
-                        rel(loaded.path, project.root),
-                        line,
-                        col,
-                        "unknown-reference",
-                        f"`{m.group(0)}` names nothing: {why}",
-                        "write `{{ record.result.metric.field }}`, as in `{{ 01.c256.output_throughput.change }}`; "
-                        "docs/guide/format.md, Numbers in prose, lists the parts",
-                    )
+        for path, written, inside in _quotes(analysis, loaded):
+            why = lookup(analysis, inside)
+            if not isinstance(why, str):
+                continue
+            if lines is None:
+                lines = loaded.path.read_text(encoding="utf-8").splitlines()
+            line, col = _place(lines, loaded.positions.of(path), written)
+            out.append(
+                Problem(
+                    rel(loaded.path, project.root),
+                    line,
+                    col,
+                    "unknown-reference",
+                    f"`{written}` names nothing: {why}",
+                    "write `{{ record.result.metric.field }}`, as in `{{ 01.c256.output_throughput.change }}`; "
+                    "docs/guide/format.md, Numbers in prose, lists the parts",
                 )
+            )
     return out

@@ -12,6 +12,7 @@ from functools import cached_property
 from typing import Literal
 
 from generator.analysis.design import Design
+from generator.analysis.quoting import Quote
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
 from generator.model.quantity import Stat, Value, stat
@@ -248,6 +249,9 @@ class RecordAnalysis:
     # Without a primary comparison: what was compared instead (metric, result label, comparison),
     # the first comparison of its headline results, so a measured record never reads "not measured".
     measured_instead: tuple[str, str, Comparison] | None = None
+    # The figures its prose quotes (`analysis.quoting`): noted here so that the pages and `check`
+    # do not walk every record's data again.
+    quotes: tuple[Quote, ...] = ()
 
     def placed_results(self) -> list[tuple[tuple[str | int, ...], ResolvedResult]]:
         """Every resolved result with its place in the record file (its own, then its variants'),

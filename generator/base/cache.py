@@ -24,25 +24,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from generator.base.cachedir import cache_folder as cache_folder
+from generator.base.cachedir import digest as digest
 from generator.base.stamp import code_digest
 
 # Bump when the layout of the cache files changes.
-FORMAT = 1
+FORMAT = 2
+DATABASE = "entries.sqlite"
+# New entries are written once they add up to this many bytes of pickles, and at `save`.
+FLUSH_BYTES = 8 << 20
 T = TypeVar("T")
-
-
-def digest(*parts: Any) -> str:
-    """A short stable hash of `parts` (bytes, text, or anything whose repr is stable)."""
-    import hashlib
-
-    h = hashlib.blake2b(digest_size=16)
-    for part in parts:
-        if isinstance(part, bytes):
-            h.update(part)
-        else:
-            h.update(repr(part).encode("utf-8", "surrogatepass"))
-        h.update(b"\x00")
-    return h.hexdigest()
 
 
 def _templates_digest(root: Path) -> str:
@@ -57,27 +48,26 @@ def _templates_digest(root: Path) -> str:
     return digest(*parts)
 
 
-def cache_folder(root: Path) -> Path | None:
-    """Where the cache of the repository at `root` lives, or None when it cannot be kept safely."""
-    from platformdirs import user_cache_dir
-
-    try:
-        repo = root.resolve()
-        folder = Path(user_cache_dir("improvements", appauthor=False)).resolve() / "builds" / digest(str(repo))
-    except (OSError, RuntimeError):  # no home folder: no cache
-        return None
-    return None if folder.is_relative_to(repo) else folder
-
-
 class BuildCache:
-    """The cache of one campaign repository. `save()` writes what this build added."""
+    """The cache of one campaign repository. `save()` writes what this build added.
+
+    Entries are rows of one SQLite file, each value a pickle of its own: a build reads only the
+    entries it asks for and writes only those it made, where one pickle of the whole table was
+    read whole and written whole after any change (a tenth of a rebuild after one edit).
+    """
 
     def __init__(self, root: Path) -> None:
         self.folder = cache_folder(root)
         self.salt = digest(FORMAT, code_digest(), _templates_digest(root))
-        self._entries: dict[str, Any] | None = None
+        # Values read or made in this process (`serve` keeps them between builds), and those
+        # made since the last save.
+        self._memory: dict[str, Any] = {}
+        self._new: dict[str, bytes] = {}
+        self._pending = 0
         self._used: set[str] = set()
-        self._dirty = False
+        self._db: Any = None
+        self._broken = self._absent = self._made = False
+        self._written: set[str] = set()
         # File digests seen while loading, by path: page keys are built from them.
         self.files: dict[Path, str] = {}
         self.root = root
@@ -90,37 +80,80 @@ class BuildCache:
         """
         salt = digest(FORMAT, code_digest(), _templates_digest(self.root))
         if salt != self.salt:
-            self.salt, self._entries, self._dirty = salt, None, False
+            self.salt, self._memory, self._new, self._pending = salt, {}, {}, 0
         self._used = set()
         self.files = {}
+        self._absent = self._made = False
+        self._written = set()
 
-    def _table(self) -> dict[str, Any]:
-        if self._entries is None:
-            import pickle
+    def _connect(self, create: bool) -> Any:
+        """The open database, or None: no folder, no file yet (and `create` is False), or a broken one."""
+        if self._db is not None or self._broken or self.folder is None:
+            return self._db
+        path = self.folder / DATABASE
+        if not create and (self._absent or not path.is_file()):
+            # Asked once: a clean build asks for thousands of entries that no file holds.
+            self._absent = True
+            return None
+        # Made by this build: it holds only what this build wrote (`_written`).
+        self._made = not path.is_file()
+        import sqlite3
 
-            self._entries = {}
-            if self.folder is None:
-                return self._entries
-            try:
-                # Safe to unpickle: the folder is the user's own, outside every repository
-                # (see the module's docstring).
-                stored = pickle.loads((self.folder / "entries.pickle").read_bytes())
-                if isinstance(stored, dict) and stored.get("salt") == self.salt:
-                    self._entries = stored["entries"]
-            except Exception:  # a missing, old or damaged cache is an empty one
-                self._entries = {}
-        return self._entries
+        try:
+            if create:
+                self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
+            db = sqlite3.connect(path, timeout=10, isolation_level=None)
+            db.execute("CREATE TABLE IF NOT EXISTS entries (key TEXT PRIMARY KEY, value BLOB NOT NULL)")
+        except (sqlite3.Error, OSError):
+            # A damaged file: set aside at the next save (see `save`), never read.
+            self._broken = True
+            return None
+        self._db, self._absent = db, False
+        return db
+
+    def _stored(self, key: str) -> Any | None:
+        import sqlite3
+
+        db = self._connect(create=False)
+        if db is None or (self._made and key not in self._written):
+            return None
+        try:
+            row = db.execute("SELECT value FROM entries WHERE key = ?", (key,)).fetchone()
+        except sqlite3.Error:
+            self._broken = True
+            return None
+        return None if row is None else _unpickled(row[0])
 
     def get(self, key: str) -> Any | None:
-        value = self._table().get(key)
+        value = self._memory.get(key)
+        if value is None and key in self._new:
+            value = _unpickled(self._new[key])
+        if value is None:
+            value = self._stored(key)
+            if value is not None:
+                self._memory[key] = value
         if value is not None:
             self._used.add(key)
         return value
 
     def put(self, key: str, value: Any) -> None:
-        self._table()[key] = value
+        """Keep `value` under `key`: pickled now, and written with others once they add up.
+
+        Not held in memory: a clean build makes thousands of entries (a record's export entry,
+        its analysis) that nothing reads again, and holding them to the end was a sixth of its
+        peak memory at 3,000 records.
+        """
+        import pickle
+
+        try:
+            data = pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
+        except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+            return  # a value that cannot be kept is made again next time
+        self._new[key] = data
+        self._pending += len(data)
         self._used.add(key)
-        self._dirty = True
+        if self._pending >= FLUSH_BYTES:
+            self._flush()
 
     def memo(self, key: str, compute: Callable[[], T]) -> T:
         hit = self.get(key)
@@ -131,25 +164,85 @@ class BuildCache:
             self.put(key, value)
         return value
 
-    def save(self) -> None:
-        """Keep this build's entries only, written atomically; a failure to write is not an error."""
-        entries = self._table()
-        if not self._dirty and len(entries) == len(self._used):
+    def _flush(self) -> None:
+        """Write the entries made since the last flush, in one transaction; kept for later if that fails."""
+        import sqlite3
+
+        if self.folder is None or not self._new:
             return
-        import pickle
-
-        from generator.base.fsio import atomic_write
-
-        kept = {k: v for k, v in entries.items() if k in self._used}
-        if self.folder is None:
+        if self._broken:
+            self._set_aside()
+        db = self._connect(create=True)
+        if db is None:
             return
         try:
-            self.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-            payload = pickle.dumps({"salt": self.salt, "entries": kept}, protocol=pickle.HIGHEST_PROTOCOL)
-            atomic_write(self.folder / "entries.pickle", payload)
-        except OSError:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", self._new.items())
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError):
             return
-        self._entries, self._dirty = kept, False
+        if self._made:
+            self._written |= self._new.keys()
+        self._new, self._pending = {}, 0
+
+    def save(self) -> None:
+        """Write this build's new entries and drop those it did not use; a failure to write is not an error."""
+        import sqlite3
+
+        used = self._used
+        self._memory = {k: v for k, v in self._memory.items() if k in used}
+        if self.folder is None:
+            return
+        # The whole table in one pickle, as builds before the database kept it.
+        with contextlib.suppress(OSError):
+            (self.folder / "entries.pickle").unlink()
+        self._flush()
+        db = self._connect(create=True)
+        if db is None or self._new:
+            return
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                (count,) = db.execute("SELECT count(*) FROM entries").fetchone()
+                if count != len(used):
+                    # Entries of older builds (or of older code, under another salt): only what
+                    # this build used is kept, as a build's outputs are only what it wrote.
+                    db.execute("CREATE TEMP TABLE IF NOT EXISTS used (key TEXT PRIMARY KEY) WITHOUT ROWID")
+                    db.execute("DELETE FROM used")
+                    db.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in used))
+                    db.execute("DELETE FROM entries WHERE key NOT IN (SELECT key FROM used)")
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except (sqlite3.Error, OSError):
+            return
+
+    def _set_aside(self) -> None:
+        """Remove a damaged database, so that the next connection starts an empty one."""
+        assert self.folder is not None
+        if self._db is not None:
+            with contextlib.suppress(Exception):
+                self._db.close()
+        self._db, self._broken = None, False
+        for name in (DATABASE, f"{DATABASE}-journal"):
+            with contextlib.suppress(OSError):
+                (self.folder / name).unlink()
+
+
+def _unpickled(data: bytes) -> Any | None:
+    import pickle
+
+    try:
+        # Safe to unpickle: the folder is the user's own, outside every repository (see the
+        # module's docstring).
+        return pickle.loads(data)
+    except Exception:  # an old or damaged entry is a missing one
+        return None
 
 
 def memo(build_cache: BuildCache | None, kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:

@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path, PurePosixPath
 
 # Temporary files start with this, so a crash leaves files that say what they are.
@@ -22,8 +22,18 @@ TMP_PREFIX = ".improvements-tmp-"
 LOCK_NAME = ".improvements.lock"
 
 
-def _bytes(data: bytes | str) -> bytes:
-    return data.encode("utf-8") if isinstance(data, str) else data
+# Characters encoded at a time: a generated file can be tens of megabytes of text (records.json
+# at 3,000 records), and encoding it whole held a second copy of it.
+CHUNK = 1 << 20
+
+
+def encoded_chunks(data: bytes | str) -> Iterator[bytes]:
+    """`data` as UTF-8, a slice at a time (a slice never splits a character: str slices are whole)."""
+    if isinstance(data, bytes):
+        yield data
+        return
+    for start in range(0, len(data), CHUNK):
+        yield data[start : start + CHUNK].encode("utf-8")
 
 
 def _mode_for(path: Path) -> int:
@@ -48,7 +58,8 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
     fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_bytes(data))
+            for chunk in encoded_chunks(data):
+                fh.write(chunk)
             fh.flush()
             if sync:
                 os.fsync(fh.fileno())
@@ -65,7 +76,7 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
 SYNC_ALL_FROM = 16
 
 
-def write_temps(targets: dict[Path, bytes]) -> dict[Path, Path]:
+def write_temps(targets: Mapping[Path, bytes | str]) -> dict[Path, Path]:
     """Temporary files beside each target, all on disk when this returns: {target: temp}.
 
     A few files are fsynced one by one; many are written, then flushed by one sync(), which
@@ -146,7 +157,8 @@ def _create_in_place(path: Path, data: bytes | str) -> bool:
         return False
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(_bytes(data))
+            for chunk in encoded_chunks(data):
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
     except BaseException:

@@ -7,10 +7,13 @@ still match, with the inputs hashed again and the outputs read back from disk, a
 would write the same bytes, so it need not run: that check reads and hashes files and imports
 nothing beyond the standard library (no pydantic, Jinja2 or chart code).
 
-Nothing here depends on modification times or on the user's cache, so a fresh clone whose
-committed outputs are current is recognised as such. A digest that does not match only means
-the full build runs, which decides everything afresh: this module can make a build faster,
-never different.
+The outputs' digest is taken from their bytes. Only to skip reading them back, a build that
+wrote them keeps, in the user's cache folder, each output's inode, size and modification and
+change times beside that digest (`remember_outputs`): while every output still has all four, it
+is the file that was hashed (any write, rename or replace changes its change time). A fresh clone
+has no such record and reads its outputs, so its committed outputs are recognised as current
+all the same. A digest that does not match only means the full build runs, which decides
+everything afresh: this module can make a build faster, never different.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import hashlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from functools import cache
 from pathlib import Path, PurePosixPath
 
@@ -126,12 +130,27 @@ def inputs_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-def outputs_digest(root: Path, files: list[str], data: dict[str, bytes] | None = None) -> str | None:
-    """A digest of the outputs `files` (given as `data`, else read from disk); None if one is missing."""
+# Outputs longer than this (in characters) are hashed a slice at a time.
+_WHOLE = 1 << 22
+
+
+def outputs_digest(root: Path, files: list[str], data: Mapping[str, bytes | str] | None = None) -> str | None:
+    """A digest of the outputs `files` (given as `data`, text as UTF-8, else read from disk); None if one is missing."""
     h = hashlib.blake2b(digest_size=16)
     for rel_path in sorted(files):
         if data is not None:
-            content = data[rel_path]
+            given = data[rel_path]
+            if isinstance(given, str) and len(given) > _WHOLE:
+                from generator.base.fsio import encoded_chunks
+
+                # Encoded a slice at a time, twice (its length in bytes comes first): a whole
+                # copy of a large output was a tenth of a clean build's peak memory.
+                size = sum(len(chunk) for chunk in encoded_chunks(given))
+                h.update(f"{rel_path}\0{size}\0".encode())
+                for chunk in encoded_chunks(given):
+                    h.update(chunk)
+                continue
+            content = given.encode("utf-8") if isinstance(given, str) else given
         else:
             try:
                 # O_NOFOLLOW: an output replaced by a link is not the file the build wrote.
@@ -191,6 +210,70 @@ def _matching(root: Path, inputs: str) -> int | None:
         files = manifest.get("files")
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             return None
-        if manifest.get("outputs") == outputs_digest(root, files):
+        outputs = manifest.get("outputs")
+        if outputs is not None and _seen(root) == (inputs, outputs, _signature(root, files)):
+            return len(files)
+        if outputs == outputs_digest(root, files):
             return len(files)
     return None
+
+
+# The outputs as the last build left them (see the module's docstring), in the user's cache folder.
+SEEN_NAME = "outputs-seen.json"
+
+
+def _signature(root: Path, files: list[str]) -> str | None:
+    """A digest of each output's inode, size, modification and change times; None if one is missing."""
+    h = hashlib.blake2b(digest_size=16)
+    for rel_path in sorted(files):
+        try:
+            st = os.lstat(root / rel_path)
+        except OSError:
+            return None
+        h.update(f"{rel_path}\0{st.st_ino}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0".encode())
+    return h.hexdigest()
+
+
+def _seen_path(root: Path) -> Path | None:
+    from generator.base.cachedir import cache_folder
+
+    folder = cache_folder(root)
+    return None if folder is None else folder / SEEN_NAME
+
+
+def _seen(root: Path) -> tuple[str, str, str] | None:
+    """(inputs, outputs, signature) as `remember_outputs` kept them, or None."""
+    path = _seen_path(root)
+    try:
+        data = json.loads(path.read_bytes()) if path is not None else None
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, list) or len(data) != 3 or not all(isinstance(x, str) for x in data):
+        return None
+    return (data[0], data[1], data[2])
+
+
+def remember_outputs(root: Path, manifest: str) -> None:
+    """After a build wrote `manifest`: keep its outputs' signature, if they are the bytes it digests.
+
+    The outputs are read and hashed once more here, between two looks at their signature, so
+    that a file changed while the build finished is never vouched for.
+    """
+    path = _seen_path(root)
+    try:
+        data = json.loads((root / manifest).read_bytes())
+        inputs, outputs, files = data["inputs"], data["outputs"], data["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    if path is None or not isinstance(inputs, str) or not isinstance(outputs, str) or not isinstance(files, list):
+        return
+    before = _signature(root, files)
+    if before is None or outputs_digest(root, files) != outputs or _signature(root, files) != before:
+        return
+    from generator.base.fsio import atomic_write
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write(path, json.dumps([inputs, outputs, before]))
+    except OSError:
+        return

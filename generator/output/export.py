@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from generator.base import jsonsafe
 from generator.base.cache import memo
 from generator.model.reported import result_evidence
-from generator.views.summary import SLO_COLUMN, summary_rows
+from generator.views.summary import SLO_COLUMN, summary_row
 from generator.views.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from generator.analysis.stats import Comparison
     from generator.base.cache import BuildCache
     from generator.model.quantity import Stat
+    from generator.project.load import RecordFile
 
 FORMAT = "improvements-export"
 # Raised when a key is renamed or removed; adding keys keeps the version. 2: `deltas` became
@@ -164,40 +165,12 @@ def export_data(analysis: Analysis, *, versioned: bool = True) -> dict[str, Any]
     committed file that names it would be stale in every clone. `export` and the site's
     records.json (built, never committed) carry it.
     """
+    return {**_head(analysis, versioned), "records": [_record_entry(analysis, *e) for e in _placed(analysis)]}
+
+
+def _head(analysis: Analysis, versioned: bool) -> dict[str, Any]:
+    """The document without its records."""
     project = analysis.project
-    rows = summary_rows(analysis)
-    rank = {row["slug"]: i for i, row in enumerate(rows, 1)}
-    by_slug = {row["slug"]: row for row in rows}
-    docs = project.docs_dir.relative_to(project.root).as_posix()
-    records: list[dict[str, Any]] = []
-    for rec in sorted(project.records, key=lambda r: (r.number, r.slug)):
-        row = by_slug[rec.slug]
-        records.append(
-            {
-                "number": rec.number,
-                "slug": rec.slug,
-                "file": f"improvements/{rec.path.name}",
-                "page": f"{docs}/{project.output_name(rec)}",
-                "record": rec.record.model_dump(mode="json"),
-                "primary": _primary(analysis.record(rec)),
-                "summary": {
-                    "rank": rank[rec.slug],
-                    "open_blockers": row["open_blockers"],
-                    "open_blocker_titles": list(row["open_blocker_titles"]),
-                    "tier_source": row["tier_source"],
-                    "evidence": row["evidence"],
-                    "reported": row["reported"],
-                    "variants": row["variants"],
-                },
-                "results": _results(analysis.record(rec)),
-                "sweeps": [sweep_data(s) for s in analysis.record(rec).sweeps],
-                # Each variant's results, in the order of the record's `variants`.
-                "variant_results": [_results(analysis.record(rec), k) for k in range(len(rec.record.variants))],
-            }
-        )
-        if SLO_COLUMN in row:
-            summary: dict[str, Any] = records[-1]["summary"]
-            summary["capacity_under_slo"] = row[SLO_COLUMN]
     # What computed these numbers (`version` is the format's): the same for every build from one
     # installation, so two exports from it still compare byte for byte.
     generator = {"name": "improvements", **({"version": tool_version()} if versioned else {})}
@@ -206,10 +179,47 @@ def export_data(analysis: Analysis, *, versioned: bool = True) -> dict[str, Any]
         "version": VERSION,
         "generator": generator,
         "campaign": project.campaign.model_dump(mode="json"),
-        "records": records,
         # Every configuration's throughput against tokens/s per user, as the frontier chart draws it.
         "frontier": None if analysis.frontier is None else dataclasses.asdict(analysis.frontier),
     }
+
+
+def _placed(analysis: Analysis) -> list[tuple[RecordFile, RecordAnalysis, int]]:
+    """Each record in number order, with the summary's entry of its slug and that entry's rank."""
+    ranked = {a.file.slug: (a, i) for i, a in enumerate(analysis.ranked, 1)}
+    return [(rec, *ranked[rec.slug]) for rec in sorted(analysis.project.records, key=lambda r: (r.number, r.slug))]
+
+
+def _record_entry(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, rank: int) -> dict[str, Any]:
+    """One record's entry: `rec` as written and analysed, with the summary row of `ranked`, its slug's."""
+    project = analysis.project
+    row = summary_row(analysis, ranked)
+    docs = project.docs_dir.relative_to(project.root).as_posix()
+    entry = analysis.record(rec)
+    out: dict[str, Any] = {
+        "number": rec.number,
+        "slug": rec.slug,
+        "file": f"improvements/{rec.path.name}",
+        "page": f"{docs}/{project.output_name(rec)}",
+        "record": rec.record.model_dump(mode="json"),
+        "primary": _primary(entry),
+        "summary": {
+            "rank": rank,
+            "open_blockers": row["open_blockers"],
+            "open_blocker_titles": list(row["open_blocker_titles"]),
+            "tier_source": row["tier_source"],
+            "evidence": row["evidence"],
+            "reported": row["reported"],
+            "variants": row["variants"],
+        },
+        "results": _results(entry),
+        "sweeps": [sweep_data(s) for s in entry.sweeps],
+        # Each variant's results, in the order of the record's `variants`.
+        "variant_results": [_results(entry, k) for k in range(len(rec.record.variants))],
+    }
+    if SLO_COLUMN in row:
+        out["summary"]["capacity_under_slo"] = row[SLO_COLUMN]
+    return out
 
 
 _JSON: dict[str, Any] = {"indent": 2, "sort_keys": True, "ensure_ascii": False, "allow_nan": False}
@@ -227,12 +237,19 @@ def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache
     `build_cache`, an entry's text is kept under the entry's own `repr` (its data, types and
     all), so a rebuild encodes only the records whose entries changed.
     """
-    data = export_data(analysis, versioned=versioned)
-    records = data.pop("records")
-    head, places = jsonsafe.finite(data)
+    head, places = jsonsafe.finite(_head(analysis, versioned))
     entries: list[str] = []
-    for i, entry in enumerate(records):
-        text, found = memo(build_cache, "export-entry", (repr(entry),), functools.partial(_entry, entry))
+    for i, (rec, ranked, rank) in enumerate(_placed(analysis)):
+        make = functools.partial(_entry_text, analysis, rec, ranked, rank)
+        # An entry reads its record's analysis and file, its slug's summary row (that record's
+        # analysis, and whether it is in the stack: the one thing of other records), its rank, and
+        # the campaign (in the fingerprint): cached under those, it is neither made nor encoded.
+        mine, theirs = analysis.fingerprints.get(rec.path), analysis.fingerprints.get(ranked.file.path)
+        if mine is None or theirs is None:
+            text, found = make()
+        else:
+            parts = (mine, theirs, rank, analysis.stack.has(ranked.file.slug))
+            text, found = memo(build_cache, "export-entry", parts, make)
         entries.append(text)
         places += [f"records[{i}].{place}" for place in found]
     if places:
@@ -256,8 +273,17 @@ def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache
     return "".join(pieces)
 
 
+def _entry_text(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, rank: int) -> tuple[str, list[str]]:
+    return _entry(_record_entry(analysis, rec, ranked, rank))
+
+
 def _entry(entry: dict[str, Any]) -> tuple[str, list[str]]:
     """One record's entry as it stands in the document's list (two levels in), and its non-finite places."""
+    try:
+        # No non-finite number (the encoder refuses one): nothing to walk the entry for.
+        return json.dumps(entry, **_JSON).replace("\n", "\n    "), []
+    except ValueError:
+        pass
     clean, places = jsonsafe.finite(entry)
     return json.dumps(clean, **_JSON).replace("\n", "\n    "), places
 

@@ -332,13 +332,13 @@ def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -
     or without the plugin, Zensical) publishes them and the links to them are checked.
     """
     from generator.output.export import SITE_NAME, dumps
-    from generator.views.summary import format_rows, summary_rows
+    from generator.views.summary import summary_csv
 
     root = docs_root(analysis.project)
     return {
         # Unversioned: this copy is committed (see export_data); the site build replaces it.
         str(root / SITE_NAME): dumps(analysis, versioned=False, build_cache=build_cache),
-        str(root / "summary.csv"): format_rows(summary_rows(analysis), "csv"),
+        str(root / "summary.csv"): summary_csv(analysis, build_cache),
     }
 
 
@@ -384,17 +384,18 @@ def build(
     if kept is not None:
         return kept
     project = require_project(root, build_cache)
-    analysis = analyse(project)
+    analysis = analyse(project, build_cache)
     files = render_files(analysis, build_cache)
     if stamp.inputs_digest(root) != inputs:
         # An input changed while this build read them: these outputs may be of either state,
         # so the manifest gets no digests and the next build runs in full.
         inputs = None
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
-    result: WriteResult = write_outputs(
-        project.root, dict(files), managed, manifest=str(docs_root(project) / MANIFEST_NAME), inputs=inputs
-    )
+    manifest = str(docs_root(project) / MANIFEST_NAME)
+    result: WriteResult = write_outputs(project.root, dict(files), managed, manifest=manifest, inputs=inputs)
     build_cache.save()
+    if inputs is not None:
+        stamp.remember_outputs(project.root, manifest)
     if keep and inputs is not None:
         _keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from generator.analysis.campaign import launch_below, launch_of, launch_steps
+from generator.analysis.launches import launch_below, launch_of, launch_steps
 from generator.analysis.records import Launch
 from generator.base.problems import UsageProblem
 from generator.project.load import Project, RecordFile

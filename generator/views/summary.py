@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from generator.base.cache import memo
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
@@ -21,6 +22,7 @@ from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis
+    from generator.base.cache import BuildCache
 
 # Columns, in order: the keys of each row and of each JSON object.
 COLUMNS = (
@@ -95,58 +97,63 @@ def summary_rows(
     tag_set = set(tags) if tags else None
     rows: list[dict[str, Any]] = []
     for entry in analysis.ranked:
-        rec, r = entry.file, entry.file.record
+        r = entry.file.record
         if tier_set is not None and r.tier not in tier_set:
             continue
         if status_set is not None and r.status not in status_set:
             continue
         if tag_set is not None and not tag_set & set(r.tags):
             continue
-        primary, blockers = entry.primary, entry.open_blockers
-        c = primary.comparison if primary else None
-        decision = c.decision if c else ("reported" if entry.reported else None)
-        rows.append(
-            {
-                "number": rec.number,
-                "slug": rec.slug,
-                "title": r.title,
-                "tier": r.tier,
-                "status": r.status,
-                "primary_metric": entry.primary_metric,
-                "primary_result": primary.label if primary else None,
-                "primary_concurrency": primary.concurrency if primary else None,
-                "primary_change_percent": _round(c.change_percent if c else None),
-                "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
-                "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
-                "primary_n": c.n if c else None,
-                # Means published without their spread: not a single shot, and said so.
-                "primary_spread_unknown": c.spread_unknown if c else None,
-                "primary_baseline_n": c.baseline_n if c else None,
-                "primary_decision": decision,
-                "open_blockers": len(blockers),
-                "open_blocker_titles": [b.title or "" for b in blockers],
-                "tier_source": r.tier_source,
-                "evidence": evidence(r),
-                "reported": record_text(r),
-                "in_stack": analysis.stack.has(rec.slug),
-                "variants": variants.variants_cell(r),
-                "primary_kind": primary.kind if primary else None,
-                "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
-                "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
-                "best_of": primary.best_of if primary else None,
-                "best_of_tested": primary.best_of_tested if primary else None,
-                "variant_decisions": variant_decisions_text(entry),
-                "standing": r.standing,
-                "design": list(primary_design(entry)),
-                "holm_p": primary.holm_p if primary else None,
-                "own_load": own_load_text(primary) if primary else None,
-                "unranked": None if primary or entry.reported else unranked_text(entry),
-                "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
-            }
-        )
-        if analysis.project.campaign.slo:
-            rows[-1][SLO_COLUMN] = capacity_cell(entry.sweeps)
+        rows.append(summary_row(analysis, entry))
     return rows
+
+
+def summary_row(analysis: Analysis, entry: RecordAnalysis) -> dict[str, Any]:
+    """The summary's row of one record: its analysis, and whether it is in the stack."""
+    rec, r = entry.file, entry.file.record
+    primary, blockers = entry.primary, entry.open_blockers
+    c = primary.comparison if primary else None
+    decision = c.decision if c else ("reported" if entry.reported else None)
+    row: dict[str, Any] = {
+        "number": rec.number,
+        "slug": rec.slug,
+        "title": r.title,
+        "tier": r.tier,
+        "status": r.status,
+        "primary_metric": entry.primary_metric,
+        "primary_result": primary.label if primary else None,
+        "primary_concurrency": primary.concurrency if primary else None,
+        "primary_change_percent": _round(c.change_percent if c else None),
+        "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
+        "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
+        "primary_n": c.n if c else None,
+        # Means published without their spread: not a single shot, and said so.
+        "primary_spread_unknown": c.spread_unknown if c else None,
+        "primary_baseline_n": c.baseline_n if c else None,
+        "primary_decision": decision,
+        "open_blockers": len(blockers),
+        "open_blocker_titles": [b.title or "" for b in blockers],
+        "tier_source": r.tier_source,
+        "evidence": evidence(r),
+        "reported": record_text(r),
+        "in_stack": analysis.stack.has(rec.slug),
+        "variants": variants.variants_cell(r),
+        "primary_kind": primary.kind if primary else None,
+        "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
+        "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
+        "best_of": primary.best_of if primary else None,
+        "best_of_tested": primary.best_of_tested if primary else None,
+        "variant_decisions": variant_decisions_text(entry),
+        "standing": r.standing,
+        "design": list(primary_design(entry)),
+        "holm_p": primary.holm_p if primary else None,
+        "own_load": own_load_text(primary) if primary else None,
+        "unranked": None if primary or entry.reported else unranked_text(entry),
+        "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
+    }
+    if analysis.project.campaign.slo:
+        row[SLO_COLUMN] = capacity_cell(entry.sweeps)
+    return row
 
 
 def variant_decisions_text(entry: RecordAnalysis) -> str | None:
@@ -242,9 +249,20 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
     Every build writes summary.csv, and importing pandas for it was a sixth of a small build;
     a test holds this to pandas' bytes. Missing values are empty, numbers as `str` gives them.
     """
+    return "".join([_csv_lines([columns]), *(_csv_row(row, columns) for row in rows)])
+
+
+def _csv_lines(lines: Iterable[Sequence[Any]]) -> str:
     import csv
     import io
 
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(lines)
+    return out.getvalue()
+
+
+def _csv_row(row: dict[str, Any], columns: Sequence[str]) -> str:
+    """One row's line of the CSV (a writer writes each row on its own, so lines join into the table)."""
     from generator.base.csvsafe import formula_safe
 
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
@@ -266,11 +284,28 @@ def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
             v = formula_safe(v)
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
-    out = io.StringIO()
-    writer = csv.writer(out, lineterminator="\n")
-    writer.writerow(columns)
-    writer.writerows([shown(c, row[c]) for c in columns] for row in rows)
-    return out.getvalue()
+    return _csv_lines([[shown(c, row[c]) for c in columns]])
+
+
+def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> str:
+    """`format_rows(summary_rows(analysis), "csv")`, each record's line kept in `build_cache`.
+
+    A line reads its record's analysis (whose fingerprint also covers the campaign) and whether
+    the record is in the stack; a rebuild after one edit makes only the lines that changed.
+    """
+    columns = (*COLUMNS, SLO_COLUMN) if analysis.ranked and analysis.project.campaign.slo else COLUMNS
+    lines = [_csv_lines([columns])]
+    for entry in analysis.ranked:
+        fingerprint = analysis.fingerprints.get(entry.file.path)
+
+        def line(entry: RecordAnalysis = entry) -> str:
+            return _csv_row(summary_row(analysis, entry), columns)
+
+        if fingerprint is None:
+            lines.append(line())
+        else:
+            lines.append(memo(build_cache, "summary-line", (fingerprint, analysis.stack.has(entry.file.slug)), line))
+    return "".join(lines)
 
 
 def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:

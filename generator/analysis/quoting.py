@@ -1,0 +1,65 @@
+"""Where prose quotes figures: each `{{ ... }}` in a prose field of a file's data, with its place.
+
+Apart from `analysis.figures` (which looks the figures up in the analysis) so that the analysis
+can note each record's quotes once, when it analyses the record, and keep them with it: the
+pages and `check` then read them instead of walking every record's data again.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
+
+# The prose fields, those the pages fill through their `inline`, `cell` and `paragraphs` filters.
+# Shell text (`before:`, `inside:`, flag values, commands, environment) is never scanned: a step
+# such as `docker ps --format '{{.Names}}'` holds braces that are no reference.
+PROSE_FIELDS = frozenset(
+    {
+        "action",
+        "caveats",
+        "cause",
+        "command_note",
+        "context",
+        "description",
+        "detail",
+        "finding",
+        "hypothesis",
+        "label",
+        "missing",
+        "note",
+        "quote",
+        "standing_note",
+        "summary",
+        "symptom",
+        "title",
+        "verdict",
+    }
+)
+# Maps whose keys are free names (an environment variable could be called `note`).
+_FREE_KEYS = frozenset({"env", "details"})
+
+
+def prose_strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """Each prose string of a file's data, with its path; a list of prose (`caveats`) counts."""
+    if isinstance(data, str):
+        field = next((p for p in reversed(path) if isinstance(p, str)), None)
+        if field in PROSE_FIELDS:
+            yield path, data
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            if str(key) not in _FREE_KEYS:
+                yield from prose_strings(value, (*path, str(key)))
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            yield from prose_strings(value, (*path, i))
+
+
+Quote = tuple[tuple[str | int, ...], str, str]
+
+
+def quotes_in(data: Any) -> tuple[Quote, ...]:
+    """Each reference in the prose of a file's `data`: (the field's path, `{{ ... }}` as written, the text inside)."""
+    return tuple((path, m.group(0), m.group(1)) for path, text in prose_strings(data) for m in REFERENCE.finditer(text))
