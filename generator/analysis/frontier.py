@@ -120,7 +120,11 @@ def campaign_frontier(
     gpus: int | None,
     stack_slugs: Sequence[str],
 ) -> CampaignFrontier | None:
-    """The frontier of every configuration, or None when no result has a load and a throughput."""
+    """The frontier of every configuration, or None when no result has a load and a throughput.
+
+    Over 60 lines: one pass over the candidates that groups their results by workload, places
+    each point and counts the ones it cannot place; the count must see every point.
+    """
     candidates = _candidates(records, baseline, stack_slugs)
     usable = [r for c in candidates for r in c[4] if _load(r.result) is not None and _throughput(r.metrics) is not None]
     if not usable:

@@ -241,6 +241,11 @@ def _road(
     alpha: float,
     min_effect: float,
 ) -> Road | None:
+    """From the baseline's level through each adopted record's step, to the first goal's metric.
+
+    Over 60 lines: one walk along the stack, each step composed onto the level the one before
+    left, or marked as the place the chain breaks; split up, that state would pass between them.
+    """
     goals = project.campaign.goals
     if not goals:
         return None
