@@ -147,3 +147,68 @@ def test_the_guides_peeking_rate() -> None:
     assert p[0, 5] == pytest.approx(stats.ttest_1samp(d[0, :7], 0).pvalue)
     false = int((p < 0.05).any(axis=1).sum())
     assert f"calls {round(100 * false / 2000)}% of identical pairs" in RUN_GUIDE
+
+
+def _integrated_mixture(d: list[float], m: float, tau2: float) -> float:
+    """M_n(m) by numerical integration: the scale-invariant likelihood ratio of the standardized
+    effect, mixed over N(0, tau2), independent of the closed form in the module."""
+    from scipy import integrate
+
+    x = np.asarray(d) - m
+    n, s, v = len(x), float(x.sum()), float((x * x).sum())
+
+    def ratio(delta: float) -> float:
+        return integrate.quad(
+            lambda r: r ** (n - 1) * math.exp(-(r * r * v - 2 * r * delta * s + n * delta**2) / 2), 0, np.inf
+        )[0]
+
+    den = integrate.quad(lambda r: r ** (n - 1) * math.exp(-r * r * v / 2), 0, np.inf)[0]
+    prior = stats.norm(0, math.sqrt(tau2)).pdf
+    return integrate.quad(lambda t: ratio(t) * prior(t), -np.inf, np.inf)[0] / den
+
+
+@pytest.mark.parametrize("tau2", [0.25, 1.0, 4.0])
+def test_the_mixture_is_the_integrated_likelihood_ratio_at_any_prior_width(tau2: float) -> None:
+    d = [0.08, -0.02, 0.05, 0.11, 0.03]
+    # The default mean is 0: no change.
+    assert mixture(d, tau2=tau2) == pytest.approx(_integrated_mixture(d, 0.0, tau2), rel=1e-6)
+    assert mixture(d, 0.04, tau2) == pytest.approx(_integrated_mixture(d, 0.04, tau2), rel=1e-6)
+    # And the radius is where it reaches 1/alpha, at that width too.
+    mean = sum(d) / len(d)
+    r = radius(len(d), sum((x - mean) ** 2 for x in d), 0.2, tau2)
+    assert mixture(d, mean + r, tau2) == pytest.approx(1 / 0.2, rel=1e-9)
+
+
+def test_no_differences_or_no_spread_give_a_ratio_of_one() -> None:
+    assert mixture([]) == 1.0
+    # Every difference exactly at m: nothing to weigh (and no division by a zero spread).
+    assert mixture([0.2, 0.2, 0.2], 0.2) == 1.0
+    empty = look([], alpha=0.05, min_effect=1.0, higher_is_better=True)
+    assert (empty.n, empty.call) == (0, "inconclusive") and math.isnan(empty.mean)
+
+
+def _settled(d: list[float]) -> tuple[float, float]:
+    """The mean and the radius of the sequence after `d`, at alpha 0.05."""
+    mean = sum(d) / len(d)
+    return mean, radius(len(d), sum((x - mean) ** 2 for x in d), 0.05)
+
+
+@pytest.mark.parametrize("higher_is_better", [True, False])
+def test_each_call_of_the_rule_and_its_direction(higher_is_better: bool) -> None:
+    up = [0.10, 0.11, 0.09, 0.10, 0.105, 0.095, 0.10, 0.10]
+    mean, r = _settled(up)
+    seen = look(up, alpha=0.05, min_effect=1.0, higher_is_better=higher_is_better)
+    assert (seen.n, seen.mean, seen.low, seen.high) == pytest.approx((8, mean, mean - r, mean + r), rel=1e-12)
+    # The number went up by about 10.5%: better where higher is better, worse where lower is.
+    assert seen.call == ("better" if higher_is_better else "worse")
+    down = look([-x for x in up], alpha=0.05, min_effect=1.0, higher_is_better=higher_is_better)
+    assert down.call == ("worse" if higher_is_better else "better")
+    # A sequence inside +-min_effect: no change, with room (1.5x) on either side of the limits.
+    flat = [0.001, -0.002, 0.0015, 0.0, -0.001, 0.0005, 0.001, -0.0005, 0.0, 0.0005]
+    mean, r = _settled(flat)
+    edge = 1.5 * max(abs(mean - r), abs(mean + r))
+    min_effect = 100 * math.expm1(edge)
+    assert look(flat, alpha=0.05, min_effect=min_effect, higher_is_better=higher_is_better).call == "no-change"
+    # Limits narrower than the sequence: not settled.
+    narrow = 100 * math.expm1(edge / 2)
+    assert look(flat, alpha=0.05, min_effect=narrow, higher_is_better=higher_is_better).call == "inconclusive"

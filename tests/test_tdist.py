@@ -53,3 +53,9 @@ def test_one_sample_interval_is_scipys() -> None:
     se = values.std(ddof=1) / math.sqrt(len(values))
     expected = stats.t.interval(0.9, len(values) - 1, loc=values.mean(), scale=se)
     assert t_interval(values.mean(), se, len(values) - 1.0, 0.1) == pytest.approx(expected, rel=1e-12)
+
+
+def test_when_no_part_varies_the_df_is_the_parts_pooled() -> None:
+    # t is 0/0 here, so no interval depends on it, but the value is the sum of the df, a number.
+    assert welch_df([(0.0, 3.0), (0.0, 5.0)]) == 8.0
+    assert welch_df([(0.0, 3.0), (0.0, None), (0.0, 2.0)]) == 5.0
