@@ -212,3 +212,44 @@ def test_each_call_of_the_rule_and_its_direction(higher_is_better: bool) -> None
     # Limits narrower than the sequence: not settled.
     narrow = 100 * math.expm1(edge / 2)
     assert look(flat, alpha=0.05, min_effect=narrow, higher_is_better=higher_is_better).call == "inconclusive"
+
+
+def test_a_sequential_result_carries_the_sequence_everywhere_it_is_read() -> None:
+    from generator.analysis.sequential import as_sequential
+    from generator.analysis.stats import compare
+
+    # Values under 1 (seconds, say) are as good as any: only a value of 0 or less has no log.
+    x = [0.52, 0.533, 0.515, 0.528, 0.535, 0.522]
+    b = [0.5, 0.505, 0.497, 0.503, 0.508, 0.5]
+    fixed = compare(x, b, higher_is_better=True, paired=True, alpha=0.05, min_effect=1.0)
+    seq = as_sequential(fixed, x, b)
+    d = np.log(np.array(x) / np.array(b))
+    r = radius(len(d), float(((d - d.mean()) ** 2).sum()), 0.05)
+    low, high = math.expm1(d.mean() - r), math.expm1(d.mean() + r)
+    assert (seq.ci_low, seq.ci_high) == pytest.approx((fixed.baseline_mean * low, fixed.baseline_mean * high))
+    # The bound `no-change` reads is the sequence's too, and nothing of the fixed design is left.
+    assert (seq.eq_low_percent, seq.eq_high_percent) == (seq.ci_low_percent, seq.ci_high_percent)
+    assert seq.reps_needed is None and seq.reps_needed_min_effect is None and seq.reps_over_cap is False
+    # Two blocks: a sequence that excludes nothing yet, never the fixed t interval.
+    two = as_sequential(compare(x[:2], b[:2], higher_is_better=True, paired=True), x[:2], b[:2])
+    assert (two.test, two.decision, two.ci_low_percent, two.ci_high_percent, two.ci_low) == (
+        "sequence",
+        "inconclusive",
+        None,
+        None,
+        None,
+    )
+
+
+def test_what_has_no_sequence_is_left_as_compared() -> None:
+    from generator.analysis.sequential import as_sequential
+    from generator.analysis.stats import compare
+
+    one = compare([5.0], [4.0], higher_is_better=True)
+    assert as_sequential(one, [5.0], [4.0]) is one
+    paired = compare([5.0, 5.2, 5.1], [4.0, 4.1, 4.2], higher_is_better=True, paired=True)
+    assert as_sequential(paired, [5.0, 5.2, 5.1], [4.0, 4.1]) is paired
+    # A value of 0 on either side has no log ratio: the comparison is on the difference scale.
+    for x, b in (([0.0, 1.0, 2.0], [1.0, 1.0, 1.0]), ([1.0, 1.0, 1.0], [0.0, 1.0, 2.0])):
+        c = compare(x, b, higher_is_better=True, paired=True)
+        assert as_sequential(c, x, b) is c
