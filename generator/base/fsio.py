@@ -97,6 +97,19 @@ def write_temps(targets: Mapping[Path, bytes | str]) -> dict[Path, Path]:
     return temps
 
 
+def sync_written(paths: list[Path]) -> None:
+    """Flush files written with `sync=False` to disk, as `write_temps` does: a few one by one, many by one sync()."""
+    if len(paths) >= SYNC_ALL_FROM and hasattr(os, "sync"):
+        os.sync()
+        return
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def sweep_temps(folder: Path) -> list[str]:
     """Remove the temporary files a killed run left in `folder`; their names.
 
