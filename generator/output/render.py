@@ -315,8 +315,23 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         if text is None:
             break
         yield record_page_path(project, rec), text
+    others = _listing_pages(analysis, alts)
+    for filename, template, make_model, source in others:
+        if not report.ok:
+            break
+        body = render(template, make_model())
+        if body is not None:
+            yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
+    if not report.ok:
+        raise ProblemsFound(report)
+    yield from downloads(analysis, build_cache).items()
+
+
+def _listing_pages(analysis: Analysis, alts: dict[str, str]) -> list[tuple[str, str, Callable[[], object], str]]:
+    """The pages beside the records: (file name, template, its model, the source its header names)."""
+    project = analysis.project
     records = "the records in improvements/"
-    others: list[tuple[str, str, Callable[[], object], str]] = [
+    return [
         (
             "index.md",
             "home.md.j2",
@@ -327,15 +342,6 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
         ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
     ]
-    for filename, template, make_model, source in others:
-        if not report.ok:
-            break
-        body = render(template, make_model())
-        if body is not None:
-            yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
-    if not report.ok:
-        raise ProblemsFound(report)
-    yield from downloads(analysis, build_cache).items()
 
 
 def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str | bytes]:
