@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -201,6 +202,29 @@ def test_write_outputs_refuses_paths_outside_its_folders(tmp_path: Path) -> None
         write_outputs(tmp_path, {"../x.md": "x", "docs/ok.md": header("t") + "\n"}, ["docs"])
     assert [p.code for p in info.value.report.problems] == ["path-outside"]
     assert not (tmp_path / "docs").exists()
+
+
+def test_outputs_written_as_they_come_leave_nothing_when_a_later_one_fails(tmp_path: Path) -> None:
+    # A build hands its outputs over one at a time: those before a problem are already in
+    # temporaries (and their folders made) when it is found, and none of it may stay.
+    from generator.base.problems import Report
+
+    def stream(last: tuple[str, str] | None) -> Iterator[tuple[str, str]]:
+        yield "docs/new/a.md", header("a") + "\n"
+        yield "docs/new/deeper/b.md", header("b") + "\n"
+        if last is None:
+            raise ProblemsFound(Report())
+        yield last
+
+    with pytest.raises(ProblemsFound):
+        write_outputs(tmp_path, stream(None), ["docs"])
+    with pytest.raises(ProblemsFound) as info:
+        write_outputs(tmp_path, stream(("../x.md", "x")), ["docs"])
+    assert [p.code for p in info.value.report.problems] == ["path-outside"]
+    assert sorted(p.name for p in tmp_path.rglob("*")) in ([], [LOCK_NAME])
+    result = write_outputs(tmp_path, stream(("docs/c.md", header("c") + "\n")), ["docs"])
+    assert result.written == ["docs/c.md", "docs/new/a.md", "docs/new/deeper/b.md"]
+    assert not [p for p in tmp_path.rglob("*") if p.name.startswith(".improvements-tmp-")]
 
 
 def test_binary_outputs_are_owned_by_the_manifest(tmp_path: Path) -> None:

@@ -307,7 +307,7 @@ def _full_disk(*_args: object, **_kwargs: object) -> None:
         ("generator.output.render.build", ["renumber", "05", "7"]),
         ("generator.base.fsio.atomic_write", ["export", "--output", "SUB/x.json"]),
         ("generator.base.fsio.atomic_write", ["report", "--output", "SUB/x.md"]),
-        ("generator.base.fsio.write_temps", ["build"]),
+        ("generator.base.fsio.write_temp", ["build"]),
     ],
 )
 def test_a_full_disk_is_one_line_in_every_command(

@@ -13,7 +13,7 @@ import contextlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from pathlib import Path, PurePosixPath
 
 # Temporary files start with this, so a crash leaves files that say what they are.
@@ -76,25 +76,18 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
 SYNC_ALL_FROM = 16
 
 
-def write_temps(targets: Mapping[Path, bytes | str]) -> dict[Path, Path]:
-    """Temporary files beside each target, all on disk when this returns: {target: temp}.
-
-    A few files are fsynced one by one; many are written, then flushed by one sync(), which
-    waits for the data on Linux. A temp already written is removed if a later one fails.
-    """
-    batch = len(targets) >= SYNC_ALL_FROM and hasattr(os, "sync")
-    temps: dict[Path, Path] = {}
-    try:
-        for target, data in targets.items():
-            temps[target] = write_temp(target, data, sync=not batch)
-        if batch:
-            os.sync()
-    except BaseException:
-        for tmp in temps.values():
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        raise
-    return temps
+def sync_written(paths: list[Path]) -> None:
+    """Flush files written with `write_temp(sync=False)` to disk: a few one by one, many by one sync(),
+    which waits for the data on Linux."""
+    if len(paths) >= SYNC_ALL_FROM and hasattr(os, "sync"):
+        os.sync()
+        return
+    for path in paths:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
 
 
 def sweep_temps(folder: Path) -> list[str]:

@@ -5,8 +5,8 @@ records can be removed and a file the generator did not write is never touched. 
 text files also carry a header saying so; a file is ours only when the manifest lists it
 and it still carries the header, or, with no manifest entry, when it carries the header.
 
-Writing is as close to all-or-nothing as a file system allows: every file is rendered in
-memory, then written to a temporary file beside its target, and only when all temporaries
+Writing is as close to all-or-nothing as a file system allows: each file, as it is rendered,
+is written to a temporary file beside its target, and only when all temporaries
 exist are they moved into place with os.replace (atomic per file). If a replace fails, the
 files already replaced get their previous bytes back. The window that remains is a crash
 (power loss, SIGKILL) between the first and the last replace: each file is then whole,
@@ -26,7 +26,7 @@ import contextlib
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -158,65 +158,64 @@ def _manifest_bytes(files: list[str], inputs: str | None = None, outputs: str | 
 
 def write_outputs(
     root: Path,
-    files: dict[str, str | bytes],
+    files: Mapping[str, str | bytes] | Iterable[tuple[str, str | bytes]],
     managed_dirs: list[str],
     *,
     manifest: str = DEFAULT_MANIFEST,
-    inputs: str | None = None,
+    inputs: str | Callable[[], str | None] | None = None,
 ) -> WriteResult:
     """Make the generated files under `managed_dirs` exactly `files` (paths relative to `root`).
 
+    `files` is a mapping or an iterable of (path, data) pairs, consumed once: each output goes
+    to its temporary as it comes and is then dropped, so a build never holds all of them (the
+    renderer's outputs were most of a clean build's peak memory). Nothing is moved into place
+    before the last one is on disk, so an output that raises ProblemsFound as it is made, or a
+    path that is not ours to write, leaves everything as it was.
+
     `inputs`, a digest of what the files were made from (generator.base.stamp), goes into the
-    manifest with a digest of the files, so that the next build can tell it has nothing to do.
-    Raises ProblemsFound, having written nothing, when a path is not ours to write.
+    manifest with a digest of the files, so that the next build can tell it has nothing to do;
+    given as a function, it is asked once every file has come (a build checks that no input
+    changed while it rendered). Raises ProblemsFound, having written nothing, when a path is not ours to write.
 
     Over 60 lines: the write's crash-safety is an order (check, lock, claim in the manifest,
     replace, undo on failure, delete the stale, write the manifest) best read in one place.
     """
     managed = [PurePosixPath(d) for d in managed_dirs]
-    # Text stays text until each file is compared or written: encoding every output up front
-    # held a second copy of them all (a fifth of a clean build's peak memory at 3,000 records).
-    wanted: dict[str, str | bytes] = dict(sorted(files.items()))
-    report = Report()
-    real: dict[Path, Path] = {}
-    for rel_path in [*wanted, manifest]:
-        problem = _check_path(root, rel_path, managed, real) or _link_problem(root, rel_path)
-        if problem is not None:
-            report.add(problem)
-    if not report.ok:
-        raise ProblemsFound(report)
+    pairs = sorted(files.items()) if isinstance(files, Mapping) else files
+    manifest_problem = _check_path(root, manifest, managed) or _link_problem(root, manifest)
+    if manifest_problem is not None:
+        raise ProblemsFound(Report([manifest_problem]))
 
     result = WriteResult()
     with build_lock(root):
-        # A build or renumber killed mid-write left its temporaries here; no other writer is
-        # running while the lock is held, so whatever has the prefix is a leftover.
-        for folder in sorted({(root / p).parent for p in [*wanted, manifest]}):
-            fsio.sweep_temps(folder)
         previous = read_manifest(root, manifest)
-        old_bytes, changes = _plan(root, wanted, previous, result, report)
-        if not report.ok:
-            raise ProblemsFound(report)
-        stale = _stale(root, previous, wanted, managed, result)
-
-        outputs = stamp.outputs_digest(root, list(wanted), wanted) if inputs is not None else None
-        new_manifest = _manifest_bytes(list(wanted), inputs, outputs)
-        manifest_path = root / manifest
-        old_manifest = manifest_path.read_bytes() if manifest_path.exists() else None
-        if not changes and not stale and old_manifest == new_manifest:
-            return result
-
-        for rel_path in changes:
-            (root / rel_path).parent.mkdir(parents=True, exist_ok=True)
-        manifest_path.parent.mkdir(parents=True, exist_ok=True)
-        temps: dict[str, Path] = {}
+        staged = _Staged(root, managed, previous, result)
         try:
-            written = fsio.write_temps({root / rel_path: data for rel_path, data in changes.items()})
-            temps = {rel_path: written[root / rel_path] for rel_path in changes}
+            # A build or renumber killed mid-write left its temporaries here; no other writer is
+            # running while the lock is held, so whatever has the prefix is a leftover.
+            staged.sweep((root / manifest).parent)
+            for rel_path, data in pairs:
+                staged.add(rel_path, data)
+            # Path problems first and alone, as when every path was checked before any was read.
+            for report in (staged.paths, staged.report):
+                if not report.ok:
+                    raise ProblemsFound(report)
+            wanted = sorted(staged.digests)
+            stale = _stale(root, previous, set(wanted), managed, result)
+            digest = inputs() if callable(inputs) else inputs
+            outputs = stamp.combine(staged.digests) if digest is not None else None
+            new_manifest = _manifest_bytes(wanted, digest, outputs)
+            manifest_path = root / manifest
+            old_manifest = manifest_path.read_bytes() if manifest_path.exists() else None
+            if not staged.temps and not stale and old_manifest == new_manifest:
+                return result
+            fsio.sync_written(list(staged.temps.values()))
+            manifest_path.parent.mkdir(parents=True, exist_ok=True)
             # Claim every file before it appears, so a crash never leaves an unlisted output.
             claimed = _manifest_bytes([*previous, *wanted])
             fsio.atomic_write(manifest_path, claimed)
             try:
-                _replace_all(root, temps, old_bytes)
+                _replace_all(root, staged.temps, staged.old_bytes)
             except BaseException:
                 # The outputs are back as they were, so the manifest goes back too, with the
                 # digests that describe them (the claimed one carries none: see generator.base.stamp).
@@ -224,11 +223,12 @@ def write_outputs(
                     with contextlib.suppress(OSError):
                         fsio.atomic_write(manifest_path, old_manifest)
                 raise
+        except BaseException:
+            staged.undo()
+            raise
         finally:
-            for tmp in temps.values():
-                with contextlib.suppress(FileNotFoundError):
-                    tmp.unlink()
-        result.written = list(changes)
+            staged.drop_temps()
+        result.written = sorted(staged.temps)
         for rel_path, checked in stale.items():
             # Deleted through descriptors that follow no link, and only if unchanged since checked.
             if fsio.unlink_regular(root, rel_path, checked):
@@ -277,44 +277,45 @@ def _replace_all(root: Path, temps: dict[str, Path], old_bytes: dict[str, bytes 
         raise
 
 
-def _plan(
-    root: Path, wanted: dict[str, str | bytes], previous: list[str], result: WriteResult, report: Report
-) -> tuple[dict[str, bytes | None], dict[str, str | bytes]]:
-    """Each wanted file's bytes on disk now and the files to write; a problem in `report` for
-    each path where something the generator does not own stands (unchanged files go to `result`)."""
-    old_bytes: dict[str, bytes | None] = {}
-    changes: dict[str, str | bytes] = {}
-    # The file (if any) standing where a folder of the outputs belongs, by folder.
-    blocked_by: dict[Path, Path | None] = {}
-    for rel_path, data in wanted.items():
-        target = root / rel_path
-        if target.parent not in blocked_by:
-            blocked_by[target.parent] = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
-        blocking = blocked_by[target.parent]
-        if blocking is not None:
-            shown = blocking.relative_to(root).as_posix() if blocking.is_relative_to(root) else str(blocking)
-            report.add(
-                _problem(
-                    rel_path,
-                    "output-conflict",
-                    f"`{shown}` is a file where the generator needs a folder",
-                    "move the file away",
-                )
-            )
-            continue
-        if target.is_symlink() or (target.exists() and not target.is_file()):
-            report.add(
-                _problem(
-                    rel_path,
-                    "output-conflict",
-                    f"`{rel_path}` exists and is not a regular file",
-                    "move it away; the generator writes only files it owns",
-                )
-            )
-            continue
-        current = fsio.read_regular(root, rel_path) if target.exists() else None
-        if current is not None and not _may_overwrite(rel_path, current, previous):
-            report.add(
+class _Staged:
+    """The outputs of one write as they come: each checked, compared with the file on disk, and
+    written to a temporary beside its target when it changed; only its digest is kept."""
+
+    def __init__(self, root: Path, managed: list[PurePosixPath], previous: list[str], result: WriteResult) -> None:
+        self.root, self.managed, self.previous, self.result = root, managed, previous, result
+        self.paths, self.report = Report(), Report()
+        self.digests: dict[str, bytes] = {}
+        self.temps: dict[str, Path] = {}
+        self.old_bytes: dict[str, bytes | None] = {}
+        self.real: dict[Path, Path] = {}
+        # The file (if any) standing where a folder of the outputs belongs, by folder.
+        self.blocked_by: dict[Path, Path | None] = {}
+        self.swept: set[Path] = set()
+        # Folders this write made, outermost first, removed again when it writes nothing.
+        self.made: list[Path] = []
+
+    def sweep(self, folder: Path) -> None:
+        if folder not in self.swept:
+            self.swept.add(folder)
+            fsio.sweep_temps(folder)
+
+    def add(self, rel_path: str, data: str | bytes) -> None:
+        problem = _check_path(self.root, rel_path, self.managed, self.real) or _link_problem(self.root, rel_path)
+        if problem is not None:
+            self.paths.add(problem)
+            return
+        content = data.encode("utf-8") if isinstance(data, str) else data
+        self.digests[rel_path] = stamp.file_digest(rel_path, content)
+        if not self.paths.ok:
+            return
+        problem = self._conflict(rel_path)
+        if problem is not None:
+            self.report.add(problem)
+            return
+        target = self.root / rel_path
+        current = fsio.read_regular(self.root, rel_path) if target.exists() else None
+        if current is not None and not _may_overwrite(rel_path, current, self.previous):
+            self.report.add(
                 _problem(
                     rel_path,
                     "output-conflict",
@@ -322,17 +323,61 @@ def _plan(
                     "rename or move the hand-written file; generated files carry a `do not edit` header",
                 )
             )
-            continue
-        old_bytes[rel_path] = current
-        if current is not None and current == (data.encode("utf-8") if isinstance(data, str) else data):
-            result.unchanged.append(rel_path)
-        else:
-            changes[rel_path] = data
-    return old_bytes, changes
+            return
+        if current == content:
+            self.result.unchanged.append(rel_path)
+            return
+        if not self.report.ok:
+            return
+        self.old_bytes[rel_path] = current
+        self._make_folder(target.parent)
+        self.sweep(target.parent)
+        self.temps[rel_path] = fsio.write_temp(target, content, sync=False)
+
+    def _conflict(self, rel_path: str) -> Problem | None:
+        target = self.root / rel_path
+        if target.parent not in self.blocked_by:
+            self.blocked_by[target.parent] = next((p for p in target.parents if p.exists() and not p.is_dir()), None)
+        blocking = self.blocked_by[target.parent]
+        if blocking is not None:
+            shown = blocking.relative_to(self.root).as_posix() if blocking.is_relative_to(self.root) else str(blocking)
+            return _problem(
+                rel_path,
+                "output-conflict",
+                f"`{shown}` is a file where the generator needs a folder",
+                "move the file away",
+            )
+        if target.is_symlink() or (target.exists() and not target.is_file()):
+            return _problem(
+                rel_path,
+                "output-conflict",
+                f"`{rel_path}` exists and is not a regular file",
+                "move it away; the generator writes only files it owns",
+            )
+        return None
+
+    def _make_folder(self, folder: Path) -> None:
+        if folder.is_dir():
+            return
+        missing = [p for p in (folder, *folder.parents) if not p.exists()]
+        folder.mkdir(parents=True, exist_ok=True)
+        self.made += reversed(missing)
+
+    def drop_temps(self) -> None:
+        for tmp in self.temps.values():
+            with contextlib.suppress(FileNotFoundError):
+                tmp.unlink()
+
+    def undo(self) -> None:
+        """After a failure: no temporary left, and no folder this write made (it wrote nothing)."""
+        self.drop_temps()
+        for folder in reversed(self.made):
+            with contextlib.suppress(OSError):
+                folder.rmdir()
 
 
 def _stale(
-    root: Path, previous: list[str], wanted: dict[str, str | bytes], managed: list[PurePosixPath], result: WriteResult
+    root: Path, previous: list[str], wanted: set[str], managed: list[PurePosixPath], result: WriteResult
 ) -> dict[str, bytes]:
     """The files of the last build no longer wanted, with their bytes: those to delete (files
     that lost our marker go to `result.released`, left alone)."""

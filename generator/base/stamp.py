@@ -27,7 +27,7 @@ from functools import cache
 from pathlib import Path, PurePosixPath
 
 # Bump when what the digests cover changes.
-FORMAT = 2
+FORMAT = 3
 INPUT_FOLDERS = ("improvements", "results", "templates")
 MANIFEST_NAME = ".improvements-manifest.json"
 DEFAULT_DOCS_ROOT = "docs"
@@ -130,26 +130,29 @@ def inputs_digest(root: Path) -> str:
     return h.hexdigest()
 
 
-# Outputs longer than this (in characters) are hashed a slice at a time.
-_WHOLE = 1 << 22
+def file_digest(rel_path: str, content: bytes) -> bytes:
+    """One output's part of the outputs' digest: its path, length and bytes."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{rel_path}\0{len(content)}\0".encode())
+    h.update(content)
+    return h.digest()
+
+
+def combine(digests: Mapping[str, bytes]) -> str:
+    """The outputs' digest from each output's `file_digest`, by path: a build that writes its
+    outputs one at a time, in any order, keeps only these."""
+    h = hashlib.blake2b(digest_size=16)
+    for rel_path in sorted(digests):
+        h.update(digests[rel_path])
+    return h.hexdigest()
 
 
 def outputs_digest(root: Path, files: list[str], data: Mapping[str, bytes | str] | None = None) -> str | None:
     """A digest of the outputs `files` (given as `data`, text as UTF-8, else read from disk); None if one is missing."""
-    h = hashlib.blake2b(digest_size=16)
-    for rel_path in sorted(files):
+    digests: dict[str, bytes] = {}
+    for rel_path in files:
         if data is not None:
             given = data[rel_path]
-            if isinstance(given, str) and len(given) > _WHOLE:
-                from generator.base.fsio import encoded_chunks
-
-                # Encoded a slice at a time, twice (its length in bytes comes first): a whole
-                # copy of a large output was a tenth of a clean build's peak memory.
-                size = sum(len(chunk) for chunk in encoded_chunks(given))
-                h.update(f"{rel_path}\0{size}\0".encode())
-                for chunk in encoded_chunks(given):
-                    h.update(chunk)
-                continue
             content = given.encode("utf-8") if isinstance(given, str) else given
         else:
             try:
@@ -159,9 +162,8 @@ def outputs_digest(root: Path, files: list[str], data: Mapping[str, bytes | str]
                 return None
             with os.fdopen(fd, "rb") as fh:
                 content = fh.read()
-        h.update(f"{rel_path}\0{len(content)}\0".encode())
-        h.update(content)
-    return h.hexdigest()
+        digests[rel_path] = file_digest(rel_path, content)
+    return combine(digests)
 
 
 def _docs_root(root: Path) -> str | None:

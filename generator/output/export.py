@@ -226,7 +226,12 @@ _JSON: dict[str, Any] = {"indent": 2, "sort_keys": True, "ensure_ascii": False, 
 
 
 def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache | None = None) -> str:
-    """The export as indented JSON: the bytes of one `json.dumps(indent=2, sort_keys=True)` of it.
+    """The export as indented JSON text: `dump_bytes` decoded."""
+    return dump_bytes(analysis, versioned=versioned, build_cache=build_cache).decode("utf-8")
+
+
+def dump_bytes(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache | None = None) -> bytes:
+    """The export as indented JSON in UTF-8: the bytes of one `json.dumps(indent=2, sort_keys=True)` of it.
 
     JSON has no NaN or Infinity: such a number (a campaign detail written `.nan`) is written as
     "nan", "inf" or "-inf", and `non_finite` lists where, so a reader knows it is not text.
@@ -236,9 +241,12 @@ def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache
     pure-Python encoder, which was most of a rebuild after one change at 1,000 records: with a
     `build_cache`, an entry's text is kept under the entry's own `repr` (its data, types and
     all), so a rebuild encodes only the records whose entries changed.
+
+    Bytes, each entry encoded as it is made: as one str, a document with a single non-ASCII
+    character takes two to four bytes for every character (tens of megabytes at 3,000 records).
     """
     head, places = jsonsafe.finite(_head(analysis, versioned))
-    entries: list[str] = []
+    entries: list[bytes] = []
     for i, (rec, ranked, rank) in enumerate(_placed(analysis)):
         make = functools.partial(_entry_text, analysis, rec, ranked, rank)
         # An entry reads its record's analysis and file, its slug's summary row (that record's
@@ -250,27 +258,27 @@ def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache
         else:
             parts = (mine, theirs, rank, analysis.stack.has(ranked.file.slug))
             text, found = memo(build_cache, "export-entry", parts, make)
-        entries.append(text)
+        entries.append(text.encode("utf-8"))
         places += [f"records[{i}].{place}" for place in found]
     if places:
         head["non_finite"] = sorted(places)
     # The members at the document's first level, in `sort_keys` order; a value's own lines
     # indented one level (a JSON string never holds a raw newline, so every newline is layout).
     # One join of the pieces: the document is tens of megabytes at 3,000 records.
-    pieces: list[str] = ["{"]
+    pieces: list[bytes] = [b"{"]
     for n, key in enumerate(sorted([*head, "records"])):
-        pieces += [",\n  " if n else "\n  ", json.dumps(key, ensure_ascii=False), ": "]
+        pieces += [b",\n  " if n else b"\n  ", json.dumps(key, ensure_ascii=False).encode("utf-8"), b": "]
         if key != "records":
-            pieces.append(json.dumps(head[key], **_JSON).replace("\n", "\n  "))
+            pieces.append(json.dumps(head[key], **_JSON).replace("\n", "\n  ").encode("utf-8"))
         elif entries:
-            pieces.append("[\n    ")
+            pieces.append(b"[\n    ")
             for i, entry_text in enumerate(entries):
-                pieces += [",\n    ", entry_text] if i else [entry_text]
-            pieces.append("\n  ]")
+                pieces += [b",\n    ", entry_text] if i else [entry_text]
+            pieces.append(b"\n  ]")
         else:
-            pieces.append("[]")
-    pieces.append("\n}\n")
-    return "".join(pieces)
+            pieces.append(b"[]")
+    pieces.append(b"\n}\n")
+    return b"".join(pieces)
 
 
 def _entry_text(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, rank: int) -> tuple[str, list[str]]:
@@ -353,5 +361,5 @@ def write_site_export(analysis: Analysis, site_dir: Path) -> Path:
 
     site_dir.mkdir(parents=True, exist_ok=True)
     path = site_dir / SITE_NAME
-    atomic_write(path, dumps(analysis))
+    atomic_write(path, dump_bytes(analysis))
     return path

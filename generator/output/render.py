@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import CodeType
@@ -266,14 +266,29 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
 
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
+    return {
+        path: data.decode("utf-8") if isinstance(data, bytes) else data
+        for path, data in sorted(iter_files(analysis, build_cache))
+    }
+
+
+def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> Iterator[tuple[str, str | bytes]]:
+    """Every generated file as (posix path relative to the repository root, text or UTF-8 bytes),
+    one at a time, in no set order; ProblemsFound, after what came before, on a problem.
+
+    A build writes each as it comes (generator.base.generated.write_outputs), so the outputs of
+    a campaign are never all in memory at once.
+    """
     project = analysis.project
     found = reference_problems(analysis)
     if found:
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
-    report, out, page_cache = Report(), dict[str, str](), _PageCache(build_cache)
+    report, page_cache = Report(), _PageCache(build_cache)
     alts, svgs = _charts(analysis, build_cache)
+    yield from svgs.items()
+    del svgs
 
     def render(name: str, model: object) -> str | None:
         try:
@@ -299,9 +314,24 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         text = page_cache.page(keyed.key, page)
         if text is None:
             break
-        out[record_page_path(project, rec)] = text
+        yield record_page_path(project, rec), text
+    others = _listing_pages(analysis, alts)
+    for filename, template, make_model, source in others:
+        if not report.ok:
+            break
+        body = render(template, make_model())
+        if body is not None:
+            yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
+    if not report.ok:
+        raise ProblemsFound(report)
+    yield from downloads(analysis, build_cache).items()
+
+
+def _listing_pages(analysis: Analysis, alts: dict[str, str]) -> list[tuple[str, str, Callable[[], object], str]]:
+    """The pages beside the records: (file name, template, its model, the source its header names)."""
+    project = analysis.project
     records = "the records in improvements/"
-    others: list[tuple[str, str, Callable[[], object], str]] = [
+    return [
         (
             "index.md",
             "home.md.j2",
@@ -312,32 +342,23 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
         ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
         ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
     ]
-    for filename, template, make_model, source in others:
-        if not report.ok:
-            break
-        body = render(template, make_model())
-        if body is not None:
-            out[str(docs_root(project) / filename)] = header(source) + "\n\n" + _normalise(body)
-    if not report.ok:
-        raise ProblemsFound(report)
-    out.update(svgs)
-    out.update(downloads(analysis, build_cache))
-    return dict(sorted(out.items()))
 
 
-def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
+def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str | bytes]:
     """The summary's downloads beside it, which it links: records.json and the table as CSV.
 
     Written with the pages rather than by the site build alone, so every builder (mkdocs with
     or without the plugin, Zensical) publishes them and the links to them are checked.
     """
-    from generator.output.export import SITE_NAME, dumps
+    from generator.output.export import SITE_NAME, dump_bytes
     from generator.views.summary import summary_csv
 
     root = docs_root(analysis.project)
     return {
         # Unversioned: this copy is committed (see export_data); the site build replaces it.
-        str(root / SITE_NAME): dumps(analysis, versioned=False, build_cache=build_cache),
+        # Bytes: as one str, the export of a campaign with any non-ASCII character took two to
+        # four bytes a character (tens of megabytes at 3,000 records).
+        str(root / SITE_NAME): dump_bytes(analysis, versioned=False, build_cache=build_cache),
         str(root / "summary.csv"): summary_csv(analysis, build_cache),
     }
 
@@ -345,7 +366,8 @@ def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -
 @dataclass
 class BuildResult:
     analysis: Analysis
-    files: dict[str, str]
+    # The outputs' paths, sorted: their text is on disk, and was never held all at once.
+    files: list[str]
     written: list[str]
     unchanged: list[str]
     removed: list[str]
@@ -385,14 +407,27 @@ def build(
         return kept
     project = require_project(root, build_cache)
     analysis = analyse(project, build_cache)
-    files = render_files(analysis, build_cache)
-    if stamp.inputs_digest(root) != inputs:
-        # An input changed while this build read them: these outputs may be of either state,
-        # so the manifest gets no digests and the next build runs in full.
-        inputs = None
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
     manifest = str(docs_root(project) / MANIFEST_NAME)
-    result: WriteResult = write_outputs(project.root, dict(files), managed, manifest=manifest, inputs=inputs)
+    paths: list[str] = []
+
+    def rendered() -> Iterator[tuple[str, str | bytes]]:
+        for path, data in iter_files(analysis, build_cache):
+            paths.append(path)
+            yield path, data
+
+    checked: list[str | None] = []
+
+    def still_inputs() -> str | None:
+        # Asked by the writer once every output is rendered, as the digest was taken after rendering.
+        checked.append(inputs if stamp.inputs_digest(root) == inputs else None)
+        return checked[-1]
+
+    result: WriteResult = write_outputs(project.root, rendered(), managed, manifest=manifest, inputs=still_inputs)
+    files = sorted(paths)
+    # An input changed while this build read them: these outputs may be of either state, so
+    # the manifest got no digests and the next build runs in full.
+    inputs = checked[-1] if checked else None
     build_cache.save()
     if inputs is not None:
         stamp.remember_outputs(project.root, manifest)
@@ -430,12 +465,12 @@ def _kept(build_cache: cache.BuildCache, root: Path, inputs: str) -> BuildResult
             analysis, files = pickle.load(fh)
     except Exception:  # missing, old or damaged: the build runs
         return None
-    if not isinstance(analysis, Analysis) or not isinstance(files, dict):
+    if not isinstance(analysis, Analysis) or not isinstance(files, list):
         return None
-    return BuildResult(analysis, files, [], sorted(files), [], [])
+    return BuildResult(analysis, files, [], list(files), [], [])
 
 
-def _keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files: dict[str, str]) -> None:
+def _keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files: list[str]) -> None:
     if build_cache.folder is None:
         return
     import pickle

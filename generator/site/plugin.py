@@ -187,14 +187,14 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         from generator.base.fsio import atomic_write
-        from generator.output.export import SITE_NAME, dumps
+        from generator.output.export import SITE_NAME, dump_bytes
 
         # records.json at the site root: every record with its computed summary, for scripts.
         # Through the build cache, where render.build has just encoded each record's entry for
         # docs/'s copy: without it every record was encoded again (4 s of a rebuild at 1,000).
         if self.analysis is not None:
             Path(config.site_dir).mkdir(parents=True, exist_ok=True)
-            atomic_write(Path(config.site_dir) / SITE_NAME, dumps(self.analysis, build_cache=self.build_cache))
+            atomic_write(Path(config.site_dir) / SITE_NAME, dump_bytes(self.analysis, build_cache=self.build_cache))
         if not config.site_url:
             relative_404(Path(config.site_dir) / "404.html")
         mark_site(Path(config.site_dir))
