@@ -151,9 +151,13 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
         rec = entry.file
         shown = rel(rec.path, root)
         for path, res in entry.placed_results():
-            line, col = rec.positions.of(path)
             label = res.result.label
             skipped = [n for n in res.notes if n.startswith("Not compared: the baseline result")]
+            spreads = _spreads(res)
+            if not skipped and not spreads:
+                continue
+            # Looked up only for a result warned about: a file's positions cost a second parse.
+            line, col = rec.positions.of(path)
             for note in skipped:
                 out.append(
                     Problem(
@@ -166,7 +170,7 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            for name, flag in _spreads(res):
+            for name, flag in spreads:
                 out.append(
                     Problem(
                         shown,
