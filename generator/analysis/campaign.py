@@ -175,15 +175,17 @@ class Analysis:
 # --- building it ----------------------------------------------------------------------------------
 
 
-def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis:
+def analyse(project: Project, build_cache: BuildCache | None = None, *, launches: bool = True) -> Analysis:
     """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not).
 
     With `build_cache` (a build), a record whose analysis read nothing that changed since the
-    last build is not analysed again (`analysis.reuse`).
+    last build is not analysed again (`analysis.reuse`). Without `launches` (`check`, whose rules
+    read a launch only for a record that removes flags), no record's launch command is made
+    (`RecordAnalysis.launch` is None) nor the frontier, which reads them.
     """
     index = _blocker_index(project)
     decision = rule(project)
-    steps = launch_steps(project)
+    steps = launch_steps(project) if launches else None
 
     def one(
         project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], steps: Mapping[str, Step]
@@ -192,9 +194,10 @@ def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis
 
     fingerprints: Mapping[Path, str] = {}
     if build_cache is None:
-        records = tuple(one(project, rec, index.shared, steps) for rec in project.records)
+        records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     else:
-        reuse = Reuse(project, build_cache, index.shared, steps, decision)
+        # A cached analysis is whole: one made without launches would be reused by a build.
+        reuse = Reuse(project, build_cache, index.shared, steps or launch_steps(project), decision)
         records = tuple(reuse.analysis(rec, one) for rec in project.records)
         fingerprints = reuse.fingerprints
     ranked = tuple(sorted(records, key=rank_key))
@@ -221,7 +224,9 @@ def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis
             project.campaign.slo,
             project.campaign.hardware.count,
             [r.slug for r in stack.records],
-        ),
+        )
+        if launches
+        else None,
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
         fingerprints=fingerprints,
@@ -290,7 +295,7 @@ def _record_analysis(
     rec: RecordFile,
     shared: Mapping[str, SharedBlocker],
     decision: Rule,
-    steps: Mapping[str, Step],
+    steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
     by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
@@ -330,7 +335,7 @@ def _record_analysis(
         sweeps=found,
         variant_results=by_variant,
         headline=headline,
-        launch=record_launch(project, rec, steps),
+        launch=record_launch(project, rec, steps) if steps is not None else None,
         group=group,
         variant_decisions=compared,
         decider=guards.decider(rec.record, results, by_variant),

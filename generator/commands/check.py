@@ -48,7 +48,7 @@ def command(root: Path | None, fmt: str) -> None:
             status_problems,
         )
 
-        analysis = analyse(project)
+        analysis = analyse(project, launches=False)
         found = [
             *reference_problems(analysis),
             *status_problems(analysis),
