@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
-from generator.analysis.frontier import CampaignFrontier, campaign_frontier
 from generator.analysis.launches import launch_steps, record_launch
 from generator.analysis.quoting import quotes_in
 from generator.analysis.records import (
@@ -31,8 +31,9 @@ from generator.analysis.records import (
     ResolvedResult,
     SharedBlocker,
     VariantDecision,
+    blocker_index,
+    open_blockers,
 )
-from generator.analysis.reuse import Reuse
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
@@ -42,10 +43,13 @@ from generator.base.cache import BuildCache
 from generator.model import metrics, quantity, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
-from generator.model.record import Blocker
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.project.matching import result_numbers
+
+if TYPE_CHECKING:
+    # Imported where used: `check` makes neither a frontier nor a cached analysis.
+    from generator.analysis.frontier import CampaignFrontier
 
 # --- the comparison -------------------------------------------------------------------------------
 
@@ -183,7 +187,7 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
     read a launch only for a record that removes flags), no record's launch command is made
     (`RecordAnalysis.launch` is None) nor the frontier, which reads them.
     """
-    index = _blocker_index(project)
+    index = blocker_index(project)
     decision = rule(project)
     steps = launch_steps(project) if launches else None
 
@@ -196,6 +200,8 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
     if build_cache is None:
         records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     else:
+        from generator.analysis.reuse import Reuse
+
         # A cached analysis is whole: one made without launches would be reused by a build.
         reuse = Reuse(project, build_cache, index.shared, steps or launch_steps(project), decision)
         records = tuple(reuse.analysis(rec, one) for rec in project.records)
@@ -203,6 +209,17 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
     ranked = tuple(sorted(records, key=rank_key))
     baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
     stack = campaign_stack(project, records, baseline_results, decision.alpha, decision.min_effect)
+    frontier: CampaignFrontier | None = None
+    if launches:
+        from generator.analysis.frontier import campaign_frontier
+
+        frontier = campaign_frontier(
+            records,
+            baseline_results,
+            project.campaign.slo,
+            project.campaign.hardware.count,
+            [r.slug for r in stack.records],
+        )
     seen: list[str] = []
     for a in ranked:
         if a.primary is not None and a.primary.metric not in seen:
@@ -218,15 +235,7 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
         stack=stack,
         goals=goal_statuses(project, stack.road, baseline_results),
         ranked_metrics=tuple(seen),
-        frontier=campaign_frontier(
-            records,
-            baseline_results,
-            project.campaign.slo,
-            project.campaign.hardware.count,
-            [r.slug for r in stack.records],
-        )
-        if launches
-        else None,
+        frontier=frontier,
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
         fingerprints=fingerprints,
@@ -328,7 +337,7 @@ def _record_analysis(
     return RecordAnalysis(
         rec,
         results,
-        _open_blockers(rec, shared),
+        open_blockers(rec, shared),
         metric,
         primary,
         reported,
@@ -466,33 +475,3 @@ def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
     else:
         group, value = stats.GROUPS.index(a.group), 0.0
     return (a.file.record.tier, closed, group, value, a.file.number)
-
-
-def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:
-    out: list[Blocker] = []
-    seen: set[int] = set()
-    for b in rec.record.blockers:
-        definition = shared[b.ref].blocker if b.ref and b.ref in shared else b
-        if definition.status == "open" and id(definition) not in seen:
-            seen.add(id(definition))
-            out.append(definition)
-    return tuple(out)
-
-
-def _blocker_index(project: Project) -> BlockerIndex:
-    shared: dict[str, SharedBlocker] = {}
-    refs: dict[str, list[tuple[RecordFile, Blocker]]] = {}
-    superseding: dict[str, list[RecordFile]] = {}
-    for rec in project.records:
-        for j, b in enumerate(rec.record.blockers):
-            if b.id and b.id not in shared:
-                shared[b.id] = SharedBlocker(rec, j, b)
-            if b.ref:
-                refs.setdefault(b.ref, []).append((rec, b))
-        if rec.record.superseded_by:
-            superseding.setdefault(rec.record.superseded_by, []).append(rec)
-    return BlockerIndex(
-        shared,
-        {k: tuple(v) for k, v in refs.items()},
-        {k: tuple(v) for k, v in superseding.items()},
-    )
