@@ -220,10 +220,6 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
             project.campaign.hardware.count,
             [r.slug for r in stack.records],
         )
-    seen: list[str] = []
-    for a in ranked:
-        if a.primary is not None and a.primary.metric not in seen:
-            seen.append(a.primary.metric)
     return Analysis(
         project=project,
         baseline_results=baseline_results,
@@ -234,7 +230,7 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
         rule=decision,
         stack=stack,
         goals=goal_statuses(project, stack.road, baseline_results),
-        ranked_metrics=tuple(seen),
+        ranked_metrics=tuple(dict.fromkeys(a.primary.metric for a in ranked if a.primary is not None)),
         frontier=frontier,
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
