@@ -15,10 +15,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
-from generator.analysis.frontier import CampaignFrontier, campaign_frontier
 from generator.analysis.launches import launch_steps, record_launch
 from generator.analysis.quoting import quotes_in
 from generator.analysis.records import (
@@ -31,8 +31,9 @@ from generator.analysis.records import (
     ResolvedResult,
     SharedBlocker,
     VariantDecision,
+    blocker_index,
+    open_blockers,
 )
-from generator.analysis.reuse import Reuse
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
 from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
@@ -42,10 +43,13 @@ from generator.base.cache import BuildCache
 from generator.model import metrics, quantity, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
-from generator.model.record import Blocker
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile
 from generator.project.matching import result_numbers
+
+if TYPE_CHECKING:
+    # Imported where used: `check` makes neither a frontier nor a cached analysis.
+    from generator.analysis.frontier import CampaignFrontier
 
 # --- the comparison -------------------------------------------------------------------------------
 
@@ -175,15 +179,17 @@ class Analysis:
 # --- building it ----------------------------------------------------------------------------------
 
 
-def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis:
+def analyse(project: Project, build_cache: BuildCache | None = None, *, launches: bool = True) -> Analysis:
     """The analysis of a project that `validate` accepted (errors may stop a build, warnings do not).
 
     With `build_cache` (a build), a record whose analysis read nothing that changed since the
-    last build is not analysed again (`analysis.reuse`).
+    last build is not analysed again (`analysis.reuse`). Without `launches` (`check`, whose rules
+    read a launch only for a record that removes flags), no record's launch command is made
+    (`RecordAnalysis.launch` is None) nor the frontier, which reads them.
     """
-    index = _blocker_index(project)
+    index = blocker_index(project)
     decision = rule(project)
-    steps = launch_steps(project)
+    steps = launch_steps(project) if launches else None
 
     def one(
         project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], steps: Mapping[str, Step]
@@ -192,18 +198,28 @@ def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis
 
     fingerprints: Mapping[Path, str] = {}
     if build_cache is None:
-        records = tuple(one(project, rec, index.shared, steps) for rec in project.records)
+        records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     else:
-        reuse = Reuse(project, build_cache, index.shared, steps, decision)
+        from generator.analysis.reuse import Reuse
+
+        # A cached analysis is whole: one made without launches would be reused by a build.
+        reuse = Reuse(project, build_cache, index.shared, steps or launch_steps(project), decision)
         records = tuple(reuse.analysis(rec, one) for rec in project.records)
         fingerprints = reuse.fingerprints
     ranked = tuple(sorted(records, key=rank_key))
     baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
     stack = campaign_stack(project, records, baseline_results, decision.alpha, decision.min_effect)
-    seen: list[str] = []
-    for a in ranked:
-        if a.primary is not None and a.primary.metric not in seen:
-            seen.append(a.primary.metric)
+    frontier: CampaignFrontier | None = None
+    if launches:
+        from generator.analysis.frontier import campaign_frontier
+
+        frontier = campaign_frontier(
+            records,
+            baseline_results,
+            project.campaign.slo,
+            project.campaign.hardware.count,
+            [r.slug for r in stack.records],
+        )
     return Analysis(
         project=project,
         baseline_results=baseline_results,
@@ -214,14 +230,8 @@ def analyse(project: Project, build_cache: BuildCache | None = None) -> Analysis
         rule=decision,
         stack=stack,
         goals=goal_statuses(project, stack.road, baseline_results),
-        ranked_metrics=tuple(seen),
-        frontier=campaign_frontier(
-            records,
-            baseline_results,
-            project.campaign.slo,
-            project.campaign.hardware.count,
-            [r.slug for r in stack.records],
-        ),
+        ranked_metrics=tuple(dict.fromkeys(a.primary.metric for a in ranked if a.primary is not None)),
+        frontier=frontier,
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
         fingerprints=fingerprints,
@@ -290,7 +300,7 @@ def _record_analysis(
     rec: RecordFile,
     shared: Mapping[str, SharedBlocker],
     decision: Rule,
-    steps: Mapping[str, Step],
+    steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
     by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
@@ -323,14 +333,14 @@ def _record_analysis(
     return RecordAnalysis(
         rec,
         results,
-        _open_blockers(rec, shared),
+        open_blockers(rec, shared),
         metric,
         primary,
         reported,
         sweeps=found,
         variant_results=by_variant,
         headline=headline,
-        launch=record_launch(project, rec, steps),
+        launch=record_launch(project, rec, steps) if steps is not None else None,
         group=group,
         variant_decisions=compared,
         decider=guards.decider(rec.record, results, by_variant),
@@ -461,33 +471,3 @@ def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
     else:
         group, value = stats.GROUPS.index(a.group), 0.0
     return (a.file.record.tier, closed, group, value, a.file.number)
-
-
-def _open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:
-    out: list[Blocker] = []
-    seen: set[int] = set()
-    for b in rec.record.blockers:
-        definition = shared[b.ref].blocker if b.ref and b.ref in shared else b
-        if definition.status == "open" and id(definition) not in seen:
-            seen.add(id(definition))
-            out.append(definition)
-    return tuple(out)
-
-
-def _blocker_index(project: Project) -> BlockerIndex:
-    shared: dict[str, SharedBlocker] = {}
-    refs: dict[str, list[tuple[RecordFile, Blocker]]] = {}
-    superseding: dict[str, list[RecordFile]] = {}
-    for rec in project.records:
-        for j, b in enumerate(rec.record.blockers):
-            if b.id and b.id not in shared:
-                shared[b.id] = SharedBlocker(rec, j, b)
-            if b.ref:
-                refs.setdefault(b.ref, []).append((rec, b))
-        if rec.record.superseded_by:
-            superseding.setdefault(rec.record.superseded_by, []).append(rec)
-    return BlockerIndex(
-        shared,
-        {k: tuple(v) for k, v in refs.items()},
-        {k: tuple(v) for k, v in superseding.items()},
-    )

@@ -26,8 +26,12 @@ def design_problems(analysis: Analysis) -> list[Problem]:
         rec = entry.file
         shown = rel(rec.path, root)
         for path, res in entry.placed_results():
+            found = findings(res)
+            if not found:
+                continue
+            # Looked up only for a result warned about: a file's positions cost a second parse.
             line, col = rec.positions.of(path)
-            for code, text in findings(res):
+            for code, text in found:
                 out.append(
                     Problem(
                         shown,

@@ -62,4 +62,29 @@ Quote = tuple[tuple[str | int, ...], str, str]
 
 def quotes_in(data: Any) -> tuple[Quote, ...]:
     """Each reference in the prose of a file's `data`: (the field's path, `{{ ... }}` as written, the text inside)."""
-    return tuple((path, m.group(0), m.group(1)) for path, text in prose_strings(data) for m in REFERENCE.finditer(text))
+    out: list[Quote] = []
+    _collect(data, [], None, out)
+    return tuple(out)
+
+
+def _collect(data: Any, path: list[str | int], field: str | None, out: list[Quote]) -> None:
+    """`prose_strings` and the search in one walk, the path made a tuple only at a reference.
+
+    Every record is walked each run (`check` too); the generators' and paths' cost per node was
+    most of the walk, and almost no string quotes anything.
+    """
+    if isinstance(data, str):
+        if "{{" in data and field in PROSE_FIELDS:
+            out.extend((tuple(path), m.group(0), m.group(1)) for m in REFERENCE.finditer(data))
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            name = str(key)
+            if name not in _FREE_KEYS:
+                path.append(name)
+                _collect(value, path, name, out)
+                path.pop()
+    elif isinstance(data, list):
+        for i, value in enumerate(data):
+            path.append(i)
+            _collect(value, path, field, out)
+            path.pop()

@@ -18,7 +18,7 @@ from generator.analysis.sweeps import Sweep
 from generator.model.quantity import Stat, Value, stat
 from generator.model.record import Blocker
 from generator.model.result import Result
-from generator.project.load import RecordFile
+from generator.project.load import Project, RecordFile
 
 
 @dataclass(frozen=True)
@@ -263,3 +263,35 @@ class RecordAnalysis:
             (("variants", k, "results", i), r) for k, rs in enumerate(self.variant_results) for i, r in enumerate(rs)
         ]
         return placed
+
+
+def open_blockers(rec: RecordFile, shared: Mapping[str, SharedBlocker]) -> tuple[Blocker, ...]:
+    """The record's open blockers, a shared one resolved to its definition and counted once."""
+    out: list[Blocker] = []
+    seen: set[int] = set()
+    for b in rec.record.blockers:
+        definition = shared[b.ref].blocker if b.ref and b.ref in shared else b
+        if definition.status == "open" and id(definition) not in seen:
+            seen.add(id(definition))
+            out.append(definition)
+    return tuple(out)
+
+
+def blocker_index(project: Project) -> BlockerIndex:
+    """The shared blockers by id, the references to each, and the records superseding each slug."""
+    shared: dict[str, SharedBlocker] = {}
+    refs: dict[str, list[tuple[RecordFile, Blocker]]] = {}
+    superseding: dict[str, list[RecordFile]] = {}
+    for rec in project.records:
+        for j, b in enumerate(rec.record.blockers):
+            if b.id and b.id not in shared:
+                shared[b.id] = SharedBlocker(rec, j, b)
+            if b.ref:
+                refs.setdefault(b.ref, []).append((rec, b))
+        if rec.record.superseded_by:
+            superseding.setdefault(rec.record.superseded_by, []).append(rec)
+    return BlockerIndex(
+        shared,
+        {k: tuple(v) for k, v in refs.items()},
+        {k: tuple(v) for k, v in superseding.items()},
+    )

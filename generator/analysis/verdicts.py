@@ -9,9 +9,10 @@ decided evidence counts: `unreplicated` and `inconclusive` results contradict no
 from __future__ import annotations
 
 from generator.analysis.campaign import Analysis, ResolvedResult
+from generator.analysis.launches import launch_steps, record_launch
 from generator.base.problems import Problem, rel
 from generator.model import variants
-from generator.model.launch import split_command
+from generator.model.launch import Step, split_command
 from generator.model.quantity import fmt_number, fmt_percent, listed, stat
 from generator.model.record import Change, Setup
 
@@ -86,11 +87,11 @@ def removed_flag_problems(analysis: Analysis) -> list[Problem]:
     them has removes nothing, which is usually a misspelt flag or the wrong baseline.
     """
     out: list[Problem] = []
-    campaign = analysis.project.campaign
+    project = analysis.project
+    campaign = project.campaign
+    steps: dict[str, Step] | None = None
     for entry in analysis.records:
         rec = entry.file
-        chain = entry.launch.chain if entry.launch is not None else ()
-        added = {f.flag for other in chain for f in (variants.effective_change(other.record) or Change()).flags}
         places: list[tuple[tuple[str | int, ...], Change | None, Setup | None]] = [
             (("change",), rec.record.change, rec.record.setup)
         ]
@@ -98,6 +99,14 @@ def removed_flag_problems(analysis: Analysis) -> list[Problem]:
             (("variants", k, "change"), v.change, v.setup or rec.record.setup)
             for k, v in enumerate(rec.record.variants)
         ]
+        if not any(change is not None and change.remove_flags for _, change, _ in places):
+            continue
+        launch = entry.launch
+        if launch is None:
+            # An analysis made without launches (`check`'s): this record's alone, made here.
+            steps = launch_steps(project) if steps is None else steps
+            launch = record_launch(project, rec, steps)
+        added = {f.flag for other in launch.chain for f in (variants.effective_change(other.record) or Change()).flags}
         for at, change, setup in places:
             if change is None or not change.remove_flags:
                 continue
@@ -151,9 +160,13 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
         rec = entry.file
         shown = rel(rec.path, root)
         for path, res in entry.placed_results():
-            line, col = rec.positions.of(path)
             label = res.result.label
             skipped = [n for n in res.notes if n.startswith("Not compared: the baseline result")]
+            spreads = _spreads(res)
+            if not skipped and not spreads:
+                continue
+            # Looked up only for a result warned about: a file's positions cost a second parse.
+            line, col = rec.positions.of(path)
             for note in skipped:
                 out.append(
                     Problem(
@@ -166,7 +179,7 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
                         severity="warning",
                     )
                 )
-            for name, flag in _spreads(res):
+            for name, flag in spreads:
                 out.append(
                     Problem(
                         shown,
