@@ -20,7 +20,7 @@ repository (a cache home pointed into a checkout) is not used at all.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -46,6 +46,22 @@ def _templates_digest(root: Path) -> str:
         with contextlib.suppress(OSError):
             parts += [path.name, path.read_bytes()]
     return digest(*parts)
+
+
+@contextlib.contextmanager
+def _immediate(db: Any) -> Iterator[None]:
+    """One write transaction on the cache's database, taken at once and undone on any failure.
+
+    `BEGIN IMMEDIATE`: the write lock is taken before the first statement, so another build's
+    writes cannot come between what this one reads and what it writes.
+    """
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
 
 
 class BuildCache:
@@ -176,13 +192,8 @@ class BuildCache:
         if db is None:
             return
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(db):
                 db.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?)", self._new.items())
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         except (sqlite3.Error, OSError):
             return
         if self._made:
@@ -205,8 +216,7 @@ class BuildCache:
         if db is None or self._new:
             return
         try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
+            with _immediate(db):
                 (count,) = db.execute("SELECT count(*) FROM entries").fetchone()
                 if count != len(used):
                     # Entries of older builds (or of older code, under another salt): only what
@@ -215,10 +225,6 @@ class BuildCache:
                     db.execute("DELETE FROM used")
                     db.executemany("INSERT OR IGNORE INTO used VALUES (?)", ((k,) for k in used))
                     db.execute("DELETE FROM entries WHERE key NOT IN (SELECT key FROM used)")
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
         except (sqlite3.Error, OSError):
             return
 
