@@ -138,3 +138,16 @@ def test_a_page_key_is_the_same_in_every_process(tmp_path: Path) -> None:
     first = keys("1")
     assert first and all(first.values())
     assert keys("2") == first
+
+
+def test_a_reference_padded_with_unicode_spaces_is_named_as_the_filters_name_it() -> None:
+    # A non-breaking space pasted around a name: the prose filters (a text pattern) read the
+    # name without it, so the key must name the same figure, or its change would go unseen.
+    import pickle
+
+    from generator.analysis.quoting import REFERENCE
+    from generator.views.page_models import references
+
+    text = "read {{\u00a001.c64.output_throughput.change\u3000}} and {{ 02.c8.ttft_median.p }}"
+    assert references(pickle.dumps(text)) == sorted(m.group(1) for m in REFERENCE.finditer(text))
+    assert references(pickle.dumps(text)) == ["01.c64.output_throughput.change", "02.c8.ttft_median.p"]

@@ -230,7 +230,7 @@ class _Generated:
         self.files: frozenset[str] = frozenset()
 
     def __contains__(self, rel_path: str) -> bool:
-        stamps = tuple(m.stat().st_mtime_ns if m.is_file() else 0 for m in self.manifests)
+        stamps = tuple(_mtime(m) for m in self.manifests)
         if stamps != self.seen:
             found: set[str] = set()
             for manifest in self.manifests:
@@ -247,3 +247,12 @@ def watched_paths(root: Path) -> list[Path]:
     """
     candidates = [root / "improvements", root / "results", root / "templates"]
     return [p for p in candidates if p.is_dir()]
+
+
+def _mtime(path: Path) -> int:
+    """The file's modification time, 0 when there is none: a build may be replacing it just now,
+    and this runs in the watcher's thread, where an error would end the thread."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

@@ -312,6 +312,16 @@ def shared_digests(*values: object) -> dict[int, str]:
 # a model is in its pickle whole, as UTF-8.
 _REFERENCE = re.compile(rb"\{\{\s*([^{}]*?)\s*\}\}")
 
+
+def references(data: bytes) -> list[str]:
+    r"""The references quoted in a model's pickle, named as the prose filters read them.
+
+    The bytes pattern's `\s` is ASCII only, where the filters' text pattern also takes Unicode
+    spaces (a non-breaking space pasted around a name): `str.strip` removes exactly those.
+    """
+    return sorted({m.group(1).decode("utf-8", "surrogateescape").strip() for m in _REFERENCE.finditer(data)})
+
+
 M = TypeVar("M", bound=RecordPage)
 
 
@@ -332,10 +342,11 @@ def keyed(model: M, fill: Callable[[str], str | None], shared: Mapping[int, str]
     """
     try:
         data = canonical(model, shared)
-    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        # A value that cannot be pickled: the page is rendered every time, never a stale one.
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError, ValueError):
+        # A value that cannot be pickled (or a cycle, which `fast` pickling refuses): the page is
+        # rendered every time, never a stale one.
         return Keyed(model, None)
-    refs = sorted({m.group(1).decode("utf-8", "surrogateescape") for m in _REFERENCE.finditer(data)})
+    refs = references(data)
     figures = tuple((ref, fill(ref)) for ref in refs)
     h = hashlib.blake2b(data, digest_size=16)
     h.update(repr(figures).encode("utf-8", "surrogatepass"))
