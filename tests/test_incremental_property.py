@@ -290,18 +290,22 @@ EDIT_KINDS: dict[str, Callable[[Path, random.Random], None]] = {
 }
 
 
-@pytest.fixture(scope="module")
-def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("template") / "campaign"
+def make_campaign(root: Path, sixth: str = INLINE_ON_RUNS) -> Path:
+    """The H200 example with the records the edits need; `sixth` is record 06's text."""
     shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("docs"))
     folder = root / "improvements"
     (folder / "04-flash-decoding-kernels.yaml").write_text(BLOCKED, encoding="utf-8")
     (folder / "05-flash-decoding-on-top.yaml").write_text(READER, encoding="utf-8")
-    (folder / "06-inline-on-runs.yaml").write_text(INLINE_ON_RUNS, encoding="utf-8")
+    (folder / "06-inline-on-runs.yaml").write_text(sixth, encoding="utf-8")
     # An example record names the shared blocker too.
     third = next(folder.glob("03-*.yaml"))
     third.write_text(third.read_text(encoding="utf-8") + "blockers:\n  - ref: no-flash-wheel\n", encoding="utf-8")
     return root
+
+
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return make_campaign(tmp_path_factory.mktemp("template") / "campaign")
 
 
 def plan(seed: int) -> list[str]:

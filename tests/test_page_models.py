@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_incremental_property import BLOCKED, EDIT_KINDS, INLINE_ON_RUNS, READER
+from test_incremental_property import EDIT_KINDS, INLINE_ON_RUNS, make_campaign
 
 from generator.analysis.campaign import analyse
 from generator.checks.validate import require_project
@@ -48,15 +47,7 @@ EDITS: dict[str, Callable[[Path, random.Random], None]] = {**EDIT_KINDS, "quoted
 
 
 def campaign(tmp: Path) -> Path:
-    root = tmp / "campaign"
-    shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("docs"))
-    folder = root / "improvements"
-    (folder / "04-flash-decoding-kernels.yaml").write_text(BLOCKED, encoding="utf-8")
-    (folder / "05-flash-decoding-on-top.yaml").write_text(READER, encoding="utf-8")
-    (folder / "06-inline-on-runs.yaml").write_text(QUOTING, encoding="utf-8")
-    third = next(folder.glob("03-*.yaml"))
-    third.write_text(third.read_text(encoding="utf-8") + "blockers:\n  - ref: no-flash-wheel\n", encoding="utf-8")
-    return root
+    return make_campaign(tmp / "campaign", QUOTING)
 
 
 def keys_and_pages(root: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, tuple[str | None, str | None]]:
