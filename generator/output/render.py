@@ -382,6 +382,16 @@ class BuildResult:
         return bool(self.written or self.removed)
 
 
+class _InputsChanged(Exception):
+    """An input changed while a build read it: its outputs may mix the two states."""
+
+
+# How many times a build starts again when its inputs change while it reads them (an editor
+# saving a record and campaign.yaml one after the other); after that it writes what it read,
+# with no digests, and the next build runs in full.
+_ATTEMPTS = 3
+
+
 def build(
     root: Path, inputs: str | None = None, build_cache: cache.BuildCache | None = None, *, keep: bool = False
 ) -> BuildResult:
@@ -392,9 +402,23 @@ def build(
     that its entries are not read from disk again; by default the cache is loaded afresh.
     `keep` keeps the analysis and the outputs for the next build of the same inputs (see
     `_kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
+
+    A build whose inputs changed while it read them starts again rather than write outputs
+    that may show one file as it was and another as it is now.
     """
+    for attempt in range(1, _ATTEMPTS + 1):
+        try:
+            return _build_once(root, inputs, build_cache, keep=keep, last=attempt == _ATTEMPTS)
+        except _InputsChanged:
+            inputs = None
+    raise AssertionError("unreachable: the last attempt writes what it read")
+
+
+def _build_once(
+    root: Path, inputs: str | None, build_cache: cache.BuildCache | None, *, keep: bool, last: bool
+) -> BuildResult:
     # Before anything is read: a file changed while the build runs leaves a digest that no
-    # longer matches, so the next build runs in full rather than trusting these outputs.
+    # longer matches, so the build starts again (or, the last time, writes no digests).
     if inputs is None:
         inputs = stamp.inputs_digest(root)
     # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
@@ -419,14 +443,20 @@ def build(
     checked: list[str | None] = []
 
     def still_inputs() -> str | None:
-        # Asked by the writer once every output is rendered, as the digest was taken after rendering.
-        checked.append(inputs if stamp.inputs_digest(root) == inputs else None)
+        # Asked by the writer (under the build lock) once every output is rendered and before
+        # any is moved into place: raising here leaves the outputs as they were.
+        if stamp.inputs_digest(root) != inputs:
+            if not last:
+                raise _InputsChanged
+            checked.append(None)
+        else:
+            checked.append(inputs)
         return checked[-1]
 
     result: WriteResult = write_outputs(project.root, rendered(), managed, manifest=manifest, inputs=still_inputs)
     files = sorted(paths)
-    # An input changed while this build read them: these outputs may be of either state, so
-    # the manifest got no digests and the next build runs in full.
+    # Still changing on the last attempt: these outputs may be of either state, so the manifest
+    # got no digests and the next build runs in full.
     inputs = checked[-1] if checked else None
     build_cache.save()
     if inputs is not None:
