@@ -157,3 +157,15 @@ def test_the_static_cache_ran_against_the_stack_it_builds_on() -> None:
         "baseline": ["python3", "harness/decode.py", "--attn", "sdpa"],
         "static-cache": ["python3", "harness/decode.py", "--attn", "sdpa", "--cache", "static"],
     }
+
+
+def test_a_benchmark_that_takes_a_load_needs_one(tmp_path: Path) -> None:
+    # The example's command has `--batch {load}` and its campaign names no `run.loads`: without
+    # --load the command would run as `--batch --seed 1`, so the runner refuses to plan it.
+    copy = tmp_path / "h200-runner"
+    shutil.copytree(EXAMPLE, copy, ignore=shutil.ignore_patterns("docs", "site"))
+    refused = run_cli("run", "static-cache", "--blocks", "1", "--dry-run", "--root", str(copy))
+    assert refused.returncode == 2 and "no load is given" in refused.stderr, refused.stderr
+    planned = run_cli("run", "static-cache", "--blocks", "1", "--load", "64", "--dry-run", "--root", str(copy))
+    assert planned.returncode == 0, planned.stderr
+    assert planned.stdout.count("--batch 64 ") == 2

@@ -59,6 +59,12 @@ def new_plan(
         raise UsageProblem("campaign.yaml has no `run:` section: say how to benchmark an arm (docs/guide/run.md)")
     arms = record_arms(project, rec)
     chosen: list[int | None] = list(loads or cfg.loads) or [None]
+    if chosen == [None] and "{load}" in cfg.bench.command:
+        # Put in as nothing, `--batch {load}` would run as `--batch --seed 1`: refused instead.
+        raise UsageProblem(
+            "the benchmark command uses {load} and no load is given: "
+            "pass --load N (repeatable), or set `run.loads` in campaign.yaml"
+        )
     sequential = None
     planned = blocks
     if max_blocks is not None:
