@@ -137,7 +137,7 @@ def test_the_baseline_arm_is_what_stack_prints(tmp_path: Path) -> None:
     root = campaign(tmp_path / "c", {"01-graphs.yaml": graphs, "02-size.yaml": on_top}, run=server)
     stack = run_cli("stack", "--root", str(root), "--format", "command")
     assert stack.returncode == 0, stack.stderr
-    text = dry(root, "size", "--blocks", "1", "--seed", "0")
+    text = dry(root, "size", "--blocks", "1", "--seed", "0", "--load", "4")
     lines = text.splitlines()
     at = lines.index(next(line for line in lines if line.startswith("# run ") and "arm baseline" in line))
     # The `before:` step, then the launch: the very lines `stack --format command` prints.

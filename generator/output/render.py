@@ -26,6 +26,7 @@ from generator.base.generated import WriteResult, header, write_outputs, yaml_he
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.checks.validate import require_project
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
+from generator.output import kept
 from generator.project.load import Project
 from generator.views import glance, listing_pages, page_models
 from generator.views import variants as experiments
@@ -386,10 +387,10 @@ class _InputsChanged(Exception):
     """An input changed while a build read it: its outputs may mix the two states."""
 
 
-# How many times a build starts again when its inputs change while it reads them (an editor
-# saving a record and campaign.yaml one after the other); after that it writes what it read,
-# with no digests, and the next build runs in full.
-_ATTEMPTS = 3
+# A build starts again when its inputs change while it reads them (an editor saving a record and
+# campaign.yaml one after the other), at most three times: the last writes what it read, with no
+# digests, and the next build runs in full.
+_ATTEMPTS = (False, False, True)
 
 
 def build(
@@ -401,14 +402,14 @@ def build(
     `build_cache` is one kept from an earlier build of `root` in this process (`serve`), so
     that its entries are not read from disk again; by default the cache is loaded afresh.
     `keep` keeps the analysis and the outputs for the next build of the same inputs (see
-    `_kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
+    `output.kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
 
     A build whose inputs changed while it read them starts again rather than write outputs
     that may show one file as it was and another as it is now.
     """
-    for attempt in range(1, _ATTEMPTS + 1):
+    for last in _ATTEMPTS:
         try:
-            return _build_once(root, inputs, build_cache, keep=keep, last=attempt == _ATTEMPTS)
+            return _build_once(root, inputs, build_cache, keep=keep, last=last)
         except _InputsChanged:
             inputs = None
     raise AssertionError("unreachable: the last attempt writes what it read")
@@ -426,9 +427,9 @@ def _build_once(
         build_cache = cache.BuildCache(root)
     else:
         build_cache.start()
-    kept = _kept(build_cache, root, inputs)
-    if kept is not None:
-        return kept
+    found = kept.load(build_cache, root, inputs)
+    if found is not None:
+        return BuildResult(found[0], found[1], [], list(found[1]), [], [])
     project = require_project(root, build_cache)
     analysis = analyse(project, build_cache)
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
@@ -462,56 +463,5 @@ def _build_once(
     if inputs is not None:
         stamp.remember_outputs(project.root, manifest)
     if keep and inputs is not None:
-        _keep(build_cache, inputs, analysis, files)
+        kept.keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)
-
-
-# The analysis and outputs of the last kept build, in the user's cache folder (a pickle, like the
-# build cache, and for the same reason never in a repository): a first line naming what they
-# were built from, then the pickle, so that a file of other inputs is not unpickled at all.
-_KEPT = "analysis.pickle"
-
-
-def _kept_header(build_cache: cache.BuildCache, inputs: str) -> bytes:
-    return f"{build_cache.salt} {inputs}\n".encode()
-
-
-def _kept(build_cache: cache.BuildCache, root: Path, inputs: str) -> BuildResult | None:
-    """The kept build of these very inputs, when the outputs on disk are still the ones it wrote.
-
-    The inputs' digest covers every input and the generator's code, the salt the template
-    overrides, and the outputs are hashed again from disk: a build would compute and write
-    nothing else, and writes nothing now.
-    """
-    if build_cache.folder is None:
-        return None
-    import pickle
-
-    header = _kept_header(build_cache, inputs)
-    try:
-        with (build_cache.folder / _KEPT).open("rb") as fh:
-            if fh.readline() != header or not stamp.outputs_current(root, inputs):
-                return None
-            analysis, files = pickle.load(fh)
-    except Exception:  # missing, old or damaged: the build runs
-        return None
-    if not isinstance(analysis, Analysis) or not isinstance(files, list):
-        return None
-    return BuildResult(analysis, files, [], list(files), [], [])
-
-
-def _keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files: list[str]) -> None:
-    if build_cache.folder is None:
-        return
-    import pickle
-
-    from generator.base.fsio import atomic_write
-
-    # Keeping the analysis only saves the next site build its work: a value that cannot be
-    # pickled (a mapping proxy, a lambda) or a full disk costs that saving, never the build.
-    try:
-        payload = pickle.dumps((analysis, files), protocol=pickle.HIGHEST_PROTOCOL)
-        build_cache.folder.mkdir(parents=True, exist_ok=True, mode=0o700)
-        atomic_write(build_cache.folder / _KEPT, _kept_header(build_cache, inputs) + payload)
-    except (OSError, pickle.PicklingError, TypeError, AttributeError, RecursionError):
-        return
