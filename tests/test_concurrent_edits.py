@@ -93,3 +93,31 @@ def test_import_beside_status_keeps_both_edits(minimal: Path, tmp_path: Path) ->
         assert rid in text, f"trial {trial}: the import's link was lost"
         assert f"status: {status}" in text, f"trial {trial}: the status change was lost after it was printed"
     assert run_cli("check", "--root", str(minimal)).returncode == 0
+
+
+def test_a_lock_taken_now_is_busy_only_while_another_process_holds_it(minimal: Path) -> None:
+    from generator.base.fsio import LockBusy, edit_lock_now
+
+    target = minimal / "results" / "journal" / "x.run"
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from generator.base.fsio import edit_lock\n"
+            f"with edit_lock(Path({str(minimal)!r}), Path({str(target)!r})):\n"
+            "    print('held', flush=True); sys.stdin.read()",
+        ],
+        cwd=REPO,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with pytest.raises(LockBusy), edit_lock_now(minimal, target):
+        pass
+    holder.communicate("")
+    assert holder.returncode == 0
+    # Free again; and a TimeoutError of the work under the lock stays that work's error.
+    with pytest.raises(TimeoutError) as raised, edit_lock_now(minimal, target):
+        raise TimeoutError("the work's own")
+    assert not isinstance(raised.value, LockBusy) and str(raised.value) == "the work's own"

@@ -232,6 +232,22 @@ def test_ctrl_c_stops_every_process(tmp_path: Path) -> None:
     assert journal_events(root)[-1]["event"] == "interrupted"
 
 
+def test_a_second_runner_of_the_record_is_refused_and_the_first_goes_on(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --hang")
+    first = start_runner(root, "--blocks", "2")
+    wait_for(root, {"event": "process", "role": "bench"}, first)
+    second = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert second.returncode == 1, second.stderr
+    assert "another `improvements run faster` is going" in second.stderr
+    # The refused runner wrote nothing and stopped nothing: the first one's benchmark still runs.
+    pids = [e["pid"] for e in journal_events(root) if e["event"] == "process"]
+    assert all(_alive(p) for p in pids)
+    assert [e["event"] for e in journal_events(root)].count("plan") == 1
+    first.send_signal(signal.SIGINT)
+    first.communicate(timeout=60)
+    assert first.returncode == 130
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)

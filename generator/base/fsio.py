@@ -197,10 +197,24 @@ def edit_lock(root: Path, path: Path) -> Iterator[None]:
         yield
 
 
+class LockBusy(Exception):
+    """Another process holds the lock that `edit_lock_now` asked for."""
+
+
 @contextlib.contextmanager
 def edit_lock_now(root: Path, path: Path) -> Iterator[None]:
-    """`edit_lock` that does not wait: TimeoutError at once while another process holds it."""
-    with lock(_edit_lock_file(root, path), timeout=0):
+    """`edit_lock` that does not wait: LockBusy at once while another process holds it.
+
+    Its own exception, raised only by the taking of the lock: a TimeoutError from the work done
+    under it (a socket's, another lock's) is that work's error, not a sign of another process.
+    """
+    held = lock(_edit_lock_file(root, path), timeout=0)
+    try:
+        held.__enter__()
+    except TimeoutError:
+        raise LockBusy(str(path)) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(held)
         yield
 
 

@@ -82,7 +82,7 @@ def command(
     under results/journal/; after a crash or `kill -9`, `--resume` finishes the plan. The runs are
     linked from the record paired by block, with the baseline arm's runs as the baseline.
     """
-    from generator.base.fsio import edit_lock_now
+    from generator.base.fsio import LockBusy, edit_lock_now
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
     from generator.runner import session
@@ -103,7 +103,7 @@ def command(
         # One runner of a record at a time: a second would start the same arms beside the first.
         with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run"):
             _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume)
-    except TimeoutError:
+    except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
 
 
