@@ -31,14 +31,19 @@ def _git(root: Path, *args: str) -> str | None:
 def first_committed(root: Path, folder: Path) -> Mapping[Path, dt.date]:
     """Each file under `folder` that git has a commit of, with the author date of its oldest commit
     (a rebase or a squash-merge gives commits new committer dates; the author date stays)."""
-    if (_git(root, "rev-parse", "--is-shallow-repository") or "").strip() != "false":
+    # One process for both answers: each git process costs some milliseconds of every build.
+    shallow, _, top = (_git(root, "rev-parse", "--is-shallow-repository", "--show-toplevel") or "").partition("\n")
+    top = top.strip()
+    if shallow.strip() != "false":
         return {}
-    top = (_git(root, "rev-parse", "--show-toplevel") or "").strip()
     # Newest first: each file's last entry read is its oldest commit. Renames start a file anew
     # at its new path (--no-renames), so a renumbered record is dated by its renumbering.
     log = _git(root, "log", "--no-renames", "--format=%x00%as", "--name-only", "--", str(folder))
     if not top or log is None:
         return {}
+    # The top resolved once: git never names a path through a link, so only a name that is a
+    # link itself resolves elsewhere (resolving every name was a tenth of a no-op build).
+    real = Path(top).resolve()
     out: dict[Path, dt.date] = {}
     for entry in log.split("\x00")[1:]:
         day, *names = entry.strip("\n").split("\n")
@@ -48,5 +53,6 @@ def first_committed(root: Path, folder: Path) -> Mapping[Path, dt.date]:
             continue
         for name in names:
             if name:
-                out[(Path(top) / name).resolve()] = date
+                path = real / name
+                out[path.resolve() if path.is_symlink() else path] = date
     return out
