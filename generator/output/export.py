@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.base import jsonsafe
+from generator.base import jsonsafe, jsontext
 from generator.base.cache import memo
 from generator.model.reported import result_evidence
 from generator.views.summary import SLO_COLUMN, summary_row
@@ -222,9 +222,6 @@ def _record_entry(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, r
     return out
 
 
-_JSON: dict[str, Any] = {"indent": 2, "sort_keys": True, "ensure_ascii": False, "allow_nan": False}
-
-
 def dumps(analysis: Analysis, *, versioned: bool = True, build_cache: BuildCache | None = None) -> str:
     """The export as indented JSON text: `dump_bytes` decoded."""
     return dump_bytes(analysis, versioned=versioned, build_cache=build_cache).decode("utf-8")
@@ -269,7 +266,7 @@ def dump_bytes(analysis: Analysis, *, versioned: bool = True, build_cache: Build
     for n, key in enumerate(sorted([*head, "records"])):
         pieces += [b",\n  " if n else b"\n  ", json.dumps(key, ensure_ascii=False).encode("utf-8"), b": "]
         if key != "records":
-            pieces.append(json.dumps(head[key], **_JSON).replace("\n", "\n  ").encode("utf-8"))
+            pieces.append(jsontext.dumps(head[key], "  ").encode("utf-8"))
         elif entries:
             pieces.append(b"[\n    ")
             for i, entry_text in enumerate(entries):
@@ -289,11 +286,11 @@ def _entry(entry: dict[str, Any]) -> tuple[str, list[str]]:
     """One record's entry as it stands in the document's list (two levels in), and its non-finite places."""
     try:
         # No non-finite number (the encoder refuses one): nothing to walk the entry for.
-        return json.dumps(entry, **_JSON).replace("\n", "\n    "), []
+        return jsontext.dumps(entry, "    "), []
     except ValueError:
         pass
     clean, places = jsonsafe.finite(entry)
-    return json.dumps(clean, **_JSON).replace("\n", "\n    "), places
+    return jsontext.dumps(clean, "    "), places
 
 
 # The tidy table of samples: one row per repetition, for a notebook.
