@@ -13,6 +13,8 @@ from pathlib import Path
 import markdown
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.stats import gmean
 
 from generator.analysis import campaign as analysis
@@ -22,6 +24,7 @@ from generator.checks.validate import require_project
 from generator.model import quantity as numbers
 from generator.output.render import render_files
 from generator.project import load as project
+from generator.views import markdown as markdown_module
 from generator.views.markdown import md_escape, safe_url
 from generator.views.results import shell_command
 
@@ -202,6 +205,13 @@ def test_no_element_gets_an_event_handler_attribute() -> None:
 )
 def test_md_escape(text: str, expected: str) -> None:
     assert str(md_escape(text)) == expected
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet=st.sampled_from("ab |`&<>[]{}\\\n*_"), max_size=12), st.booleans())
+def test_md_escape_short_cut_agrees_with_the_walk(text: str, pipes: bool) -> None:
+    # Text with nothing to escape is returned as it is; the walk through code spans must agree.
+    assert str(md_escape(text, pipes=pipes)) == markdown_module.walk_escape(text, pipes=pipes)
 
 
 @pytest.mark.parametrize(
