@@ -23,12 +23,12 @@ from generator.analysis.figures import reference_problems
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
-from generator.base.problems import Problem, ProblemsFound, Report, rel
+from generator.base.problems import Problem, ProblemsFound, Report
 from generator.checks.validate import require_project
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
-from generator.output import kept
+from generator.output import kept, listing
 from generator.project.load import Project
-from generator.views import glance, listing_pages, page_models
+from generator.views import page_models
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.page_models import RecordPage
@@ -316,33 +316,13 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         if text is None:
             break
         yield record_page_path(project, rec), text
-    others = _listing_pages(analysis, alts)
-    for filename, template, make_model, source in others:
-        if not report.ok:
-            break
-        body = render(template, make_model())
-        if body is not None:
-            yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
+    # The pages that list the records, from pieces kept in the build cache (output.listing); they
+    # stop at the first template that fails.
+    for filename, body, source in listing.pages(analysis, alts, render, build_cache) if report.ok else ():
+        yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)
     yield from downloads(analysis, build_cache).items()
-
-
-def _listing_pages(analysis: Analysis, alts: dict[str, str]) -> list[tuple[str, str, Callable[[], object], str]]:
-    """The pages beside the records: (file name, template, its model, the source its header names)."""
-    project = analysis.project
-    records = "the records in improvements/"
-    return [
-        (
-            "index.md",
-            "home.md.j2",
-            lambda: listing_pages.home_page(analysis, alts),
-            rel(project.campaign_file.path, project.root),
-        ),
-        ("summary.md", "summary.md.j2", lambda: listing_pages.summary_page(analysis, alts), records),
-        ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
-        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
-    ]
 
 
 def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str | bytes]:
