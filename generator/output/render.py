@@ -255,9 +255,9 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
     """Every chart of the build: (path -> alt text, which the pages show; path -> SVG)."""
     charts = plots(analysis, build_cache)
     drawn = [(p.path, p.alt, p.svg) for p in charts]
-    drawn += [(f.path, f.alt, f.svg) for f in frontier_charts(analysis)]
+    drawn += [(f.path, f.alt, f.svg) for f in frontier_charts(analysis, build_cache)]
     # The road to the goal: a waterfall drawn from the analysis' stack.
-    road = road_plot(analysis)
+    road = road_plot(analysis, build_cache)
     if road is not None:
         drawn.append(road)
     drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
