@@ -17,7 +17,7 @@ from generator.model.record import Change
 from generator.project.load import Project, RecordFile
 from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
 from generator.views.page_models import Decision, Entry, TimelinePage
-from generator.views.paths import docs_root, relative, series_dir
+from generator.views.paths import docs_root, record_link, relative
 from generator.views.sweeps import capacity_cell, slo_text
 
 # The order statuses are counted in on the home page; the rest are grouped after them.
@@ -205,7 +205,7 @@ def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:
 
 def _link(analysis: Analysis, rec: RecordFile) -> str:
     project = analysis.project
-    return relative(series_dir(project) / project.output_name(rec), docs_root(project))
+    return record_link(project, rec, docs_root(project))
 
 
 def _entry(analysis: Analysis, ra: RecordAnalysis) -> Entry:

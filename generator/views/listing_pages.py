@@ -19,7 +19,7 @@ from generator.views.evidence import baseline_evidence
 from generator.views.frontier import frontier_view
 from generator.views.glance import decision, home_glance, record_day
 from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage, SummaryRow
-from generator.views.paths import docs_root, relative, series_dir, summary_plot_paths
+from generator.views.paths import docs_root, record_link, relative, summary_plot_paths
 from generator.views.record_page import blocker_anchor, chart_links, record_title, rule
 from generator.views.results import result_view, shell_command
 from generator.views.road import road_context
@@ -59,7 +59,6 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     """The summary's model: a row per record, its charts and the frontier."""
     project = analysis.project
     root_dir = docs_root(project)
-    here = series_dir(project)
     vocabulary = project.campaign.vocabulary()
     slo = bool(project.campaign.slo)
     rows, row_models = [], []
@@ -71,7 +70,7 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
             **row,
             "decision": decision(ra.primary, vocabulary, ra.regressions),
             "date": record_day(project, rec),
-            "link": relative(here / project.output_name(rec), root_dir),
+            "link": record_link(project, rec, root_dir),
             "gain_text": gain_text(row),
             "status_text": status_text(row),
             "blockers_text": blockers_text(row),
@@ -124,7 +123,6 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
     """Every blocker by the record that defines it, with the records it holds up."""
     project = analysis.project
     root_dir = docs_root(project)
-    here = series_dir(project)
     entries: list[BlockerEntry] = []
     for rec in project.records:
         for j, b in enumerate(rec.record.blockers):
@@ -144,11 +142,11 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
                     anchor=anchor,
                     blocker=b,
                     record=record_title(rec),
-                    record_link=relative(here / project.output_name(rec), root_dir) + f"#{anchor}",
+                    record_link=record_link(project, rec, root_dir) + f"#{anchor}",
                     affects=[
                         Affected(
                             title=record_title(o),
-                            link=relative(here / project.output_name(o), root_dir),
+                            link=record_link(project, o, root_dir),
                             status=o.record.status,
                             attempts=list(entry.attempts),
                             note=entry.note if entry is not b else None,

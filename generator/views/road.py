@@ -23,7 +23,7 @@ from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.notes import regressions_text
-from generator.views.paths import docs_root, relative
+from generator.views.paths import docs_root, record_link, relative
 
 
 def _label(rec: RecordFile) -> str:
@@ -307,10 +307,7 @@ def _reported_in(analysis: Analysis, road: Road) -> str | None:
 
 def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     rec = step.record
-    link = relative(
-        PurePosixPath(analysis.project.campaign.docs_dir) / analysis.project.output_name(rec),
-        docs_root(analysis.project),
-    )
+    link = record_link(analysis.project, rec, docs_root(analysis.project))
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
