@@ -7,6 +7,7 @@ read it, the Jinja2 templates lay the pages out, and `outputs` writes them atomi
 
 from __future__ import annotations
 
+import gc
 import re
 import traceback
 from collections.abc import Callable, Iterator
@@ -387,16 +388,26 @@ def build(
     A build whose inputs changed while it read them starts again rather than write outputs
     that may show one file as it was and another as it is now.
     """
-    for last in _ATTEMPTS:
-        try:
-            return _build_once(root, inputs, build_cache, keep=keep, last=last)
-        except _InputsChanged:
-            inputs = None
+    # The loaded campaign and its analysis live to the end of the build and hold no cycles of
+    # their own: frozen once made (`_build_once`), the collections that rendering's objects set
+    # off stop walking them again and again (0.3 to 0.4 s of a rebuild at 1,000 records). Given back
+    # to the collector when the build ends, so a process that builds many times (`serve`, the
+    # mkdocs plugin) frees each build's as before; a caller's own freeze is left alone.
+    freezing = gc.get_freeze_count() == 0
+    try:
+        for last in _ATTEMPTS:
+            try:
+                return _build_once(root, inputs, build_cache, keep=keep, last=last, freeze=freezing)
+            except _InputsChanged:
+                inputs = None
+    finally:
+        if freezing:
+            gc.unfreeze()
     raise AssertionError("unreachable: the last attempt writes what it read")
 
 
 def _build_once(
-    root: Path, inputs: str | None, build_cache: cache.BuildCache | None, *, keep: bool, last: bool
+    root: Path, inputs: str | None, build_cache: cache.BuildCache | None, *, keep: bool, last: bool, freeze: bool
 ) -> BuildResult:
     # Before anything is read: a file changed while the build runs leaves a digest that no
     # longer matches, so the build starts again (or, the last time, writes no digests).
@@ -411,7 +422,11 @@ def _build_once(
     if found is not None:
         return BuildResult(found[0], found[1], [], list(found[1]), [], [])
     project = require_project(root, build_cache)
+    if freeze:
+        gc.freeze()
     analysis = analyse(project, build_cache)
+    if freeze:
+        gc.freeze()
     managed = sorted({str(docs_root(project)), str(series_dir(project))})
     manifest = str(docs_root(project) / MANIFEST_NAME)
     paths: list[str] = []
