@@ -39,6 +39,9 @@ PHASES = [
     ("render: charts", ("generator/output/render.py", "_charts")),
     ("render: record page models", ("generator/views/record_page.py", "model")),
     ("render: Jinja templates", ("jinja2/environment.py", "render")),
+    # The home page, the summary, the blockers page and the timeline: their models, the keys of
+    # their pieces, and the Jinja of the pieces that changed and of the pages around them.
+    ("render: listing pages", ("generator/output/listing.py", "pages")),
     ("render: records.json + summary.csv", ("generator/output/render.py", "downloads")),
     # Outputs are written as they are rendered: this one holds the render phases above.
     ("write outputs (rendering included)", ("generator/base/generated.py", "write_outputs")),

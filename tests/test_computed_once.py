@@ -39,7 +39,6 @@ FLOAT_TESTS = {"isnan", "isfinite", "isinf", "inf"}
 CALLS_ALLOWED = {
     ("output/render.py", "generator.analysis.campaign.analyse"): "output runs the analysis once per build",
     ("output/render.py", "generator.analysis.figures.reference_problems"): "a build refuses broken quotes",
-    ("views/record_page.py", "generator.analysis.figures.lookup"): "a page model holds the figures its prose quotes",
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
     ("views/glance.py", "generator.analysis.road.distance_text"): "the same words on the home page",

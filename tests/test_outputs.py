@@ -45,6 +45,34 @@ def test_first_build_writes_everything_and_a_sorted_manifest(repo: Path) -> None
     assert not [p for p in (repo / "docs").rglob("*") if p.name.startswith(".improvements-tmp-")]
 
 
+def test_a_build_gives_what_it_froze_back_to_the_collector(repo: Path) -> None:
+    import gc
+
+    # A build freezes its campaign and analysis while it renders; a process that builds again
+    # and again (`serve`) must get them back, or every build's would stay for good.
+    gc.unfreeze()
+    frozen: list[int] = []
+    real = gc.freeze
+
+    def freeze() -> None:
+        real()
+        frozen.append(gc.get_freeze_count())
+
+    with pytest.MonkeyPatch.context() as m:
+        m.setattr(gc, "freeze", freeze)
+        render.build(repo)
+        assert frozen and frozen[-1] > 0
+        assert gc.get_freeze_count() == 0
+        # A caller's own freeze is left alone: the build neither adds to it nor gives it back.
+        real()
+        frozen.clear()
+        fast = repo / "improvements" / "01-fast-flag.yaml"
+        fast.write_text(fast.read_text() + "\n")
+        render.build(repo)
+        assert not frozen and gc.get_freeze_count() > 0
+    gc.unfreeze()
+
+
 def test_unchanged_files_are_not_rewritten(repo: Path) -> None:
     render.build(repo)
     # A rewrite replaces the file (a new inode), whatever the clock's resolution: no sleep.

@@ -30,6 +30,7 @@ Retained variants' results are the record's (the record's headline results).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,7 +146,13 @@ class CampaignStack:
     road: Road | None
 
     def has(self, slug: str) -> bool:
-        return any(rec.slug == slug for rec in self.records)
+        return slug in self.slugs
+
+    @functools.cached_property
+    def slugs(self) -> frozenset[str]:
+        """The adopted records' slugs: `has` is asked for every record by the summary, its CSV
+        and the export, and scanning the stack each time was quadratic."""
+        return frozenset(rec.slug for rec in self.records)
 
 
 def step_change(ra: RecordAnalysis, metric: str, concurrency: int | None) -> tuple[ResolvedResult, Comparison] | None:

@@ -7,7 +7,6 @@ analysis computed; this module picks which to show and words it.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
 from typing import Any
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
@@ -17,46 +16,12 @@ from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import Project, RecordFile
 from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
-from generator.views.page_models import TimelinePage
-from generator.views.paths import docs_root, relative, series_dir
+from generator.views.page_models import Decision, Entry, TimelinePage
+from generator.views.paths import docs_root, record_link, relative
 from generator.views.sweeps import capacity_cell, slo_text
 
 # The order statuses are counted in on the home page; the rest are grouped after them.
 COUNTED = ("adopted", "in-progress", "blocked", "rejected")
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A primary comparison as the header and the summary show it."""
-
-    word: str
-    change: str | None
-    interval: str | None
-    n: str
-    metric: str
-    # The load it was measured at ("concurrency 64") and the result's label.
-    where: str
-    result: str
-    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
-    why: str | None = None
-    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
-    regressions: str | None = None
-    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
-    guardrails: str | None = None
-    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
-    correction: str | None = None
-    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
-    own_load: str | None = None
-
-    @property
-    def text(self) -> str:
-        parts = [self.change or "no percent (baseline mean 0)"]
-        if self.interval:
-            parts.append(f"interval {self.interval}")
-        parts.append(f"n {self.n}")
-        if self.why:
-            parts.append(self.why)
-        return ", ".join(parts)
 
 
 def decision(
@@ -240,28 +205,27 @@ def _label(vocabulary: metrics.Vocabulary, name: str | None) -> str | None:
 
 def _link(analysis: Analysis, rec: RecordFile) -> str:
     project = analysis.project
-    return relative(series_dir(project) / project.output_name(rec), docs_root(project))
+    return record_link(project, rec, docs_root(project))
 
 
-def _entry(analysis: Analysis, ra: RecordAnalysis) -> dict[str, Any]:
+def _entry(analysis: Analysis, ra: RecordAnalysis) -> Entry:
     rec = ra.file
-    return {
-        "number": f"{rec.number:02d}",
-        "title": rec.record.title,
-        "status": rec.record.status,
-        "tier": rec.record.tier,
-        # The tier is the records' own placement, not their sources': marked wherever it is shown.
-        "own_tier": rec.record.tier_source == "own",
-        "date": record_date(analysis.project, rec),
-        "link": _link(analysis, rec),
-        "decision": decision(ra.primary, analysis.project.campaign.vocabulary(), ra.regressions),
-    }
+    return Entry(
+        number=f"{rec.number:02d}",
+        title=rec.record.title,
+        status=rec.record.status,
+        tier=rec.record.tier,
+        own_tier=rec.record.tier_source == "own",
+        date=record_date(analysis.project, rec),
+        link=_link(analysis, rec),
+        decision=decision(ra.primary, analysis.project.campaign.vocabulary(), ra.regressions),
+    )
 
 
 def standings(analysis: Analysis) -> list[dict[str, Any]]:
     """The records with a standing (recommended, latest, measured but undecided), in series order."""
     return [
-        {**_entry(analysis, ra), "standing": ra.file.record.standing, "note": ra.file.record.standing_note}
+        {**vars(_entry(analysis, ra)), "standing": ra.file.record.standing, "note": ra.file.record.standing_note}
         for ra in analysis.records
         if ra.file.record.standing is not None
     ]
@@ -275,13 +239,13 @@ def status_counts(analysis: Analysis) -> list[tuple[str, int]]:
     return shown + sorted(found.items())
 
 
-def next_ideas(analysis: Analysis, limit: int = 5) -> list[dict[str, Any]]:
+def next_ideas(analysis: Analysis, limit: int = 5) -> list[Entry]:
     """The proposed records in the analysis' ranked order: what to try next, tier by tier."""
     out = [_entry(analysis, ra) for ra in analysis.ranked if ra.file.record.status == "proposed"]
     return out[:limit]
 
 
-def latest(analysis: Analysis, limit: int = 5) -> list[dict[str, Any]]:
+def latest(analysis: Analysis, limit: int = 5) -> list[Entry]:
     """The dated records, newest first (ties by number, so the order is stable)."""
     dated = [ra for ra in analysis.records if ra.file.record.date is not None]
     dated.sort(key=lambda ra: (-_ordinal(ra.file.record.date), ra.file.number))
@@ -298,7 +262,7 @@ def _ordinal(day: dt.date | None) -> int:
 def timeline_page(analysis: Analysis) -> TimelinePage:
     """Every record by date, newest first, grouped by month; the undated ones after."""
     project = analysis.project
-    months: dict[str, list[dict[str, Any]]] = {}
+    months: dict[str, list[Entry]] = {}
     dated = sorted(
         (ra for ra in analysis.records if ra.file.record.date is not None),
         key=lambda ra: (-_ordinal(ra.file.record.date), ra.file.number),

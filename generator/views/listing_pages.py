@@ -1,13 +1,16 @@
 """The models of the pages that list the campaign: home, summary and blockers.
 
 Python prepares what a page shows, from the analysis; the templates only lay it out. Nothing
-here computes a number (see `record_page` for the series pages).
+here computes a number (see `record_page` for the series pages). A summary row and a blocker
+are pieces with models of their own (`SummaryRow`, `BlockerEntry`), which `output.listing`
+renders once each and keeps under their digests.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
+from typing import Any
 
 from generator.analysis.campaign import Analysis
 from generator.model.record import Blocker
@@ -15,12 +18,12 @@ from generator.project.load import RecordFile
 from generator.views.evidence import baseline_evidence
 from generator.views.frontier import frontier_view
 from generator.views.glance import decision, home_glance, record_day
-from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage
-from generator.views.paths import docs_root, relative, series_dir, summary_plot_paths
+from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage, SummaryRow
+from generator.views.paths import docs_root, record_link, relative, summary_plot_paths
 from generator.views.record_page import blocker_anchor, chart_links, record_title, rule
 from generator.views.results import result_view, shell_command
 from generator.views.road import road_context
-from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
+from generator.views.summary import SLO_COLUMN, blockers_text, gain_text, status_text, summary_rows, tier_text
 
 
 def home_page(analysis: Analysis, charts: Mapping[str, str] | None = None) -> HomePage:
@@ -56,29 +59,31 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     """The summary's model: a row per record, its charts and the frontier."""
     project = analysis.project
     root_dir = docs_root(project)
-    rows = []
+    vocabulary = project.campaign.vocabulary()
+    slo = bool(project.campaign.slo)
+    rows, row_models = [], []
     by_slug = analysis.by_slug
     for row in summary_rows(analysis):
         rec = by_slug[row["slug"]]
-        rows.append(
-            {
-                **row,
-                "decision": decision(
-                    analysis.record(rec).primary, project.campaign.vocabulary(), analysis.record(rec).regressions
-                ),
-                "date": record_day(project, rec),
-                "link": relative(series_dir(project) / project.output_name(rec), root_dir),
-                "gain_text": gain_text(row),
-                "status_text": status_text(row),
-                "blockers_text": blockers_text(row),
-                "tier_text": tier_text(row),
-            }
-        )
+        ra = analysis.record(rec)
+        row = {
+            **row,
+            "decision": decision(ra.primary, vocabulary, ra.regressions),
+            "date": record_day(project, rec),
+            "link": record_link(project, rec, root_dir),
+            "gain_text": gain_text(row),
+            "status_text": status_text(row),
+            "blockers_text": blockers_text(row),
+            "tier_text": tier_text(row),
+        }
+        rows.append(row)
+        row_models.append(_summary_row(row, slo))
     # The frontier has its own section (`frontier`), with its table.
     views = chart_links(charts, summary_plot_paths(project)[:1], root_dir)
     return SummaryPage(
         campaign=project.campaign,
         rows=rows,
+        row_models=row_models,
         plots=views,
         frontier=frontier_view(analysis, dict(charts), root_dir),
         own_placement=any(row["tier_source"] == "own" for row in rows),
@@ -88,11 +93,36 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     )
 
 
+def _summary_row(row: dict[str, Any], slo: bool) -> SummaryRow:
+    """What the summary's table shows of a row: its piece's model."""
+    return SummaryRow(
+        number=row["number"],
+        title=row["title"],
+        link=row["link"],
+        variants=row["variants"],
+        tier=row["tier"],
+        tier_source=row["tier_source"],
+        status=row["status"],
+        standing=row["standing"],
+        in_stack=row["in_stack"],
+        decision=row["decision"],
+        primary_metric=row["primary_metric"],
+        primary_decision=row["primary_decision"],
+        variant_decisions=row["variant_decisions"],
+        reported=row["reported"],
+        unranked=row["unranked"],
+        date=row["date"],
+        open_blockers=row["open_blockers"],
+        blockers_text=row["blockers_text"],
+        slo=slo,
+        capacity=row.get(SLO_COLUMN),
+    )
+
+
 def blockers_page(analysis: Analysis) -> BlockersPage:
     """Every blocker by the record that defines it, with the records it holds up."""
     project = analysis.project
     root_dir = docs_root(project)
-    here = series_dir(project)
     entries: list[BlockerEntry] = []
     for rec in project.records:
         for j, b in enumerate(rec.record.blockers):
@@ -112,11 +142,11 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
                     anchor=anchor,
                     blocker=b,
                     record=record_title(rec),
-                    record_link=relative(here / project.output_name(rec), root_dir) + f"#{anchor}",
+                    record_link=record_link(project, rec, root_dir) + f"#{anchor}",
                     affects=[
                         Affected(
                             title=record_title(o),
-                            link=relative(here / project.output_name(o), root_dir),
+                            link=record_link(project, o, root_dir),
                             status=o.record.status,
                             attempts=list(entry.attempts),
                             note=entry.note if entry is not b else None,

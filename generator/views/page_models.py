@@ -4,7 +4,9 @@ The templates read a page's model and nothing else (its fields are the template'
 named as they always were, so a campaign's override templates keep working), and a page's text
 is a function of its model, the templates and the code. So a record page's cache key is the
 digest of its model (`keyed`), never a list of what the page depends on kept by hand: whatever
-the page shows is in the model, and whatever is in the model is in the key.
+the page shows is in the model, and whatever is in the model is in the key. The pages that list
+the records are made of one piece per record (a summary row, a timeline entry, a blocker), each
+with a model of its own keyed the same way (`output.listing`).
 
 Quoted figures (`{{ 01.c64.output_throughput.change }}` in prose) are filled by the templates'
 prose filters from the analysis; every reference in any text of the model is looked up when the
@@ -17,9 +19,9 @@ import hashlib
 import io
 import pickle
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -30,6 +32,46 @@ from generator.model.reported import ReportedMetric
 from generator.model.result import Result
 from generator.views.evidence import Evidence
 from generator.views.variants import VariantTable
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+# Each `{{ ... }}` reference a model's text quotes, with the text the prose filters fill in for it.
+Figures = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A primary comparison as the header and the summary show it (built by `views.glance.decision`)."""
+
+    word: str
+    change: str | None
+    interval: str | None
+    n: str
+    metric: str
+    # The load it was measured at ("concurrency 64") and the result's label.
+    where: str
+    result: str
+    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
+    why: str | None = None
+    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
+    regressions: str | None = None
+    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
+    guardrails: str | None = None
+    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
+    correction: str | None = None
+    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
+    own_load: str | None = None
+
+    @property
+    def text(self) -> str:
+        parts = [self.change or "no percent (baseline mean 0)"]
+        if self.interval:
+            parts.append(f"interval {self.interval}")
+        parts.append(f"n {self.n}")
+        if self.why:
+            parts.append(self.why)
+        return ", ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -162,7 +204,7 @@ class RecordPage:
     blockers_link: str
     # Each `{{ ... }}` reference in any text above, with the text the prose filters fill in for
     # it (None where it names nothing); filled in by `keyed`.
-    figures: tuple[tuple[str, str | None], ...] = ()
+    figures: Figures = ()
 
 
 @dataclass(frozen=True)
@@ -194,6 +236,42 @@ class HomePage:
     glance: dict[str, Any]
     timeline_link: str
     frontier: dict[str, Any] | None
+    # The quoted figures of its text (see `RecordPage.figures`): the home page is one piece,
+    # kept whole under the digest of this model (`output.listing`).
+    figures: Figures = ()
+
+
+@dataclass(frozen=True)
+class SummaryRow:
+    """A record's row of the summary's table (`_summary_row.md.j2`): every value the row shows.
+
+    Built with the summary's rows (`views.listing_pages.summary_page`); the row's text is kept
+    in the build cache under the digest of this model (`output.listing`).
+    """
+
+    number: int
+    title: str
+    link: str
+    variants: str | None
+    tier: int
+    tier_source: str | None
+    status: str
+    standing: str | None
+    in_stack: bool
+    decision: Decision | None
+    primary_metric: str | None
+    primary_decision: str | None
+    variant_decisions: str | None
+    reported: str | None
+    unranked: str | None
+    # (ISO date, whether git gave it), or None.
+    date: tuple[str, bool] | None
+    open_blockers: int
+    blockers_text: str
+    # The campaign sets an SLO: the table has a capacity column, and this is the row's cell.
+    slo: bool
+    capacity: str | None
+    figures: Figures = ()
 
 
 @dataclass(frozen=True)
@@ -201,6 +279,7 @@ class SummaryPage:
     """The summary (`summary.md.j2`), built by `views.listing_pages.summary_page`."""
 
     campaign: Campaign
+    # The ranked rows (`views.summary.summary_row`, with the page's texts), for override templates.
     rows: list[dict[str, Any]]
     plots: list[ChartLink]
     frontier: dict[str, Any] | None
@@ -212,6 +291,10 @@ class SummaryPage:
     equivalence: str
     min_effect: str
     primary_metric: str
+    # The same rows as pieces of their own, in the same order...
+    row_models: list[SummaryRow] = field(default_factory=list)
+    # ...and each one's text, as `_summary_row.md.j2` renders it (filled in by `output.listing`).
+    row_lines: Sequence[str] = ()
 
 
 @dataclass(frozen=True)
@@ -227,11 +310,15 @@ class Affected:
 
 @dataclass(frozen=True)
 class BlockerEntry:
+    """A blocker on the blockers page: its row of the table (`_blocker_row.md.j2`) and its section
+    (`_blocker_section.md.j2`), kept in the build cache under the digest of this model."""
+
     anchor: str
     blocker: Blocker
     record: str
     record_link: str
     affects: list[Affected]
+    figures: Figures = ()
 
 
 @dataclass(frozen=True)
@@ -240,6 +327,26 @@ class BlockersPage:
 
     campaign: Campaign
     entries: list[BlockerEntry]
+    # Each entry's row of the table and its section, rendered (filled in by `output.listing`).
+    row_lines: Sequence[str] = ()
+    sections: Sequence[str] = ()
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A record where the home page and the timeline name it (`views.glance`); on the timeline a
+    piece of its own (`_timeline_row.md.j2`, or `_timeline_undated.md.j2`)."""
+
+    number: str
+    title: str
+    status: str
+    tier: int
+    # The tier is the records' own placement, not their sources': marked wherever it is shown.
+    own_tier: bool
+    date: str | None
+    link: str
+    decision: Decision | None
+    figures: Figures = ()
 
 
 @dataclass(frozen=True)
@@ -247,9 +354,12 @@ class TimelinePage:
     """The timeline (`timeline.md.j2`), built by `views.glance.timeline_page`."""
 
     campaign: Campaign
-    months: list[tuple[str, list[dict[str, Any]]]]
-    undated: list[dict[str, Any]]
+    months: list[tuple[str, list[Entry]]]
+    undated: list[Entry]
     summary_link: str
+    # Each month's entries and the undated ones, rendered (filled in by `output.listing`).
+    month_lines: Sequence[tuple[str, Sequence[str]]] = ()
+    undated_lines: Sequence[str] = ()
 
 
 def context(model: object) -> dict[str, Any]:
@@ -322,20 +432,20 @@ def references(data: bytes) -> list[str]:
     return sorted({m.group(1).decode("utf-8", "surrogateescape").strip() for m in _REFERENCE.finditer(data)})
 
 
-M = TypeVar("M", bound=RecordPage)
+M = TypeVar("M", bound="DataclassInstance")
 
 
 @dataclass(frozen=True)
-class Keyed:
-    """A record page's model with its digest, the page cache's key (None: it could not be taken)."""
+class Keyed(Generic[M]):
+    """A page's (or a piece's) model with its digest, the cache's key (None: it could not be taken)."""
 
-    model: RecordPage
+    model: M
     key: str | None = field(default=None)
 
 
-def keyed(model: M, fill: Callable[[str], str | None], shared: Mapping[int, str] | None = None) -> Keyed:
-    """The model with `figures` filled (`fill`: a reference's text as the prose filters fill it),
-    and the digest of the whole of it.
+def keyed(model: M, fill: Callable[[str], str | None], shared: Mapping[int, str] | None = None) -> Keyed[M]:
+    """The model (a dataclass with `figures`) with `figures` filled (`fill`: a reference's text as
+    the prose filters fill it), and the digest of the whole of it.
 
     The model is pickled once: the references are found in its bytes, and the digest is of
     those bytes and the figures, which is the model's content in full.

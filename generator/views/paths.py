@@ -36,6 +36,18 @@ def _relpath(target: str, from_dir: str) -> str:
     return posixpath.relpath(target, from_dir)
 
 
+def record_link(project: Project, rec: RecordFile, from_dir: PurePosixPath) -> str:
+    """A record's page linked from the folder `from_dir`: `relative(series_dir(project) / name, from_dir)`.
+
+    The series folder's link is worked out once and the page's name put after it: the listing
+    pages link every record, and a path made and resolved for each was a fifth of their models.
+    """
+    # `relpath` normalises both, so the folder as configured links as its path would.
+    folder = _relpath(project.campaign.docs_dir, str(from_dir))
+    name = project.output_name(rec)
+    return name if folder == "." else f"{folder}/{name}"
+
+
 def record_page_path(project: Project, rec: RecordFile) -> str:
     return str(series_dir(project) / project.output_name(rec))
 

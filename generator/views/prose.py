@@ -45,6 +45,17 @@ def filled(text: str, analysis: Analysis) -> str:
     return REFERENCE.sub(one, text)
 
 
+def figures_of(analysis: Analysis) -> Callable[[str], str | None]:
+    """A reference's text as the prose filters fill it (None where it names nothing): what a
+    model keeps in its `figures` (`page_models.keyed`)."""
+
+    def fill(reference: str) -> str | None:
+        found = lookup(analysis, reference)
+        return None if isinstance(found, str) else figure_text(found)
+
+    return fill
+
+
 def filling(analysis: Analysis, inner: Callable[..., Any]) -> Callable[..., Any]:
     """A template filter that fills a text's references before `inner` escapes it."""
 

@@ -11,7 +11,6 @@ from collections.abc import Mapping
 from pathlib import PurePosixPath
 
 from generator.analysis.campaign import Analysis, Guardrail, Launch
-from generator.analysis.figures import lookup
 from generator.base.problems import rel
 from generator.model import variants
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
@@ -39,7 +38,7 @@ from generator.views.paths import (
     strip_path,
     variant_strip_path,
 )
-from generator.views.prose import figure_text
+from generator.views.prose import figures_of
 from generator.views.results import result_view, shell_command
 from generator.views.road import stack_marks, step_lines
 from generator.views.sweeps import slo_text, sweep_views
@@ -92,13 +91,10 @@ class RecordPages:
         self.marks = stack_marks(analysis)
         # Every page holds the campaign: its digest is taken once (it stays alive in the analysis).
         self.shared = shared_digests(project.campaign)
+        self.fill = figures_of(analysis)
 
-    def keyed(self, rec: RecordFile) -> Keyed:
-        return keyed(self.model(rec), self._fill, self.shared)
-
-    def _fill(self, reference: str) -> str | None:
-        found = lookup(self.analysis, reference)
-        return None if isinstance(found, str) else figure_text(found)
+    def keyed(self, rec: RecordFile) -> Keyed[RecordPage]:
+        return keyed(self.model(rec), self.fill, self.shared)
 
     def link(self, slug: str) -> PageLink:
         target = self.analysis.by_slug[slug]

@@ -16,13 +16,14 @@ from typing import Any
 from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, distance_text
+from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.base.shell import visible
 from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.notes import regressions_text
-from generator.views.paths import docs_root, relative
+from generator.views.paths import docs_root, record_link, relative
 
 
 def _label(rec: RecordFile) -> str:
@@ -178,8 +179,9 @@ def road_plot_path(analysis: Analysis) -> str:
     return str(docs_root(analysis.project) / "plots" / "road-to-goal.svg")
 
 
-def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
-    """(path, alt text, SVG with the generated marker) of the waterfall, or None without a road."""
+def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tuple[str, str, str] | None:
+    """(path, alt text, SVG with the generated marker) of the waterfall, or None without a road;
+    drawn again only when what it draws changed (the key is the drawing's arguments)."""
     road = analysis.stack.road
     if road is None:
         return None
@@ -201,19 +203,27 @@ def road_plot(analysis: Analysis) -> tuple[str, str, str] | None:
             ("current" if road.chained else "sum, chain broken", road.current),
         )
     ]
-    svg = charts.waterfall(
-        "road-to-goal",
-        f"The road to the goal: {label}{where}",
-        road.baseline.mean,
-        steps,
-        axis_label=f"{label} ({unit})" if unit else label,
-        goals=[charts.Goal(g.direction, g.goal.target, g.gap) for g in road.goals],
-        labels=(names[0], names[1]),
-    )
-    alt = charts.description(svg)
-    # An SVG cannot start with a comment: the marker goes on the line after the XML declaration.
-    text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
-    return road_plot_path(analysis), alt, text if text.endswith("\n") else text + "\n"
+    path = road_plot_path(analysis)
+    title = f"The road to the goal: {label}{where}"
+    axis = f"{label} ({unit})" if unit else label
+    goals = [charts.Goal(g.direction, g.goal.target, g.gap) for g in road.goals]
+
+    def draw() -> tuple[str, str, str]:
+        svg = charts.waterfall(
+            "road-to-goal",
+            title,
+            road.baseline.mean,
+            steps,
+            axis_label=axis,
+            goals=goals,
+            labels=(names[0], names[1]),
+        )
+        alt = charts.description(svg)
+        # An SVG cannot start with a comment: the marker goes on the line after the XML declaration.
+        text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
+        return path, alt, text if text.endswith("\n") else text + "\n"
+
+    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names), draw)
 
 
 def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, Any] | None:
@@ -297,10 +307,7 @@ def _reported_in(analysis: Analysis, road: Road) -> str | None:
 
 def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
     rec = step.record
-    link = relative(
-        PurePosixPath(analysis.project.campaign.docs_dir) / analysis.project.output_name(rec),
-        docs_root(analysis.project),
-    )
+    link = record_link(analysis.project, rec, docs_root(analysis.project))
     c = step.change
     if c is None:
         return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}

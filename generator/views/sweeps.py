@@ -11,7 +11,7 @@ server's throughput, and says so. Drawn with `generator.charts` (deterministic S
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from posixpath import join as pjoin
@@ -22,6 +22,7 @@ from generator.analysis import capacity as cap
 from generator.analysis.campaign import Analysis
 from generator.analysis.capacity import FrontierPoint
 from generator.analysis.sweeps import Side, Sweep
+from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
@@ -47,22 +48,38 @@ def latency_path(project: Project, rec: RecordFile, index: int, count: int, metr
     return pjoin(project.campaign.docs_dir, "plots", name.replace("_", "-").replace(".", "-") + ".svg")
 
 
-def frontier_charts(analysis: Analysis) -> list[FrontierChart]:
-    """Every frontier the data allows, and each SLO latency against the load, in series order."""
+def frontier_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[FrontierChart]:
+    """Every frontier the data allows, and each SLO latency against the load, in series order.
+
+    Each is drawn again only when what it draws changed (`_drawn`), as a record's chart is.
+    """
     project = analysis.project
     out = []
     for entry in analysis.records:
         for i, sweep in enumerate(entry.sweeps):
             path = frontier_path(project, entry.file, i, len(entry.sweeps))
-            chart = _chart(project, entry.file, sweep, path)
+            chart = _chart(project, entry.file, sweep, path, build_cache)
             if chart is not None:
                 out.append(chart)
             for metric in sorted(project.campaign.slo):
                 path = latency_path(project, entry.file, i, len(entry.sweeps), metric)
-                chart = _latency_chart(project, entry.file, sweep, metric, path)
+                chart = _latency_chart(project, entry.file, sweep, metric, path, build_cache)
                 if chart is not None:
                     out.append(chart)
     return out
+
+
+def _drawn(
+    build_cache: BuildCache | None, path: str, draw: Callable[..., str], *args: Any, **kwargs: Any
+) -> FrontierChart:
+    """`draw(*args, **kwargs)` as the chart at `path`, from the build cache while the arguments,
+    everything the drawing reads, are the same (their repr: plain frozen values)."""
+
+    def make() -> FrontierChart:
+        svg = draw(*args, **kwargs)
+        return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
+
+    return memo(build_cache, "chart", (path, draw.__name__, args, sorted(kwargs.items())), make)
 
 
 def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
@@ -71,7 +88,9 @@ def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
     )
 
 
-def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str, path: str) -> FrontierChart | None:
+def _latency_chart(
+    project: Project, rec: RecordFile, sweep: Sweep, metric: str, path: str, build_cache: BuildCache | None = None
+) -> FrontierChart | None:
     """One SLO latency against the load, both sides, the limit drawn and capacity marked where it is."""
     series = [_latency_series("this record", sweep.record, metric)]
     if len(series[0].points) < 2:
@@ -91,7 +110,10 @@ def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str,
     # With repetitions a load's latency is the mean of its repetitions' values (the estimand).
     repeated = any(p.repetitions for side in (sweep.record, sweep.baseline) for p in side.points)
     y_label = f"{label}, mean of the repetitions" if repeated else label
-    svg = charts.latency_chart(
+    return _drawn(
+        build_cache,
+        path,
+        charts.latency_chart,
         PurePosixPath(path).stem,
         f"{label} against {sweep.load_kind}, {rec.slug}",
         series,
@@ -99,7 +121,6 @@ def _latency_chart(project: Project, rec: RecordFile, sweep: Sweep, metric: str,
         x_label=sweep.load_kind if sweep.load_kind == "concurrency" else "request rate (req/s)",
         y_label=y_label,
     )
-    return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
 
 def _series(label: str, points: Sequence[FrontierPoint], sweep: Sweep, per_gpu: bool) -> charts.Series:
@@ -111,7 +132,9 @@ def _series(label: str, points: Sequence[FrontierPoint], sweep: Sweep, per_gpu: 
     return charts.Series(label, tuple(drawn))
 
 
-def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> FrontierChart | None:
+def _chart(
+    project: Project, rec: RecordFile, sweep: Sweep, path: str, build_cache: BuildCache | None = None
+) -> FrontierChart | None:
     per_gpu = project.campaign.hardware.count is not None
     series = [_series("this record", sweep.record.frontier, sweep, per_gpu)]
     if len(series[0].points) < 2:
@@ -136,9 +159,11 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
     y_label = (
         "output throughput per GPU (tokens/s)" if per_gpu else "output throughput (tokens/s; GPU count not recorded)"
     )
-    chart_id = PurePosixPath(path).stem
-    svg = charts.frontier(
-        chart_id,
+    return _drawn(
+        build_cache,
+        path,
+        charts.frontier,
+        PurePosixPath(path).stem,
         # Short enough for the chart's width; the page's heading names the workload.
         f"Frontier of {rec.slug}, {sweep.load_kind} sweep",
         series,
@@ -147,7 +172,6 @@ def _chart(project: Project, rec: RecordFile, sweep: Sweep, path: str) -> Fronti
         x_label=_x_label(sweep),
         y_label=y_label,
     )
-    return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
 
 def _x_label(sweep: Sweep) -> str:

@@ -1,0 +1,150 @@
+"""The pages that list the records (home, summary, blockers, timeline), joined from pieces kept in the build cache.
+
+A listing page shows something of every record: the summary a row each, the timeline a line
+each, the blockers page a row and a section per blocker. Each of those pieces has a model of
+its own (`page_models.SummaryRow`, `Entry`, `BlockerEntry`) and its own small template
+(`_summary_row.md.j2`, ...), and its text is a function of that model, the templates and the
+code. So a piece is kept in the build cache under the digest of its model (`page_models.keyed`,
+the key a record page is kept under), and the page's template is given the pieces' texts to
+join: a rebuild after one edit renders the pieces whose models changed and lays the page out
+around the rest. Nothing here lists what a piece depends on; the models say it.
+
+The home page names only a few records (what is next, the latest, the steps of the stack): it
+is one piece, kept whole under the digest of its model.
+
+Every template goes through the render path's `render` (`output.render.iter_files`), so a
+campaign's override of a page or of a piece's template is used, and a failing one reported,
+exactly as for any page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from generator.analysis.campaign import Analysis
+from generator.base import cache
+from generator.base.problems import rel
+from generator.views import glance, listing_pages
+from generator.views.page_models import keyed, shared_digests
+from generator.views.prose import figures_of
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+# A template's name and a model to the rendered text, None when it failed (reported by the caller).
+Render = Callable[[str, object], str | None]
+
+
+class _Unrendered(Exception):
+    """A piece's template failed: the page is not made (the render path has reported why)."""
+
+
+class Pieces:
+    """Pieces of the listing pages rendered from their models, through the build cache.
+
+    A template's pieces are one entry of the cache, a table of texts by model digest, read once
+    and written back only when it changed: a thousand rows are one read, where an entry each was
+    a thousand (and cost more than rendering them). The table keeps the pieces this build used.
+    """
+
+    def __init__(self, analysis: Analysis, render: Render, build_cache: cache.BuildCache | None) -> None:
+        self.render, self.build_cache = render, build_cache
+        self.fill = figures_of(analysis)
+        # The home page holds the campaign: its digest is taken once (as for the record pages).
+        self.shared = shared_digests(analysis.project.campaign)
+        # By template: (its entry's key, the texts kept by the last build, those used by this one).
+        self.tables: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {}
+
+    def text(self, template: str, model: DataclassInstance) -> Markup:
+        """`template` rendered with `model`, from the cache while the model's digest is unchanged.
+
+        Markup: the page's template prints it as it is (`views.markdown.finalize` escapes text).
+        """
+        found = keyed(model, self.fill, self.shared)
+        text = self.piece(template, found.key, lambda: self.render(template, found.model))
+        if text is None:
+            raise _Unrendered
+        return Markup(text)
+
+    def piece(self, template: str, key: str | None, render: Callable[[], str | None]) -> str | None:
+        """The text `render()` gives, kept under `key` (the model's digest) in `template`'s table."""
+        if self.build_cache is None or key is None:
+            return render()
+        _entry, kept, used = self._table(self.build_cache, template)
+        text = kept.get(key)
+        if text is None:
+            text = render()
+        if text is not None:
+            used[key] = text
+        return text
+
+    def _table(self, build_cache: cache.BuildCache, template: str) -> tuple[str, dict[str, str], dict[str, str]]:
+        if template not in self.tables:
+            # The template's name is in the key: one model is two pieces on the blockers page.
+            key = f"pieces:{cache.digest(build_cache.salt, 'pieces', template)}"
+            kept = build_cache.get(key)
+            self.tables[template] = (key, kept if isinstance(kept, dict) else {}, {})
+        return self.tables[template]
+
+    def keep(self) -> None:
+        """Write back each table this build changed (one it read unchanged is kept as it is)."""
+        if self.build_cache is None:
+            return
+        for key, kept, used in self.tables.values():
+            if used != kept:
+                self.build_cache.put(key, used)
+        self.tables = {}
+
+
+def pages(
+    analysis: Analysis, charts: Mapping[str, str], render: Render, build_cache: cache.BuildCache | None = None
+) -> Iterator[tuple[str, str, str]]:
+    """The listing pages, one at a time: (file name, body, the source its header names). Each
+    page's model is made only once the page before it was rendered; a template that fails (which
+    `render` reports) ends them."""
+    project = analysis.project
+    pieces = Pieces(analysis, render, build_cache)
+    records = "the records in improvements/"
+    made: list[tuple[str, Callable[[], str | None], str]] = [
+        ("index.md", lambda: _home(analysis, charts, pieces), rel(project.campaign_file.path, project.root)),
+        ("summary.md", lambda: _summary(analysis, charts, pieces, render), records),
+        ("blockers.md", lambda: _blockers(analysis, pieces, render), records),
+        ("timeline.md", lambda: _timeline(analysis, pieces, render), records),
+    ]
+    for filename, make, source in made:
+        try:
+            body = make()
+        except _Unrendered:
+            return
+        if body is None:
+            return
+        pieces.keep()
+        yield filename, body, source
+
+
+def _home(analysis: Analysis, charts: Mapping[str, str], pieces: Pieces) -> str:
+    return str(pieces.text("home.md.j2", listing_pages.home_page(analysis, charts)))
+
+
+def _summary(analysis: Analysis, charts: Mapping[str, str], pieces: Pieces, render: Render) -> str | None:
+    model = listing_pages.summary_page(analysis, charts)
+    lines = [pieces.text("_summary_row.md.j2", row) for row in model.row_models]
+    return render("summary.md.j2", replace(model, row_lines=lines))
+
+
+def _blockers(analysis: Analysis, pieces: Pieces, render: Render) -> str | None:
+    model = listing_pages.blockers_page(analysis)
+    rows = [pieces.text("_blocker_row.md.j2", entry) for entry in model.entries]
+    sections = [pieces.text("_blocker_section.md.j2", entry) for entry in model.entries]
+    return render("blockers.md.j2", replace(model, row_lines=rows, sections=sections))
+
+
+def _timeline(analysis: Analysis, pieces: Pieces, render: Render) -> str | None:
+    model = glance.timeline_page(analysis)
+    months = [(month, [pieces.text("_timeline_row.md.j2", e) for e in entries]) for month, entries in model.months]
+    undated = [pieces.text("_timeline_undated.md.j2", e) for e in model.undated]
+    return render("timeline.md.j2", replace(model, month_lines=months, undated_lines=undated))
