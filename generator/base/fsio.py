@@ -202,13 +202,13 @@ class LockBusy(Exception):
 
 
 @contextlib.contextmanager
-def edit_lock_now(root: Path, path: Path) -> Iterator[None]:
-    """`edit_lock` that does not wait: LockBusy at once while another process holds it.
+def edit_lock_now(root: Path, path: Path, wait: float = 0) -> Iterator[None]:
+    """`edit_lock` that waits at most `wait` seconds: LockBusy while another process holds it.
 
     Its own exception, raised only by the taking of the lock: a TimeoutError from the work done
     under it (a socket's, another lock's) is that work's error, not a sign of another process.
     """
-    held = lock(_edit_lock_file(root, path), timeout=0)
+    held = lock(_edit_lock_file(root, path), timeout=wait)
     try:
         held.__enter__()
     except TimeoutError:

@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from generator.runner.journal import Journal, State
     from generator.runner.plan import PlannedRun
 
+# How long a run waits for its record's run lock before it says another run is going.
+RUN_LOCK_GRACE_S = 5.0
+
 
 @click.command(
     "run",
@@ -101,7 +104,11 @@ def command(
         return
     try:
         # One runner of a record at a time: a second would start the same arms beside the first.
-        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run"):
+        # A few seconds' grace: a runner killed while it started a process leaves that child a
+        # copy of the lock's descriptor until the child's exec closes it (milliseconds, longer
+        # on a loaded machine), and `--resume` right after the kill must not take that for a
+        # runner still going.
+        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S):
             _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume)
     except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
