@@ -28,7 +28,7 @@ from generator.checks.validate import require_project
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
 from generator.output import kept
 from generator.project.load import Project
-from generator.views import glance, listing_pages, page_models
+from generator.views import listing_pages, page_models
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.page_models import RecordPage
@@ -341,7 +341,7 @@ def _listing_pages(analysis: Analysis, alts: dict[str, str]) -> list[tuple[str, 
         ),
         ("summary.md", "summary.md.j2", lambda: listing_pages.summary_page(analysis, alts), records),
         ("blockers.md", "blockers.md.j2", lambda: listing_pages.blockers_page(analysis), records),
-        ("timeline.md", "timeline.md.j2", lambda: glance.timeline_page(analysis), records),
+        ("timeline.md", "timeline.md.j2", lambda: listing_pages.timeline_page(analysis), records),
     ]
 
 

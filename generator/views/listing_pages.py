@@ -1,4 +1,4 @@
-"""The models of the pages that list the campaign: home, summary and blockers.
+"""The models of the pages that list the campaign: home, summary, blockers and the timeline.
 
 Python prepares what a page shows, from the analysis; the templates only lay it out. Nothing
 here computes a number (see `record_page` for the series pages).
@@ -14,8 +14,16 @@ from generator.model.record import Blocker
 from generator.project.load import RecordFile
 from generator.views.evidence import baseline_evidence
 from generator.views.frontier import frontier_view
-from generator.views.glance import decision, home_glance, record_day
-from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage
+from generator.views.glance import Entry, decision, entry, home_glance, newest_first, record_day
+from generator.views.page_models import (
+    Affected,
+    BlockerEntry,
+    BlockersPage,
+    HomePage,
+    SummaryLine,
+    SummaryPage,
+    TimelinePage,
+)
 from generator.views.paths import docs_root, relative, series_dir, summary_plot_paths
 from generator.views.record_page import blocker_anchor, chart_links, record_title, rule
 from generator.views.results import result_view, shell_command
@@ -61,18 +69,18 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     for row in summary_rows(analysis):
         rec = by_slug[row["slug"]]
         rows.append(
-            {
+            SummaryLine(
                 **row,
-                "decision": decision(
+                decision=decision(
                     analysis.record(rec).primary, project.campaign.vocabulary(), analysis.record(rec).regressions
                 ),
-                "date": record_day(project, rec),
-                "link": relative(series_dir(project) / project.output_name(rec), root_dir),
-                "gain_text": gain_text(row),
-                "status_text": status_text(row),
-                "blockers_text": blockers_text(row),
-                "tier_text": tier_text(row),
-            }
+                date=record_day(project, rec),
+                link=relative(series_dir(project) / project.output_name(rec), root_dir),
+                gain_text=gain_text(row),
+                status_text=status_text(row),
+                blockers_text=blockers_text(row),
+                tier_text=tier_text(row),
+            )
         )
     # The frontier has its own section (`frontier`), with its table.
     views = chart_links(charts, summary_plot_paths(project)[:1], root_dir)
@@ -81,7 +89,7 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
         rows=rows,
         plots=views,
         frontier=frontier_view(analysis, dict(charts), root_dir),
-        own_placement=any(row["tier_source"] == "own" for row in rows),
+        own_placement=any(row.tier_source == "own" for row in rows),
         ranked_metrics=list(analysis.ranked_metrics),
         ranked_loads=list(analysis.ranked_loads),
         **vars(rule(analysis)),
@@ -126,3 +134,20 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
                 )
             )
     return BlockersPage(campaign=project.campaign, entries=entries)
+
+
+def timeline_page(analysis: Analysis) -> TimelinePage:
+    """Every record by date, newest first, grouped by month; the undated ones after."""
+    project = analysis.project
+    months: dict[str, list[Entry]] = {}
+    for ra in newest_first(analysis):
+        day = ra.file.record.date
+        assert day is not None
+        months.setdefault(day.strftime("%Y-%m"), []).append(entry(analysis, ra))
+    undated = [entry(analysis, ra) for ra in analysis.records if ra.file.record.date is None]
+    return TimelinePage(
+        campaign=project.campaign,
+        months=list(months.items()),
+        undated=undated,
+        summary_link=relative(docs_root(project) / "summary.md", docs_root(project)),
+    )

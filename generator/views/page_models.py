@@ -29,7 +29,14 @@ from generator.model.record import Attempt, Blocker, Change, Record, Setup
 from generator.model.reported import ReportedMetric
 from generator.model.result import Result
 from generator.views.evidence import Evidence
+from generator.views.frontier import FrontierView
+from generator.views.glance import Decision, Entry, Glance, RecordHeader
+from generator.views.paths import ChartLink
+from generator.views.road import RoadView, StackMark
+from generator.views.sweeps import SweepView
 from generator.views.variants import VariantTable
+
+__all__ = ["ChartLink"]  # re-exported: where every page model's charts are linked from
 
 
 @dataclass(frozen=True)
@@ -39,14 +46,6 @@ class PageLink:
     slug: str
     title: str
     link: str
-
-
-@dataclass(frozen=True)
-class ChartLink:
-    """A chart drawn for a page: its path relative to the page and its alt text."""
-
-    src: str
-    alt: str
 
 
 @dataclass(frozen=True)
@@ -143,14 +142,14 @@ class RecordPage:
     result_order: list[int]
     fold_results: bool
     plots: list[ChartLink]
-    sweeps: list[dict[str, Any]]
+    sweeps: list[SweepView]
     slo: str
     related: list[PageLink]
     superseded_by: PageLink | None
     superseding: list[PageLink]
     builds_on: list[PageLink]
-    in_stack: dict[str, Any] | None
-    header: dict[str, Any]
+    in_stack: StackMark | None
+    header: RecordHeader
     primary_text: str | None
     alpha: str
     confidence: str
@@ -190,10 +189,62 @@ class HomePage:
     record_count: int
     summary_link: str
     blockers_link: str
-    road: dict[str, Any] | None
-    glance: dict[str, Any]
+    road: RoadView | None
+    glance: Glance
     timeline_link: str
-    frontier: dict[str, Any] | None
+    frontier: FrontierView | None
+
+
+@dataclass(frozen=True)
+class SummaryLine:
+    """A record's row of the summary page: its row of `improvements summary` (`views.summary.summary_row`,
+    each column by its name), with what the page adds."""
+
+    number: int
+    slug: str
+    title: str
+    tier: int
+    status: str
+    primary_metric: str | None
+    primary_result: str | None
+    primary_concurrency: int | None
+    primary_change_percent: float | None
+    primary_ci_low_percent: float | None
+    primary_ci_high_percent: float | None
+    primary_n: int | None
+    primary_spread_unknown: bool | None
+    primary_baseline_n: int | None
+    primary_decision: str | None
+    open_blockers: int
+    open_blocker_titles: list[str]
+    tier_source: str | None
+    evidence: str | None
+    reported: str | None
+    in_stack: bool
+    variants: str | None
+    primary_kind: str | None
+    broken_guardrails: list[str]
+    unshown_guardrails: list[str]
+    best_of: int | None
+    best_of_tested: int | None
+    variant_decisions: str | None
+    standing: str | None
+    design: list[str]
+    holm_p: float | None
+    own_load: str | None
+    unranked: str | None
+    regressions: list[str]
+    # The page's own: the decision as the header words it, the date (ISO date, whether git
+    # gave it), the link to the record's page, and the row's columns in words.
+    decision: Decision | None
+    date: tuple[str, bool] | None
+    link: str
+    gain_text: str
+    status_text: str
+    blockers_text: str
+    tier_text: str
+    # Only when the campaign sets an SLO: each sweep's capacity under it, in words.
+    capacity_under_slo: str | None = None
 
 
 @dataclass(frozen=True)
@@ -201,12 +252,12 @@ class SummaryPage:
     """The summary (`summary.md.j2`), built by `views.listing_pages.summary_page`."""
 
     campaign: Campaign
-    rows: list[dict[str, Any]]
+    rows: list[SummaryLine]
     plots: list[ChartLink]
-    frontier: dict[str, Any] | None
+    frontier: FrontierView | None
     own_placement: bool
     ranked_metrics: list[str]
-    ranked_loads: list[Any]
+    ranked_loads: list[str]
     alpha: str
     confidence: str
     equivalence: str
@@ -221,7 +272,7 @@ class Affected:
     title: str
     link: str
     status: str
-    attempts: list[Any]
+    attempts: list[Attempt]
     note: str | None
 
 
@@ -244,11 +295,11 @@ class BlockersPage:
 
 @dataclass(frozen=True)
 class TimelinePage:
-    """The timeline (`timeline.md.j2`), built by `views.glance.timeline_page`."""
+    """The timeline (`timeline.md.j2`), built by `views.listing_pages.timeline_page`."""
 
     campaign: Campaign
-    months: list[tuple[str, list[dict[str, Any]]]]
-    undated: list[dict[str, Any]]
+    months: list[tuple[str, list[Entry]]]
+    undated: list[Entry]
     summary_link: str
 
 
