@@ -4,7 +4,8 @@ The templates read a page's model and nothing else (its fields are the template'
 named as they always were, so a campaign's override templates keep working), and a page's text
 is a function of its model, the templates and the code. So a record page's cache key is the
 digest of its model (`keyed`), never a list of what the page depends on kept by hand: whatever
-the page shows is in the model, and whatever is in the model is in the key.
+the page shows is in the model, and whatever is in the model is in the key. A build takes the
+key without building the model while what the model read is unchanged (`views.page_reuse`).
 
 Quoted figures (`{{ 01.c64.output_throughput.change }}` in prose) are filled by the templates'
 prose filters from the analysis; every reference in any text of the model is looked up when the
@@ -23,6 +24,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
+from generator.analysis.reuse import WATCHING
 from generator.analysis.stats import Comparison
 from generator.model.campaign import Campaign
 from generator.model.record import Attempt, Blocker, Change, Record, Setup
@@ -340,6 +342,10 @@ class _Canonical(pickle.Pickler):
             return (_shared, (self.shared[id(obj)],))
         if isinstance(obj, BaseModel):
             return (_pydantic, (type(obj), obj.__dict__, obj.__pydantic_extra__, obj.__pydantic_private__))
+        if type(obj) in WATCHING:
+            # A view that notes reads (`views.page_reuse`) kept in a model: the reads it holds
+            # are not the page's content, so no key is taken and the page is rendered afresh.
+            raise TypeError("a view of the analysis inside a page model")
         return NotImplemented
 
 

@@ -7,6 +7,7 @@ that exist from `plots` (passed in as `charts`, path -> alt text).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
@@ -41,7 +42,7 @@ from generator.views.paths import (
 )
 from generator.views.prose import figure_text
 from generator.views.results import result_view, shell_command
-from generator.views.road import stack_marks, step_lines
+from generator.views.road import StackMark, stack_marks, step_lines
 from generator.views.sweeps import slo_text, sweep_views
 
 
@@ -76,11 +77,18 @@ class RecordPages:
 
     `keyed(rec)` is a page's model and the digest of it, the page cache's key: a page is
     rendered again exactly when something it shows changed (see `page_models`).
+
+    What is found once here is of the campaign file alone (links, the rule, the SLO, the
+    vocabulary), except `marks`, the stack's: `views.page_reuse` reads a model's analysis,
+    charts and marks through views that note each key asked (`seen_by`).
     """
 
     def __init__(self, analysis: Analysis, charts: Mapping[str, str]) -> None:
         project = analysis.project
         self.analysis, self.charts = analysis, charts
+        # Where quoted figures are looked up: this analysis, even through `seen_by`'s views (a
+        # figure is a read of its own, of its filled text).
+        self.quoted = analysis
         self.here = series_dir(project)
         root_dir = docs_root(project)
         self.home_link = relative(root_dir / "index.md", self.here)
@@ -89,15 +97,22 @@ class RecordPages:
         self.rule = rule(analysis)
         self.slo = slo_text(project)
         self.vocabulary = project.campaign.vocabulary()
-        self.marks = stack_marks(analysis)
+        self.marks: Mapping[str, StackMark] = stack_marks(analysis)
         # Every page holds the campaign: its digest is taken once (it stays alive in the analysis).
         self.shared = shared_digests(project.campaign)
 
-    def keyed(self, rec: RecordFile) -> Keyed:
-        return keyed(self.model(rec), self._fill, self.shared)
+    def seen_by(self, analysis: Analysis, charts: Mapping[str, str], marks: Mapping[str, StackMark]) -> RecordPages:
+        """These pages with their models read from other views of the same analysis, charts and marks."""
+        other = copy.copy(self)
+        other.analysis, other.charts, other.marks = analysis, charts, marks
+        return other
 
-    def _fill(self, reference: str) -> str | None:
-        found = lookup(self.analysis, reference)
+    def keyed(self, rec: RecordFile) -> Keyed:
+        return keyed(self.model(rec), self.fill, self.shared)
+
+    def fill(self, reference: str) -> str | None:
+        """A quoted figure's text as the prose filters fill it (None where it names nothing)."""
+        found = lookup(self.quoted, reference)
         return None if isinstance(found, str) else figure_text(found)
 
     def link(self, slug: str) -> PageLink:
