@@ -43,13 +43,13 @@ def keys(root: Path, build_cache: BuildCache) -> dict[str, tuple[str | None, str
     pages = RecordPages(analysis, alts)
     reuse = page_reuse.PageReuse(pages, build_cache)
     recorded: list[str] = []
-    seen_by = pages.seen_by
+    seen_by = reuse.seen.seen_by
 
     def noting(*args: object) -> RecordPages:
-        recorded.append("")
+        recorded.append("")  # a model built through the noting views
         return seen_by(*args)  # type: ignore[arg-type]
 
-    pages.seen_by = noting  # type: ignore[method-assign]
+    reuse.seen.seen_by = noting  # type: ignore[method-assign]
     out = {}
     for rec in analysis.project.records:
         before = len(recorded)
@@ -136,3 +136,28 @@ def test_a_read_left_unrecorded_serves_a_stale_key(
 
     assert runs(None, "recorded") == []
     assert runs(kind, "unrecorded"), f"an edit reaching a page only through its {kind} reads went unseen"
+
+
+def test_what_the_pages_find_once_is_read_through_the_views_too(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The pages' own state (links, the rule, the SLO) is every model's input: were it to read
+    # the whole ranking, which no read can answer, no page's key would be replayed.
+    init = RecordPages.__init__
+
+    def reading_the_ranking(self: RecordPages, analysis: object, *args: object) -> None:
+        init(self, analysis, *args)  # type: ignore[arg-type]
+        self.first = analysis.ranked[0].file.slug  # type: ignore[attr-defined]
+
+    def replayed(folder: str) -> int:
+        root = make_campaign(tmp_path / folder)
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / f"{folder}-cache"))
+        build_cache = BuildCache(root)
+        keys(root, build_cache)
+        found = keys(root, build_cache)
+        assert not stale(found)
+        return sum(hit for *_keys, hit in found.values())
+
+    assert replayed("as-is")
+    monkeypatch.setattr(RecordPages, "__init__", reading_the_ranking)
+    assert replayed("reading-the-ranking") == 0

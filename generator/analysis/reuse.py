@@ -119,7 +119,9 @@ def watched(project: Project, reads: Reads) -> Project:
     )
     # Cached properties live in the instance's dict: set here, they are never computed from
     # the watched list (which would read every record) but answered by watched tables.
-    object.__setattr__(seen, "slug_index", Seen(project.slug_index, "slug", reads))
+    # Both made on first read: a cached property made here would be kept on `project` itself,
+    # and the page models are built through these views on every build (`views.page_reuse`).
+    object.__setattr__(seen, "slug_index", Seen(_Lazy(lambda: project.slug_index), "slug", reads))
     dates = _Lazy(lambda: project.committed_dates)
     object.__setattr__(seen, "committed_dates", Seen(dates, "dates", reads))
     return seen

@@ -10,8 +10,9 @@ note every key asked of them, as a record's analysis is built through views of t
 (`analysis.reuse`, whose views and answers this module shares). The entry keeps the model's key
 with those reads and a digest of their answers. A later build asks its own analysis the same
 keys; when every answer digests the same, the model it would build is the same, so the entry's
-key is the page's and its text comes from the cache under it, the model never built. What each
-read answers:
+key is the page's and its text comes from the cache under it, the model never built. What the
+pages find once for every model (`RecordPages`: links, the rule, the SLO) is found through the
+same views, and its reads join every model's. What each read answers:
 
 - a record's analysis (`analysis.record`): its fingerprint (`Analysis.fingerprints`), a digest
   of everything that analysis was made from;
@@ -37,7 +38,7 @@ from generator.analysis.campaign import Analysis, BlockerIndex, RecordAnalysis
 from generator.analysis.reuse import ALL, Answers, Reads, Seen, Unkeyed, watched
 from generator.base import cache
 from generator.project.load import RecordFile
-from generator.views.page_models import RecordPage
+from generator.views.page_models import RecordPage, keyed
 from generator.views.record_page import RecordPages
 
 
@@ -136,6 +137,14 @@ class PageReuse:
             campaign = build_cache.files.get(project.campaign_file.path)
             self.base = None if campaign is None else (str(project.root), campaign)
             self.answers = _Answers(pages, build_cache)
+            # What the pages find once for every model (links, the rule, the SLO), found again
+            # through the views: its reads are every model's too.
+            self.common: Reads = set()
+            self.seen = RecordPages(
+                cast(Analysis, _SeenAnalysis(pages.analysis, self.common)),
+                Seen(pages.charts, "chart", self.common),
+                Seen(pages.marks, "mark", self.common),
+            )
 
     def keyed(self, rec: RecordFile) -> tuple[str | None, Callable[[], RecordPage]]:
         """The page's key (None: it could not be taken) and its model, built only when asked for.
@@ -155,13 +164,14 @@ class PageReuse:
             reads, digest, key = entry
             if self.answers.digest(reads) == digest:
                 return key, lambda: pages.keyed(rec).model
-        seen: Reads = set()
-        found = pages.seen_by(
+        seen: Reads = set(self.common)
+        model = self.seen.seen_by(
             cast(Analysis, _SeenAnalysis(pages.analysis, seen)),
             Seen(pages.charts, "chart", seen),
             Seen(pages.marks, "mark", seen),
-        ).keyed(rec)
+        ).model(rec)
         # The quoted figures are filled from the analysis itself: each one a read of its text.
+        found = keyed(model, pages.fill, pages.shared)
         seen.update(("figure", reference) for reference, _text in found.model.figures)
         ordered = sorted(seen)
         digest = self.answers.digest(ordered)

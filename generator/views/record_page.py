@@ -78,17 +78,16 @@ class RecordPages:
     `keyed(rec)` is a page's model and the digest of it, the page cache's key: a page is
     rendered again exactly when something it shows changed (see `page_models`).
 
-    What is found once here is of the campaign file alone (links, the rule, the SLO, the
-    vocabulary), except `marks`, the stack's: `views.page_reuse` reads a model's analysis,
-    charts and marks through views that note each key asked (`seen_by`).
+    `views.page_reuse` builds these pages, and then each model, through views of the analysis,
+    the charts and the stack's marks (`marks`, found once from the analysis when not given) that
+    note each key asked (`seen_by`).
     """
 
-    def __init__(self, analysis: Analysis, charts: Mapping[str, str]) -> None:
+    def __init__(
+        self, analysis: Analysis, charts: Mapping[str, str], marks: Mapping[str, StackMark] | None = None
+    ) -> None:
         project = analysis.project
         self.analysis, self.charts = analysis, charts
-        # Where quoted figures are looked up: this analysis, even through `seen_by`'s views (a
-        # figure is a read of its own, of its filled text).
-        self.quoted = analysis
         self.here = series_dir(project)
         root_dir = docs_root(project)
         self.home_link = relative(root_dir / "index.md", self.here)
@@ -97,7 +96,7 @@ class RecordPages:
         self.rule = rule(analysis)
         self.slo = slo_text(project)
         self.vocabulary = project.campaign.vocabulary()
-        self.marks: Mapping[str, StackMark] = stack_marks(analysis)
+        self.marks: Mapping[str, StackMark] = stack_marks(analysis) if marks is None else marks
         # Every page holds the campaign: its digest is taken once (it stays alive in the analysis).
         self.shared = shared_digests(project.campaign)
 
@@ -112,7 +111,7 @@ class RecordPages:
 
     def fill(self, reference: str) -> str | None:
         """A quoted figure's text as the prose filters fill it (None where it names nothing)."""
-        found = lookup(self.quoted, reference)
+        found = lookup(self.analysis, reference)
         return None if isinstance(found, str) else figure_text(found)
 
     def link(self, slug: str) -> PageLink:
