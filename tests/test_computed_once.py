@@ -39,6 +39,7 @@ FLOAT_TESTS = {"isnan", "isfinite", "isinf", "inf"}
 CALLS_ALLOWED = {
     ("output/render.py", "generator.analysis.campaign.analyse"): "output runs the analysis once per build",
     ("output/render.py", "generator.analysis.figures.reference_problems"): "a build refuses broken quotes",
+    ("views/page_reuse.py", "generator.analysis.reuse.watched"): "views noting reads; no number",
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
     ("views/glance.py", "generator.analysis.road.distance_text"): "the same words on the home page",

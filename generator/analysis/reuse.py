@@ -5,9 +5,13 @@ campaign: the records that its `baseline_from` and its launch name (by slug), th
 it builds on, the shared blockers it points at, the imported runs its results and the campaign
 baseline name. Those reads are not listed by hand, where a forgotten one would serve a stale
 analysis: the record is analysed through views of the project that note every key asked of them
-(`_Seen`), and the entry keeps the keys with a digest of what each one held. A later build asks
+(`Seen`), and the entry keeps the keys with a digest of what each one held. A later build asks
 its own project the same keys, and uses the entry only when every answer digests the same. A
 read of a whole table (iterating every record, every run) is one key whose answer is all of it.
+
+The views (`Seen`, `watched`) and the answers (`Answers`) are the views layer's too: a record
+page's model is built through the same kind of views, and its key kept with its reads
+(`views.page_reuse`).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ ALL = "*"
 Reads = set[tuple[str, str]]
 
 
-class _Seen(Mapping[K, V]):
+class Seen(Mapping[K, V]):
     """`inner`, noting each key asked of it (and ALL when iterated) in `reads` under `kind`."""
 
     def __init__(self, inner: Mapping[K, V], kind: str, reads: Reads) -> None:
@@ -101,20 +105,94 @@ class _Lazy(Mapping[K, V]):
         return len(self.inner)
 
 
-def _watched(project: Project, reads: Reads) -> Project:
+# What a pickle of content must never hold: a view that notes reads holds the reads noted so far.
+WATCHING: frozenset[type] = frozenset({Seen, _SeenRecords})
+
+
+def watched(project: Project, reads: Reads) -> Project:
     """`project` with every table a record's analysis may read noting what it was asked."""
     seen = dataclasses.replace(
         project,
         records=_SeenRecords(project.records, reads),
-        runs=_Seen(project.runs, "run", reads),
-        broken_runs=_Seen(project.broken_runs, "broken", reads),
+        runs=Seen(project.runs, "run", reads),
+        broken_runs=Seen(project.broken_runs, "broken", reads),
     )
     # Cached properties live in the instance's dict: set here, they are never computed from
     # the watched list (which would read every record) but answered by watched tables.
-    object.__setattr__(seen, "slug_index", _Seen(project.slug_index, "slug", reads))
+    # Both made on first read: a cached property made here would be kept on `project` itself,
+    # and the page models are built through these views on every build (`views.page_reuse`).
+    object.__setattr__(seen, "slug_index", Seen(_Lazy(lambda: project.slug_index), "slug", reads))
     dates = _Lazy(lambda: project.committed_dates)
-    object.__setattr__(seen, "committed_dates", _Seen(dates, "dates", reads))
+    object.__setattr__(seen, "committed_dates", Seen(dates, "dates", reads))
     return seen
+
+
+class Unkeyed(Exception):
+    """A read whose answer cannot be taken: whatever made it is made again, never reused."""
+
+
+class Answers:
+    """What each read of a record's work gets from one build's project, as something to digest.
+
+    `shared` and `steps` are the tables beside the project that the work was given (the shared
+    blockers, the launch steps); `answer` raises `Unkeyed` for a read it cannot answer.
+    """
+
+    def __init__(
+        self,
+        project: Project,
+        build_cache: cache.BuildCache,
+        shared: Mapping[str, SharedBlocker],
+        steps: Mapping[str, Step],
+    ) -> None:
+        self.project, self.build_cache, self.shared, self.steps = project, build_cache, shared, steps
+        self._runs: dict[str, str] = {}
+
+    def file(self, rec: RecordFile | None) -> tuple[str, str] | None:
+        """A record file by its name and the digest of its bytes (None: no such record)."""
+        if rec is None:
+            return None
+        key = self.build_cache.files.get(rec.path)
+        if key is None:
+            # Read outside the build cache: no digest to check an entry by.
+            raise Unkeyed
+        return (rec.path.name, key)
+
+    def _run(self, rid: str) -> str | None:
+        if rid not in self._runs:
+            run = self.project.runs.get(rid)
+            self._runs[rid] = cache.digest(run_text(run)) if run is not None else ""
+        return self._runs[rid] or None
+
+    def answer(self, kind: str, key: str) -> object:
+        """What the read (`kind`, `key`) gets from this build's project, as something to digest."""
+        project = self.project
+        if kind == "records":
+            return [self.file(r) for r in project.records]
+        if kind == "slug":
+            return sorted(project.slug_index) if key == ALL else self.file(project.slug_index.get(key))
+        if kind == "run":
+            return [(k, self._run(k)) for k in sorted(project.runs)] if key == ALL else self._run(key)
+        if kind == "broken":
+            return sorted(project.broken_runs.items()) if key == ALL else project.broken_runs.get(key)
+        if kind == "step":
+            return sorted(self.steps.items()) if key == ALL else self.steps.get(key)
+        if kind == "shared":
+            keys = sorted(self.shared) if key == ALL else [key]
+            found = [(k, self.shared.get(k)) for k in keys]
+            return [(k, None if b is None else (self.file(b.record), b.index)) for k, b in found]
+        if kind == "dates":
+            if key == ALL:
+                return sorted((str(k), v) for k, v in project.committed_dates.items())
+            return project.committed_dates.get(Path(key))
+        raise AssertionError(kind)
+
+    def digest(self, reads: list[tuple[str, str]]) -> str | None:
+        """The digest of every read's answer; None when one cannot be answered."""
+        try:
+            return cache.digest(*[(kind, key, self.answer(kind, key)) for kind, key in reads])
+        except Unkeyed:
+            return None
 
 
 class Reuse:
@@ -129,55 +207,13 @@ class Reuse:
         rule: object,
     ) -> None:
         self.project, self.build_cache, self.shared, self.steps = project, build_cache, shared, steps
+        self.answers = Answers(project, build_cache, shared, steps)
         files = build_cache.files
         self.base = (str(project.root), files.get(project.campaign_file.path), repr(rule))
-        self._runs: dict[str, str] = {}
         self._files = {rec.path.name: rec for rec in project.records}
         # A digest of everything each record's analysis was made from, by file: the views key
         # what they make of one record by it (`Analysis.fingerprints`).
         self.fingerprints: dict[Path, str] = {}
-
-    def _file(self, rec: RecordFile | None) -> tuple[str, str] | None:
-        if rec is None:
-            return None
-        key = self.build_cache.files.get(rec.path)
-        if key is None:
-            # Read outside the build cache: no digest to check an entry by.
-            raise _Unkeyed
-        return (rec.path.name, key)
-
-    def _run(self, rid: str) -> str | None:
-        if rid not in self._runs:
-            run = self.project.runs.get(rid)
-            self._runs[rid] = cache.digest(run_text(run)) if run is not None else ""
-        return self._runs[rid] or None
-
-    def _answer(self, kind: str, key: str) -> object:
-        """What the read (`kind`, `key`) gets from this build's project, as something to digest."""
-        project = self.project
-        if kind == "records":
-            return [self._file(r) for r in project.records]
-        if kind == "slug":
-            return sorted(project.slug_index) if key == ALL else self._file(project.slug_index.get(key))
-        if kind == "run":
-            return [(k, self._run(k)) for k in sorted(project.runs)] if key == ALL else self._run(key)
-        if kind == "broken":
-            return sorted(project.broken_runs.items()) if key == ALL else project.broken_runs.get(key)
-        if kind == "step":
-            return sorted(self.steps.items()) if key == ALL else self.steps.get(key)
-        if kind == "shared":
-            keys = sorted(self.shared) if key == ALL else [key]
-            found = [(k, self.shared.get(k)) for k in keys]
-            return [(k, None if b is None else (self._file(b.record), b.index)) for k, b in found]
-        if kind == "dates":
-            return sorted((str(k), v) for k, v in project.committed_dates.items())
-        raise AssertionError(kind)
-
-    def _digest(self, reads: list[tuple[str, str]]) -> str | None:
-        try:
-            return cache.digest(*[(kind, key, self._answer(kind, key)) for kind, key in reads])
-        except _Unkeyed:
-            return None
 
     def analysis(
         self,
@@ -192,20 +228,20 @@ class Reuse:
         entry = self.build_cache.get(key)
         if entry is not None:
             reads, digest, payload = entry
-            if self._digest(reads) == digest:
+            if self.answers.digest(reads) == digest:
                 hit = self._load(payload)
                 if hit is not None:
                     self.fingerprints[rec.path] = cache.digest(key, digest)
                     return hit
         seen: Reads = set()
         value = compute(
-            _watched(self.project, seen),
+            watched(self.project, seen),
             rec,
-            _Seen(self.shared, "shared", seen),
-            _Seen(self.steps, "step", seen),
+            Seen(self.shared, "shared", seen),
+            Seen(self.steps, "step", seen),
         )
         reads = sorted(seen)
-        digest = self._digest(reads)
+        digest = self.answers.digest(reads)
         if digest is not None:
             self.build_cache.put(key, (reads, digest, _dump(value)))
             self.fingerprints[rec.path] = cache.digest(key, digest)
@@ -220,10 +256,6 @@ class Reuse:
         finally:
             _FILES.reset(token)
         return value if isinstance(value, RecordAnalysis) else None
-
-
-class _Unkeyed(Exception):
-    pass
 
 
 # The record files of the build that is loading an entry, by file name. An entry names the files

@@ -33,6 +33,7 @@ from generator.views import page_models
 from generator.views import variants as experiments
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.page_models import RecordPage
+from generator.views.page_reuse import PageReuse
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
 from generator.views.plots import plots
 from generator.views.prose import filling
@@ -302,18 +303,20 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
             report.add(_template_problem(project.root, name, exc))
             return None
 
-    models = RecordPages(analysis, alts)
+    # A page's key without its model while what the model read is unchanged (`views.page_reuse`).
+    models = PageReuse(RecordPages(analysis, alts), build_cache)
     for rec in project.records:
-        keyed = models.keyed(rec)
+        key, make = models.keyed(rec)
 
         # Of the model alone: the cached text is what its key names.
-        def page(model: RecordPage = keyed.model) -> str | None:
+        def page(make: Callable[[], RecordPage] = make) -> str | None:
+            model = make()
             body = render("record.md.j2", model)
             if body is None:
                 return None
             return _front_matter(model.source, list(model.record.tags)) + _normalise(body)
 
-        text = page_cache.page(keyed.key, page)
+        text = page_cache.page(key, page)
         if text is None:
             break
         yield record_page_path(project, rec), text

@@ -8,14 +8,14 @@ load, n and the decision. The table holds the same numbers, row for row.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import PurePosixPath
-from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.frontier import CampaignFrontier, Configuration, FrontierPoint
 from generator.model.quantity import fmt_number
-from generator.views.paths import relative, summary_plot_paths
+from generator.views.paths import ChartLink, relative, summary_plot_paths
 
 TITLE = "Every configuration: throughput against tokens/s per user"
 
@@ -78,25 +78,55 @@ def frontier_svg(analysis: Analysis) -> str | None:
     )
 
 
-def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: PurePosixPath) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class FrontierRow:
+    """A point of the frontier in its table: the configuration, the load and what was read there."""
+
+    configuration: str
+    load: str
+    throughput: str
+    interactivity: str
+    n: str
+    decision: str
+
+
+@dataclass(frozen=True)
+class FrontierView:
+    """The campaign frontier as the home page and the summary show it (`frontier_view`)."""
+
+    chart: ChartLink | None
+    axis: str
+    unit: str
+    gpus: int | None
+    slo: str | None
+    rows: list[FrontierRow]
+    capacities: list[str]
+    left_out: int
+    # No result records a per-token latency: each user's rate is throughput / concurrency.
+    per_user: bool
+    # The stack's label, when the stack is one of the configurations.
+    stack: str | None
+
+
+def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: PurePosixPath) -> FrontierView | None:
     """What the home page and the summary show: the chart, what it is read from, and its table."""
     f = analysis.frontier
     if f is None:
         return None
     path = frontier_path(analysis)
     chart = (
-        {"src": relative(PurePosixPath(path), page_dir), "alt": charts_drawn[path]} if path in charts_drawn else None
+        ChartLink(src=relative(PurePosixPath(path), page_dir), alt=charts_drawn[path]) if path in charts_drawn else None
     )
     unit = "tok/s per GPU" if f.per_gpu else "tok/s"
     rows = [
-        {
-            "configuration": _name(c, f),
-            "load": p.load_text,
-            "throughput": fmt_number(p.throughput),
-            "interactivity": fmt_number(p.interactivity),
-            "n": str(p.n),
-            "decision": _decision(c, p),
-        }
+        FrontierRow(
+            configuration=_name(c, f),
+            load=p.load_text,
+            throughput=fmt_number(p.throughput),
+            interactivity=fmt_number(p.interactivity),
+            n=str(p.n),
+            decision=_decision(c, p),
+        )
         for c in f.configurations
         for p in c.points
     ]
@@ -109,15 +139,15 @@ def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: Pu
     if f.slo is not None:
         metric, limit, x = f.slo
         slo = f"{metric} <= {fmt_number(limit)} ms, {fmt_number(x)} tokens/s per user"
-    return {
-        "chart": chart,
-        "axis": f.axis,
-        "unit": unit,
-        "gpus": f.gpus,
-        "slo": slo,
-        "rows": rows,
-        "capacities": capacities,
-        "left_out": f.left_out,
-        "per_user": f.statistic == "throughput / concurrency",
-        "stack": next((c.label.removesuffix(" (the stack)") for c in f.configurations if c.kind == "stack"), None),
-    }
+    return FrontierView(
+        chart=chart,
+        axis=f.axis,
+        unit=unit,
+        gpus=f.gpus,
+        slo=slo,
+        rows=rows,
+        capacities=capacities,
+        left_out=f.left_out,
+        per_user=f.statistic == "throughput / concurrency",
+        stack=next((c.label.removesuffix(" (the stack)") for c in f.configurations if c.kind == "stack"), None),
+    )

@@ -7,21 +7,55 @@ analysis computed; this module picks which to show and words it.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from dataclasses import dataclass
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
 from generator.model import metrics, variants
+from generator.model.campaign import Goal
 from generator.model.launch import assignment, words
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import Project, RecordFile
 from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
-from generator.views.page_models import Decision, Entry, TimelinePage
-from generator.views.paths import docs_root, record_link, relative
+from generator.views.paths import Figures, docs_root, record_link
 from generator.views.sweeps import capacity_cell, slo_text
 
 # The order statuses are counted in on the home page; the rest are grouped after them.
 COUNTED = ("adopted", "in-progress", "blocked", "rejected")
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A primary comparison as the header and the summary show it."""
+
+    word: str
+    change: str | None
+    interval: str | None
+    n: str
+    metric: str
+    # The load it was measured at ("concurrency 64") and the result's label.
+    where: str
+    result: str
+    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
+    why: str | None = None
+    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
+    regressions: str | None = None
+    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
+    guardrails: str | None = None
+    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
+    correction: str | None = None
+    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
+    own_load: str | None = None
+
+    @property
+    def text(self) -> str:
+        parts = [self.change or "no percent (baseline mean 0)"]
+        if self.interval:
+            parts.append(f"interval {self.interval}")
+        parts.append(f"n {self.n}")
+        if self.why:
+            parts.append(self.why)
+        return ", ".join(parts)
 
 
 def decision(
@@ -86,7 +120,39 @@ def change_diff(change: Change | None) -> list[str]:
     return out
 
 
-def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
+@dataclass(frozen=True)
+class VariantCell:
+    """A variant's decision in the header of a record that retained none."""
+
+    variant: str
+    word: str
+    change: str
+
+
+@dataclass(frozen=True)
+class RecordHeader:
+    """The header table of a record page (`record_header`)."""
+
+    decision: Decision | None
+    primary_metric: str | None
+    primary_label: str | None
+    variant_decisions: list[VariantCell]
+    unranked: str | None
+    reported: bool
+    decider: str | None
+    expectations: list[str]
+    standing: str | None
+    diff: list[str]
+    # What the diff is against: "the baseline", "the stack of 03, 05", "its own base command".
+    diff_base: str
+    command_missing: bool
+    patches: int
+    open_blockers: int
+    date: str | None
+    capacity: str | None
+
+
+def record_header(analysis: Analysis, rec: RecordFile) -> RecordHeader:
     """The header table of a record page, like a PEP's: where the record stands, in one screen."""
     project = analysis.project
     r = rec.record
@@ -99,33 +165,33 @@ def record_header(analysis: Analysis, rec: RecordFile) -> dict[str, Any]:
         relative_to = "the stack of " + ", ".join(f"{by_slug[s].number:02d}" for s in r.builds_on if s in by_slug)
     else:
         relative_to = "the baseline"
-    return {
-        "decision": decision(ra.primary, project.campaign.vocabulary(), ra.regressions),
-        "primary_metric": ra.primary_metric,
-        "primary_label": _label(project.campaign.vocabulary(), ra.primary_metric),
-        "variant_decisions": [
-            {
-                "variant": v.variant,
-                "word": v.comparison.decision,
-                "change": fmt_percent(v.comparison.change_percent) if v.comparison.change_percent is not None else "",
-            }
+    return RecordHeader(
+        decision=decision(ra.primary, project.campaign.vocabulary(), ra.regressions),
+        primary_metric=ra.primary_metric,
+        primary_label=_label(project.campaign.vocabulary(), ra.primary_metric),
+        variant_decisions=[
+            VariantCell(
+                variant=v.variant,
+                word=v.comparison.decision,
+                change=fmt_percent(v.comparison.change_percent) if v.comparison.change_percent is not None else "",
+            )
             for v in ra.variant_decisions
         ],
-        "unranked": unranked_text(ra) if ra.primary is None else None,
-        "reported": ra.reported,
-        "decider": decider_text(ra, project.campaign.vocabulary()),
-        "expectations": expectation_lines(ra, project.campaign.vocabulary()),
-        "standing": standing_text(r.status, r.standing, r.standing_note) if r.standing or r.standing_note else None,
-        "diff": change_diff(change),
-        "diff_base": relative_to,
-        "command_missing": bool(change is not None and change.command == "not-recorded"),
-        "patches": len(change.patches) if change is not None else 0,
-        "open_blockers": len(ra.open_blockers),
-        "date": record_date(project, rec),
-        "capacity": f"{capacity_cell(ra.sweeps)} (SLO {slo_text(project)})"
+        unranked=unranked_text(ra) if ra.primary is None else None,
+        reported=ra.reported,
+        decider=decider_text(ra, project.campaign.vocabulary()),
+        expectations=expectation_lines(ra, project.campaign.vocabulary()),
+        standing=standing_text(r.status, r.standing, r.standing_note) if r.standing or r.standing_note else None,
+        diff=change_diff(change),
+        diff_base=relative_to,
+        command_missing=bool(change is not None and change.command == "not-recorded"),
+        patches=len(change.patches) if change is not None else 0,
+        open_blockers=len(ra.open_blockers),
+        date=record_date(project, rec),
+        capacity=f"{capacity_cell(ra.sweeps)} (SLO {slo_text(project)})"
         if ra.sweeps and project.campaign.slo
         else None,
-    }
+    )
 
 
 def decider_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> str | None:
@@ -208,7 +274,33 @@ def _link(analysis: Analysis, rec: RecordFile) -> str:
     return record_link(project, rec, docs_root(project))
 
 
-def _entry(analysis: Analysis, ra: RecordAnalysis) -> Entry:
+@dataclass(frozen=True)
+class Entry:
+    """A record in a list of the home page's first screen or the timeline; on the timeline a
+    piece of its own (`_timeline_row.md.j2`, or `_timeline_undated.md.j2`)."""
+
+    number: str
+    title: str
+    status: str
+    tier: int
+    # The tier is the records' own placement, not their sources': marked wherever it is shown.
+    own_tier: bool
+    date: str | None
+    link: str
+    decision: Decision | None
+    # Its quoted figures, filled by `page_models.keyed` when it is a piece of the timeline.
+    figures: Figures = ()
+
+
+@dataclass(frozen=True)
+class StandingEntry(Entry):
+    """A record with a standing (recommended, latest, measured but undecided), and its note."""
+
+    standing: str | None = None
+    note: str | None = None
+
+
+def entry(analysis: Analysis, ra: RecordAnalysis) -> Entry:
     rec = ra.file
     return Entry(
         number=f"{rec.number:02d}",
@@ -222,10 +314,10 @@ def _entry(analysis: Analysis, ra: RecordAnalysis) -> Entry:
     )
 
 
-def standings(analysis: Analysis) -> list[dict[str, Any]]:
+def standings(analysis: Analysis) -> list[StandingEntry]:
     """The records with a standing (recommended, latest, measured but undecided), in series order."""
     return [
-        {**vars(_entry(analysis, ra)), "standing": ra.file.record.standing, "note": ra.file.record.standing_note}
+        StandingEntry(**vars(entry(analysis, ra)), standing=ra.file.record.standing, note=ra.file.record.standing_note)
         for ra in analysis.records
         if ra.file.record.standing is not None
     ]
@@ -241,46 +333,44 @@ def status_counts(analysis: Analysis) -> list[tuple[str, int]]:
 
 def next_ideas(analysis: Analysis, limit: int = 5) -> list[Entry]:
     """The proposed records in the analysis' ranked order: what to try next, tier by tier."""
-    out = [_entry(analysis, ra) for ra in analysis.ranked if ra.file.record.status == "proposed"]
+    out = [entry(analysis, ra) for ra in analysis.ranked if ra.file.record.status == "proposed"]
     return out[:limit]
 
 
 def latest(analysis: Analysis, limit: int = 5) -> list[Entry]:
     """The dated records, newest first (ties by number, so the order is stable)."""
+    return [entry(analysis, ra) for ra in newest_first(analysis)[:limit]]
+
+
+def newest_first(analysis: Analysis) -> list[RecordAnalysis]:
+    """The records that give a date (`date:`), newest first, ties by number."""
     dated = [ra for ra in analysis.records if ra.file.record.date is not None]
     dated.sort(key=lambda ra: (-_ordinal(ra.file.record.date), ra.file.number))
-    return [_entry(analysis, ra) for ra in dated[:limit]]
+    return dated
 
 
 def _ordinal(day: dt.date | None) -> int:
     return day.toordinal() if day is not None else 0
 
 
-# --- the timeline -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class GoalRow:
+    """A goal on the home page's first screen, with its one current level and the distance to it."""
+
+    goal: Goal
+    label: str
+    unit: str
+    direction: str
+    target: str
+    concurrency: str
+    current: str | None
+    # Where the current level comes from, in words.
+    source: str | None
+    to_go: str | None
+    reached: bool | None
 
 
-def timeline_page(analysis: Analysis) -> TimelinePage:
-    """Every record by date, newest first, grouped by month; the undated ones after."""
-    project = analysis.project
-    months: dict[str, list[Entry]] = {}
-    dated = sorted(
-        (ra for ra in analysis.records if ra.file.record.date is not None),
-        key=lambda ra: (-_ordinal(ra.file.record.date), ra.file.number),
-    )
-    for ra in dated:
-        day = ra.file.record.date
-        assert day is not None
-        months.setdefault(day.strftime("%Y-%m"), []).append(_entry(analysis, ra))
-    undated = [_entry(analysis, ra) for ra in analysis.records if ra.file.record.date is None]
-    return TimelinePage(
-        campaign=project.campaign,
-        months=list(months.items()),
-        undated=undated,
-        summary_link=relative(docs_root(project) / "summary.md", docs_root(project)),
-    )
-
-
-def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
+def goal_rows(analysis: Analysis) -> list[GoalRow]:
     """Each goal with its one current level, the analysis' (`analysis.goals`), and the distance.
 
     A goal on the road reads the road's level and distance, so the first screen never shows a
@@ -301,38 +391,55 @@ def goal_rows(analysis: Analysis) -> list[dict[str, Any]]:
         distance = distances.get(id(g))
         current = None if status.current is None else ("~" if status.about else "") + level_text(status.current)
         out.append(
-            {
-                "goal": g,
-                "label": metric.label if metric else g.metric,
-                "unit": unit,
-                "direction": status.direction,
-                "target": fmt_number(g.target),
-                "concurrency": str(g.concurrency) if g.concurrency is not None else "not recorded",
-                "current": current,
-                "source": status.current_from,
-                "to_go": distance_text(distance, unit) if distance is not None else None,
-                "reached": status.reached,
-            }
+            GoalRow(
+                goal=g,
+                label=metric.label if metric else g.metric,
+                unit=unit,
+                direction=status.direction,
+                target=fmt_number(g.target),
+                concurrency=str(g.concurrency) if g.concurrency is not None else "not recorded",
+                current=current,
+                source=status.current_from,
+                to_go=distance_text(distance, unit) if distance is not None else None,
+                reached=status.reached,
+            )
         )
     return out
 
 
-def home_glance(analysis: Analysis) -> dict[str, Any]:
+@dataclass(frozen=True)
+class Glance:
+    """The home page's first screen (`home_glance`)."""
+
+    goals: list[GoalRow]
+    # The launch command in force, as `stack` prints it; None while adopted records form a circle.
+    command: str | None
+    adopted: list[str]
+    not_in_command: list[str]
+    caveats: list[str]
+    # No record has a measured primary comparison: the page says so, and where to see one.
+    no_measured: bool
+    counts: list[tuple[str, int]]
+    standings: list[StandingEntry]
+    next: list[Entry]
+    latest: list[Entry]
+
+
+def home_glance(analysis: Analysis) -> Glance:
     """The home page's first screen: goals, the command in force, counts, what is next and new."""
     from generator.views.road import command_caveats
 
     stack = analysis.stack
     command = stack.stack.script() if stack.stack is not None else None
-    return {
-        "goals": goal_rows(analysis),
-        "command": command,
-        "adopted": [f"{r.number:02d}" for r in stack.records],
-        "not_in_command": [f"{label}: {note}" for label, note in stack.notes],
-        "caveats": command_caveats(analysis),
-        # No record has a measured primary comparison: the page says so, and where to see one.
-        "no_measured": bool(analysis.records) and all(ra.primary is None for ra in analysis.records),
-        "counts": status_counts(analysis),
-        "standings": standings(analysis),
-        "next": next_ideas(analysis),
-        "latest": latest(analysis),
-    }
+    return Glance(
+        goals=goal_rows(analysis),
+        command=command,
+        adopted=[f"{r.number:02d}" for r in stack.records],
+        not_in_command=[f"{label}: {note}" for label, note in stack.notes],
+        caveats=command_caveats(analysis),
+        no_measured=bool(analysis.records) and all(ra.primary is None for ra in analysis.records),
+        counts=status_counts(analysis),
+        standings=standings(analysis),
+        next=next_ideas(analysis),
+        latest=latest(analysis),
+    )

@@ -1,29 +1,37 @@
-"""The models of the pages that list the campaign: home, summary and blockers.
+"""The models of the pages that list the campaign: home, summary, blockers and the timeline.
 
 Python prepares what a page shows, from the analysis; the templates only lay it out. Nothing
-here computes a number (see `record_page` for the series pages). A summary row and a blocker
-are pieces with models of their own (`SummaryRow`, `BlockerEntry`), which `output.listing`
-renders once each and keeps under their digests.
+here computes a number (see `record_page` for the series pages). A summary row, a timeline
+entry and a blocker are pieces with models of their own (`SummaryRow`, `Entry`,
+`BlockerEntry`), which `output.listing` renders once each and keeps under their digests.
 """
 
 from __future__ import annotations
 
 import shlex
 from collections.abc import Mapping
-from typing import Any
 
 from generator.analysis.campaign import Analysis
 from generator.model.record import Blocker
 from generator.project.load import RecordFile
 from generator.views.evidence import baseline_evidence
 from generator.views.frontier import frontier_view
-from generator.views.glance import decision, home_glance, record_day
-from generator.views.page_models import Affected, BlockerEntry, BlockersPage, HomePage, SummaryPage, SummaryRow
+from generator.views.glance import Entry, decision, entry, home_glance, newest_first, record_day
+from generator.views.page_models import (
+    Affected,
+    BlockerEntry,
+    BlockersPage,
+    HomePage,
+    SummaryLine,
+    SummaryPage,
+    SummaryRow,
+    TimelinePage,
+)
 from generator.views.paths import docs_root, record_link, relative, summary_plot_paths
 from generator.views.record_page import blocker_anchor, chart_links, record_title, rule
 from generator.views.results import result_view, shell_command
 from generator.views.road import road_context
-from generator.views.summary import SLO_COLUMN, blockers_text, gain_text, status_text, summary_rows, tier_text
+from generator.views.summary import blockers_text, gain_text, status_text, summary_rows, tier_text
 
 
 def home_page(analysis: Analysis, charts: Mapping[str, str] | None = None) -> HomePage:
@@ -61,61 +69,61 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     root_dir = docs_root(project)
     vocabulary = project.campaign.vocabulary()
     slo = bool(project.campaign.slo)
-    rows, row_models = [], []
+    rows: list[SummaryLine] = []
     by_slug = analysis.by_slug
     for row in summary_rows(analysis):
         rec = by_slug[row["slug"]]
         ra = analysis.record(rec)
-        row = {
-            **row,
-            "decision": decision(ra.primary, vocabulary, ra.regressions),
-            "date": record_day(project, rec),
-            "link": record_link(project, rec, root_dir),
-            "gain_text": gain_text(row),
-            "status_text": status_text(row),
-            "blockers_text": blockers_text(row),
-            "tier_text": tier_text(row),
-        }
-        rows.append(row)
-        row_models.append(_summary_row(row, slo))
+        rows.append(
+            SummaryLine(
+                **row,
+                decision=decision(ra.primary, vocabulary, ra.regressions),
+                date=record_day(project, rec),
+                link=record_link(project, rec, root_dir),
+                gain_text=gain_text(row),
+                status_text=status_text(row),
+                blockers_text=blockers_text(row),
+                tier_text=tier_text(row),
+            )
+        )
     # The frontier has its own section (`frontier`), with its table.
     views = chart_links(charts, summary_plot_paths(project)[:1], root_dir)
     return SummaryPage(
         campaign=project.campaign,
         rows=rows,
-        row_models=row_models,
+        row_models=[_summary_row(line, slo) for line in rows],
         plots=views,
         frontier=frontier_view(analysis, dict(charts), root_dir),
-        own_placement=any(row["tier_source"] == "own" for row in rows),
+        own_placement=any(row.tier_source == "own" for row in rows),
         ranked_metrics=list(analysis.ranked_metrics),
         ranked_loads=list(analysis.ranked_loads),
         **vars(rule(analysis)),
     )
 
 
-def _summary_row(row: dict[str, Any], slo: bool) -> SummaryRow:
+def _summary_row(line: SummaryLine, slo: bool) -> SummaryRow:
     """What the summary's table shows of a row: its piece's model."""
     return SummaryRow(
-        number=row["number"],
-        title=row["title"],
-        link=row["link"],
-        variants=row["variants"],
-        tier=row["tier"],
-        tier_source=row["tier_source"],
-        status=row["status"],
-        standing=row["standing"],
-        in_stack=row["in_stack"],
-        decision=row["decision"],
-        primary_metric=row["primary_metric"],
-        primary_decision=row["primary_decision"],
-        variant_decisions=row["variant_decisions"],
-        reported=row["reported"],
-        unranked=row["unranked"],
-        date=row["date"],
-        open_blockers=row["open_blockers"],
-        blockers_text=row["blockers_text"],
+        number=line.number,
+        title=line.title,
+        link=line.link,
+        variants=line.variants,
+        tier=line.tier,
+        tier_source=line.tier_source,
+        status=line.status,
+        standing=line.standing,
+        in_stack=line.in_stack,
+        decision=line.decision,
+        primary_metric=line.primary_metric,
+        primary_decision=line.primary_decision,
+        variant_decisions=line.variant_decisions,
+        reported=line.reported,
+        unranked=line.unranked,
+        date=line.date,
+        open_blockers=line.open_blockers,
+        blockers_text=line.blockers_text,
         slo=slo,
-        capacity=row.get(SLO_COLUMN),
+        capacity=line.capacity_under_slo,
     )
 
 
@@ -156,3 +164,20 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
                 )
             )
     return BlockersPage(campaign=project.campaign, entries=entries)
+
+
+def timeline_page(analysis: Analysis) -> TimelinePage:
+    """Every record by date, newest first, grouped by month; the undated ones after."""
+    project = analysis.project
+    months: dict[str, list[Entry]] = {}
+    for ra in newest_first(analysis):
+        day = ra.file.record.date
+        assert day is not None
+        months.setdefault(day.strftime("%Y-%m"), []).append(entry(analysis, ra))
+    undated = [entry(analysis, ra) for ra in analysis.records if ra.file.record.date is None]
+    return TimelinePage(
+        campaign=project.campaign,
+        months=list(months.items()),
+        undated=undated,
+        summary_link=relative(docs_root(project) / "summary.md", docs_root(project)),
+    )

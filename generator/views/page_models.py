@@ -4,9 +4,10 @@ The templates read a page's model and nothing else (its fields are the template'
 named as they always were, so a campaign's override templates keep working), and a page's text
 is a function of its model, the templates and the code. So a record page's cache key is the
 digest of its model (`keyed`), never a list of what the page depends on kept by hand: whatever
-the page shows is in the model, and whatever is in the model is in the key. The pages that list
-the records are made of one piece per record (a summary row, a timeline entry, a blocker), each
-with a model of its own keyed the same way (`output.listing`).
+the page shows is in the model, and whatever is in the model is in the key. A build takes the
+key without building the model while what the model read is unchanged (`views.page_reuse`).
+The pages that list the records are made of one piece per record (a summary row, a timeline
+entry, a blocker), each with a model of its own keyed the same way (`output.listing`).
 
 Quoted figures (`{{ 01.c64.output_throughput.change }}` in prose) are filled by the templates'
 prose filters from the analysis; every reference in any text of the model is looked up when the
@@ -25,53 +26,24 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
+from generator.analysis.reuse import WATCHING
 from generator.analysis.stats import Comparison
 from generator.model.campaign import Campaign
 from generator.model.record import Attempt, Blocker, Change, Record, Setup
 from generator.model.reported import ReportedMetric
 from generator.model.result import Result
 from generator.views.evidence import Evidence
+from generator.views.frontier import FrontierView
+from generator.views.glance import Decision, Entry, Glance, RecordHeader
+from generator.views.paths import ChartLink, Figures
+from generator.views.road import RoadView, StackMark
+from generator.views.sweeps import SweepView
 from generator.views.variants import VariantTable
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-# Each `{{ ... }}` reference a model's text quotes, with the text the prose filters fill in for it.
-Figures = tuple[tuple[str, str | None], ...]
-
-
-@dataclass(frozen=True)
-class Decision:
-    """A primary comparison as the header and the summary show it (built by `views.glance.decision`)."""
-
-    word: str
-    change: str | None
-    interval: str | None
-    n: str
-    metric: str
-    # The load it was measured at ("concurrency 64") and the result's label.
-    where: str
-    result: str
-    # Why an unreplicated comparison gives no direction ("3 vs 3 runs, no spread published").
-    why: str | None = None
-    # "worse elsewhere: ..." (`regressions_text`), said beside the word wherever it is shown.
-    regressions: str | None = None
-    # "guardrail broken: ttft_p99 +15.1%; guardrail not shown: ..." (`guardrails_text`), or None.
-    guardrails: str | None = None
-    # "best of 3 variants: Holm-adjusted p = 0.078", when the word is corrected for the pick.
-    correction: str | None = None
-    # "at its own expected load, concurrency 256: +124.3% (...), better", when ranked at another.
-    own_load: str | None = None
-
-    @property
-    def text(self) -> str:
-        parts = [self.change or "no percent (baseline mean 0)"]
-        if self.interval:
-            parts.append(f"interval {self.interval}")
-        parts.append(f"n {self.n}")
-        if self.why:
-            parts.append(self.why)
-        return ", ".join(parts)
+__all__ = ["ChartLink", "Figures"]  # re-exported: what every page model links and quotes
 
 
 @dataclass(frozen=True)
@@ -81,14 +53,6 @@ class PageLink:
     slug: str
     title: str
     link: str
-
-
-@dataclass(frozen=True)
-class ChartLink:
-    """A chart drawn for a page: its path relative to the page and its alt text."""
-
-    src: str
-    alt: str
 
 
 @dataclass(frozen=True)
@@ -185,14 +149,14 @@ class RecordPage:
     result_order: list[int]
     fold_results: bool
     plots: list[ChartLink]
-    sweeps: list[dict[str, Any]]
+    sweeps: list[SweepView]
     slo: str
     related: list[PageLink]
     superseded_by: PageLink | None
     superseding: list[PageLink]
     builds_on: list[PageLink]
-    in_stack: dict[str, Any] | None
-    header: dict[str, Any]
+    in_stack: StackMark | None
+    header: RecordHeader
     primary_text: str | None
     alpha: str
     confidence: str
@@ -232,13 +196,65 @@ class HomePage:
     record_count: int
     summary_link: str
     blockers_link: str
-    road: dict[str, Any] | None
-    glance: dict[str, Any]
+    road: RoadView | None
+    glance: Glance
     timeline_link: str
-    frontier: dict[str, Any] | None
+    frontier: FrontierView | None
     # The quoted figures of its text (see `RecordPage.figures`): the home page is one piece,
     # kept whole under the digest of this model (`output.listing`).
     figures: Figures = ()
+
+
+@dataclass(frozen=True)
+class SummaryLine:
+    """A record's row of the summary page: its row of `improvements summary` (`views.summary.summary_row`,
+    each column by its name), with what the page adds."""
+
+    number: int
+    slug: str
+    title: str
+    tier: int
+    status: str
+    primary_metric: str | None
+    primary_result: str | None
+    primary_concurrency: int | None
+    primary_change_percent: float | None
+    primary_ci_low_percent: float | None
+    primary_ci_high_percent: float | None
+    primary_n: int | None
+    primary_spread_unknown: bool | None
+    primary_baseline_n: int | None
+    primary_decision: str | None
+    open_blockers: int
+    open_blocker_titles: list[str]
+    tier_source: str | None
+    evidence: str | None
+    reported: str | None
+    in_stack: bool
+    variants: str | None
+    primary_kind: str | None
+    broken_guardrails: list[str]
+    unshown_guardrails: list[str]
+    best_of: int | None
+    best_of_tested: int | None
+    variant_decisions: str | None
+    standing: str | None
+    design: list[str]
+    holm_p: float | None
+    own_load: str | None
+    unranked: str | None
+    regressions: list[str]
+    # The page's own: the decision as the header words it, the date (ISO date, whether git
+    # gave it), the link to the record's page, and the row's columns in words.
+    decision: Decision | None
+    date: tuple[str, bool] | None
+    link: str
+    gain_text: str
+    status_text: str
+    blockers_text: str
+    tier_text: str
+    # Only when the campaign sets an SLO: each sweep's capacity under it, in words.
+    capacity_under_slo: str | None = None
 
 
 @dataclass(frozen=True)
@@ -279,13 +295,12 @@ class SummaryPage:
     """The summary (`summary.md.j2`), built by `views.listing_pages.summary_page`."""
 
     campaign: Campaign
-    # The ranked rows (`views.summary.summary_row`, with the page's texts), for override templates.
-    rows: list[dict[str, Any]]
+    rows: list[SummaryLine]
     plots: list[ChartLink]
-    frontier: dict[str, Any] | None
+    frontier: FrontierView | None
     own_placement: bool
     ranked_metrics: list[str]
-    ranked_loads: list[Any]
+    ranked_loads: list[str]
     alpha: str
     confidence: str
     equivalence: str
@@ -304,7 +319,7 @@ class Affected:
     title: str
     link: str
     status: str
-    attempts: list[Any]
+    attempts: list[Attempt]
     note: str | None
 
 
@@ -333,25 +348,8 @@ class BlockersPage:
 
 
 @dataclass(frozen=True)
-class Entry:
-    """A record where the home page and the timeline name it (`views.glance`); on the timeline a
-    piece of its own (`_timeline_row.md.j2`, or `_timeline_undated.md.j2`)."""
-
-    number: str
-    title: str
-    status: str
-    tier: int
-    # The tier is the records' own placement, not their sources': marked wherever it is shown.
-    own_tier: bool
-    date: str | None
-    link: str
-    decision: Decision | None
-    figures: Figures = ()
-
-
-@dataclass(frozen=True)
 class TimelinePage:
-    """The timeline (`timeline.md.j2`), built by `views.glance.timeline_page`."""
+    """The timeline (`timeline.md.j2`), built by `views.listing_pages.timeline_page`."""
 
     campaign: Campaign
     months: list[tuple[str, list[Entry]]]
@@ -399,6 +397,10 @@ class _Canonical(pickle.Pickler):
             return (_shared, (self.shared[id(obj)],))
         if isinstance(obj, BaseModel):
             return (_pydantic, (type(obj), obj.__dict__, obj.__pydantic_extra__, obj.__pydantic_private__))
+        if type(obj) in WATCHING:
+            # A view that notes reads (`views.page_reuse`) kept in a model: the reads it holds
+            # are not the page's content, so no key is taken and the page is rendered afresh.
+            raise TypeError("a view of the analysis inside a page model")
         return NotImplemented
 
 

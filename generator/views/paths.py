@@ -8,12 +8,25 @@ from __future__ import annotations
 
 import functools
 import posixpath
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from posixpath import join as pjoin
 
 from generator.project.load import Project, RecordFile
 
 MANIFEST_NAME = ".improvements-manifest.json"
+
+# Each `{{ ... }}` reference a page model's (or a piece's) text quotes, with the text the prose
+# filters fill in for it (`page_models.keyed`). Here, below every view that makes a model.
+Figures = tuple[tuple[str, str | None], ...]
+
+
+@dataclass(frozen=True)
+class ChartLink:
+    """A chart drawn for a page: its path relative to the page and its alt text."""
+
+    src: str
+    alt: str
 
 
 def docs_root(project: Project) -> PurePosixPath:

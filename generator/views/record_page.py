@@ -7,6 +7,7 @@ that exist from `plots` (passed in as `charts`, path -> alt text).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
@@ -40,7 +41,7 @@ from generator.views.paths import (
 )
 from generator.views.prose import figures_of
 from generator.views.results import result_view, shell_command
-from generator.views.road import stack_marks, step_lines
+from generator.views.road import StackMark, stack_marks, step_lines
 from generator.views.sweeps import slo_text, sweep_views
 
 
@@ -75,9 +76,15 @@ class RecordPages:
 
     `keyed(rec)` is a page's model and the digest of it, the page cache's key: a page is
     rendered again exactly when something it shows changed (see `page_models`).
+
+    `views.page_reuse` builds these pages, and then each model, through views of the analysis,
+    the charts and the stack's marks (`marks`, found once from the analysis when not given) that
+    note each key asked (`seen_by`).
     """
 
-    def __init__(self, analysis: Analysis, charts: Mapping[str, str]) -> None:
+    def __init__(
+        self, analysis: Analysis, charts: Mapping[str, str], marks: Mapping[str, StackMark] | None = None
+    ) -> None:
         project = analysis.project
         self.analysis, self.charts = analysis, charts
         self.here = series_dir(project)
@@ -88,13 +95,23 @@ class RecordPages:
         self.rule = rule(analysis)
         self.slo = slo_text(project)
         self.vocabulary = project.campaign.vocabulary()
-        self.marks = stack_marks(analysis)
+        self.marks: Mapping[str, StackMark] = stack_marks(analysis) if marks is None else marks
         # Every page holds the campaign: its digest is taken once (it stays alive in the analysis).
         self.shared = shared_digests(project.campaign)
-        self.fill = figures_of(analysis)
+
+    def seen_by(self, analysis: Analysis, charts: Mapping[str, str], marks: Mapping[str, StackMark]) -> RecordPages:
+        """These pages with their models read from other views of the same analysis, charts and marks."""
+        other = copy.copy(self)
+        other.analysis, other.charts, other.marks = analysis, charts, marks
+        return other
 
     def keyed(self, rec: RecordFile) -> Keyed[RecordPage]:
         return keyed(self.model(rec), self.fill, self.shared)
+
+    def fill(self, reference: str) -> str | None:
+        """A quoted figure's text as the prose filters fill it (None where it names nothing),
+        read through this object's analysis, so that a recording view notes the read."""
+        return figures_of(self.analysis)(reference)
 
     def link(self, slug: str) -> PageLink:
         target = self.analysis.by_slug[slug]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
@@ -23,7 +24,7 @@ from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
 from generator.views.notes import regressions_text
-from generator.views.paths import docs_root, record_link, relative
+from generator.views.paths import ChartLink, docs_root, record_link, relative
 
 
 def _label(rec: RecordFile) -> str:
@@ -153,22 +154,31 @@ def stack_json(analysis: Analysis) -> str:
 # --- record pages ---------------------------------------------------------------------------------
 
 
-def stack_mark(analysis: Analysis, rec: RecordFile) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class StackMark:
+    """Where a record stands in the stack: its step (1-based) of how many, after which records."""
+
+    place: int
+    of: int
+    after: list[str]
+
+
+def stack_mark(analysis: Analysis, rec: RecordFile) -> StackMark | None:
     """Where a record stands in the stack: its place, and what it builds on; None when not in it."""
     records = analysis.stack.records
     if not analysis.stack.has(rec.slug):
         return None
     place = next(i for i, r in enumerate(records) if r.slug == rec.slug)
-    return {"place": place + 1, "of": len(records), "after": [_label(r) for r in records[:place]]}
+    return StackMark(place=place + 1, of=len(records), after=[_label(r) for r in records[:place]])
 
 
-def stack_marks(analysis: Analysis) -> dict[str, dict[str, Any]]:
+def stack_marks(analysis: Analysis) -> dict[str, StackMark]:
     """`stack_mark` of every record in the stack, by slug, in one pass (each call of it is a walk of the stack)."""
     records = analysis.stack.records
     labels = [_label(r) for r in records]
-    marks: dict[str, dict[str, Any]] = {}
+    marks: dict[str, StackMark] = {}
     for place, rec in enumerate(records):
-        marks.setdefault(rec.slug, {"place": place + 1, "of": len(records), "after": labels[:place]})
+        marks.setdefault(rec.slug, StackMark(place=place + 1, of=len(records), after=labels[:place]))
     return marks
 
 
@@ -226,7 +236,63 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
     return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names), draw)
 
 
-def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class RoadStepRow:
+    """A step of the home page's road: an adopted record, and its measured change when there is one."""
+
+    label: str
+    title: str
+    link: str
+    measured: bool
+    result: str | None = None
+    before: str | None = None
+    after: str | None = None
+    delta: str | None = None
+    percent: str | None = None
+    interval: str | None = None
+    decision: str | None = None
+    level: str | None = None
+    chain_break: str | None = None
+    regressions: str | None = None
+
+
+@dataclass(frozen=True)
+class RoadGoal:
+    """A goal on the road's metric and load, and how far the current level is from it."""
+
+    target: str
+    direction: str
+    distance: str
+
+
+@dataclass(frozen=True)
+class RoadView:
+    """The home page's road to the goal (`road_context`)."""
+
+    metric: str
+    unit: str
+    concurrency: str
+    baseline: str
+    baseline_about: bool
+    # A baseline result measured the level; else the result that gives it only as reported.
+    baseline_measured: bool
+    baseline_reported_in: str | None
+    baseline_is_range: bool
+    baseline_mid: str
+    baseline_source: str
+    steps: list[RoadStepRow]
+    adopted: list[str]
+    current: str
+    chained: bool
+    breaks: list[str]
+    unmeasured: list[str]
+    goals: list[RoadGoal]
+    other_goals: list[str]
+    notes: list[str]
+    plot: ChartLink | None
+
+
+def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> RoadView | None:
     """The home page's road: the rows of its table, where the chain breaks, the goals' distances."""
     road = analysis.stack.road
     if road is None:
@@ -238,34 +304,33 @@ def road_context(analysis: Analysis, charts_drawn: dict[str, str]) -> dict[str, 
     rows = [_step_row(analysis, s, unit) for s in road.steps]
     breaks = [f"before {s.label}: {s.chain_break}" for s in road.steps if s.chain_break]
     unmeasured = [s.label for s in road.steps if s.change is None]
-    return {
-        "metric": metric.label if metric else road.metric,
-        "unit": unit,
-        "concurrency": str(road.concurrency) if road.concurrency is not None else "not recorded",
-        "baseline": fmt_stat(road.baseline),
-        "baseline_about": _about(analysis, road),
-        # A baseline result measured the level; else the result that gives it only as reported.
-        "baseline_measured": road.baseline_result is not None,
-        "baseline_reported_in": _reported_in(analysis, road),
-        "baseline_is_range": road.baseline.kind == "range",
-        "baseline_mid": fmt_number(road.baseline.mean),
-        "baseline_source": road.baseline_source,
-        "steps": rows,
-        "adopted": [_label(r) for r in analysis.stack.records],
-        "current": level_text(road.current),
-        "chained": road.chained,
-        "breaks": breaks,
-        "unmeasured": unmeasured,
-        "goals": [
-            {"target": fmt_number(g.goal.target), "direction": g.direction, "distance": distance_text(g, unit)}
+    return RoadView(
+        metric=metric.label if metric else road.metric,
+        unit=unit,
+        concurrency=str(road.concurrency) if road.concurrency is not None else "not recorded",
+        baseline=fmt_stat(road.baseline),
+        baseline_about=_about(analysis, road),
+        baseline_measured=road.baseline_result is not None,
+        baseline_reported_in=_reported_in(analysis, road),
+        baseline_is_range=road.baseline.kind == "range",
+        baseline_mid=fmt_number(road.baseline.mean),
+        baseline_source=road.baseline_source,
+        steps=rows,
+        adopted=[_label(r) for r in analysis.stack.records],
+        current=level_text(road.current),
+        chained=road.chained,
+        breaks=breaks,
+        unmeasured=unmeasured,
+        goals=[
+            RoadGoal(target=fmt_number(g.goal.target), direction=g.direction, distance=distance_text(g, unit))
             for g in road.goals
         ],
-        "other_goals": [f"{g.metric} {fmt_number(g.target)}" for g in road.other_goals],
-        "notes": [f"{label}: {note}" for label, note in analysis.stack.notes],
-        "plot": {"src": relative(PurePosixPath(path), root_dir), "alt": charts_drawn[path]}
+        other_goals=[f"{g.metric} {fmt_number(g.target)}" for g in road.other_goals],
+        notes=[f"{label}: {note}" for label, note in analysis.stack.notes],
+        plot=ChartLink(src=relative(PurePosixPath(path), root_dir), alt=charts_drawn[path])
         if path in charts_drawn
         else None,
-    }
+    )
 
 
 def level_text(level: Stat) -> str:
@@ -305,28 +370,28 @@ def _reported_in(analysis: Analysis, road: Road) -> str | None:
     return None
 
 
-def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> dict[str, Any]:
+def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> RoadStepRow:
     rec = step.record
     link = record_link(analysis.project, rec, docs_root(analysis.project))
     c = step.change
     if c is None:
-        return {"label": step.label, "title": rec.record.title, "link": link, "measured": False}
+        return RoadStepRow(label=step.label, title=rec.record.title, link=link, measured=False)
     # "inconclusive (inconclusive)" said nothing twice: the mark only where it adds to the word.
     decision = c.decision if c.weak is None or c.weak == c.decision else f"{c.decision} ({c.weak})"
     interval = f"{fmt_number(c.interval[0])} to {fmt_number(c.interval[1])} {unit}" if c.interval else None
-    return {
-        "label": step.label,
-        "title": rec.record.title,
-        "link": link,
-        "measured": True,
-        "result": c.result.label,
-        "before": fmt_stat(c.before),
-        "after": fmt_stat(c.after),
-        "delta": ("+" if c.delta > 0 else "") + fmt_number(c.delta),
-        "percent": fmt_percent(c.change_percent),
-        "interval": interval,
-        "decision": decision,
-        "level": fmt_number(step.level_after) if step.level_after is not None else None,
-        "chain_break": step.chain_break,
-        "regressions": regressions_text(analysis.record(rec).regressions, analysis.project.campaign.vocabulary()),
-    }
+    return RoadStepRow(
+        label=step.label,
+        title=rec.record.title,
+        link=link,
+        measured=True,
+        result=c.result.label,
+        before=fmt_stat(c.before),
+        after=fmt_stat(c.after),
+        delta=("+" if c.delta > 0 else "") + fmt_number(c.delta),
+        percent=fmt_percent(c.change_percent),
+        interval=interval,
+        decision=decision,
+        level=fmt_number(step.level_after) if step.level_after is not None else None,
+        chain_break=step.chain_break,
+        regressions=regressions_text(analysis.record(rec).regressions, analysis.project.campaign.vocabulary()),
+    )

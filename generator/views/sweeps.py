@@ -26,7 +26,7 @@ from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
-from generator.views.paths import relative, series_dir
+from generator.views.paths import ChartLink, relative, series_dir
 
 XML = '<?xml version="1.0" encoding="utf-8" standalone="no"?>'
 
@@ -182,7 +182,20 @@ def _x_label(sweep: Sweep) -> str:
     return f"tokens/s per user (1000 / {stats.pop()}{mean})"
 
 
-def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -> list[dict[str, Any]]:
+@dataclass(frozen=True)
+class SweepView:
+    """A load sweep on its record's page: its loads, capacity under the SLO in words, and its charts."""
+
+    title: str
+    loads: str
+    capacity: str | None
+    baseline_capacity: str | None
+    change: str | None
+    chart: ChartLink | None
+    latency: list[ChartLink]
+
+
+def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -> list[SweepView]:
     """The record page's view of its sweeps: capacity in words and the frontier, where there is something to show."""
     project = analysis.project
     found = analysis.record(rec).sweeps
@@ -190,9 +203,9 @@ def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -
     views = []
     for i, sweep in enumerate(found):
         path = frontier_path(project, rec, i, len(found))
-        chart = {"src": relative(PurePosixPath(path), here), "alt": drawn[path]} if path in drawn else None
+        chart = ChartLink(src=relative(PurePosixPath(path), here), alt=drawn[path]) if path in drawn else None
         latency = [
-            {"src": relative(PurePosixPath(p), here), "alt": drawn[p]}
+            ChartLink(src=relative(PurePosixPath(p), here), alt=drawn[p])
             for p in (latency_path(project, rec, i, len(found), m) for m in sorted(project.campaign.slo))
             if p in drawn
         ]
@@ -200,17 +213,17 @@ def sweep_views(analysis: Analysis, rec: RecordFile, drawn: Mapping[str, str]) -
             continue
         record, baseline = sweep.record.capacity, sweep.baseline.capacity
         views.append(
-            {
-                "title": f"{sweep.load_kind.capitalize()} sweep: {sweep.workload}",
-                "loads": ", ".join(
+            SweepView(
+                title=f"{sweep.load_kind.capitalize()} sweep: {sweep.workload}",
+                loads=", ".join(
                     f"{sweep.load_text(load)} ({label})" for load, label in zip(sweep.loads, sweep.labels, strict=True)
                 ),
-                "capacity": None if record is None else capacity_text(record, sweep),
-                "baseline_capacity": None if baseline is None else capacity_text(baseline, sweep),
-                "change": capacity_change_text(sweep),
-                "chart": chart,
-                "latency": latency,
-            }
+                capacity=None if record is None else capacity_text(record, sweep),
+                baseline_capacity=None if baseline is None else capacity_text(baseline, sweep),
+                change=capacity_change_text(sweep),
+                chart=chart,
+                latency=latency,
+            )
         )
     return views
 

@@ -39,7 +39,7 @@ def ratio_text(c: Comparison) -> str | None:
     return text
 
 
-@dataclass
+@dataclass(frozen=True)
 class VariantRow:
     label: str
     value: str | None
@@ -50,7 +50,7 @@ class VariantRow:
     notes: list[str] = field(default_factory=list)
 
 
-@dataclass
+@dataclass(frozen=True)
 class VariantTable:
     parameter: str | None
     # (metric name, column heading)
