@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from generator.project.load import RecordFile
 
 REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
@@ -88,3 +91,8 @@ def _collect(data: Any, path: list[str | int], field: str | None, out: list[Quot
             path.append(i)
             _collect(value, path, field, out)
             path.pop()
+
+
+def record_names(rec: RecordFile) -> tuple[str, ...]:
+    """The names a quote may give a record by (its first part): its slug, `07` and `7`."""
+    return tuple(dict.fromkeys((rec.slug, f"{rec.number:02d}", str(rec.number))))
