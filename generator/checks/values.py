@@ -93,13 +93,14 @@ def _problem(shown: str, pos: Positions, loc: Path_, key: bool, code: str, msg: 
 def _walk(value: Any, raw: Any, loc: Path_) -> list[Found]:
     """The model's value beside the YAML it was read from, all the way down."""
     out: list[Found] = []
-    _walk_into(value, raw, loc, out)
+    _walk_into(value, raw, list(loc), out)
     return out
 
 
-def _walk_into(value: Any, raw: Any, loc: Path_, out: list[Found]) -> None:
+def _walk_into(value: Any, raw: Any, path: list[str | int], out: list[Found]) -> None:
     # Into one list, not generators within generators: a record holds some sixty values, and
-    # the chain of `yield from` down to each was a quarter of this walk's time.
+    # the chain of `yield from` down to each was a quarter of this walk's time. The place is one
+    # list grown and shrunk as the walk goes, made a tuple only where something is found.
     if value is None or type(value) is str:  # most values: nothing here checks text
         return
     if isinstance(value, BaseModel):
@@ -109,24 +110,32 @@ def _walk_into(value: Any, raw: Any, loc: Path_, out: list[Found]) -> None:
         for key, raw_child in raw.items():
             if key not in fields or key in FREE_FORM:
                 continue
+            path.append(key)
             if key == "env" and isinstance(raw_child, dict):
-                out.extend(_env_names(raw_child, (*loc, key)))
-            _walk_into(getattr(value, key), raw_child, (*loc, key), out)
+                out.extend(_env_names(raw_child, tuple(path)))
+            _walk_into(getattr(value, key), raw_child, path, out)
+            path.pop()
     elif isinstance(value, list) and isinstance(raw, list) and len(value) == len(raw):
         for i, (v, r) in enumerate(zip(value, raw, strict=True)):
-            _walk_into(v, r, (*loc, i), out)
+            path.append(i)
+            _walk_into(v, r, path, out)
+            path.pop()
     elif isinstance(value, dict) and isinstance(raw, dict):
         for key, raw_child in raw.items():
             if key in value:
-                _walk_into(value[key], raw_child, (*loc, key), out)
+                path.append(key)
+                _walk_into(value[key], raw_child, path, out)
+                path.pop()
     elif isinstance(value, bool):
         if not isinstance(raw, bool):
             # pydantic reads `'yes'`, `"true"`, `1` and `on` as true: a slip, never what was meant.
-            name = str(loc[-1]) if loc else "value"
+            name = str(path[-1]) if path else "value"
             shown = repr(raw) if isinstance(raw, str) else str(raw)
-            out.append((loc, False, "wrong-type", f"`{name}` is {shown}, not true or false", "write true or false"))
-    elif isinstance(value, int | float):
-        out.extend(_number(value, raw, loc))
+            found = f"`{name}` is {shown}, not true or false"
+            out.append((tuple(path), False, "wrong-type", found, "write true or false"))
+    # Most numbers are written as numbers and within bounds: `_number` finds nothing in them.
+    elif isinstance(value, int | float) and (isinstance(raw, bool | str) or not measurable(value)):
+        out.extend(_number(value, raw, tuple(path)))
 
 
 def _number(value: float, raw: Any, loc: Path_) -> Iterator[Found]:
