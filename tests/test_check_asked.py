@@ -21,10 +21,12 @@ import pytest
 from generator.analysis import asked
 from generator.analysis.asked import NotAsked, analyse_asked, analysis_warnings
 from generator.analysis.campaign import analyse
+from generator.analysis.quoting import file_quotes, quotes_in
 from generator.authoring.edit import Document
 from generator.base.problems import Problem, Report, rel
+from generator.base.read import parse
 from generator.checks.validate import load_project
-from generator.project.load import Project
+from generator.project.load import Loaded, Project
 
 from conftest import FIXTURES, REPO, run_cli
 
@@ -230,3 +232,27 @@ def test_check_prints_what_it_printed_with_the_whole_analysis(
     whole = run_cli("check", "--format", fmt, "--root", root)
     assert (lazy.returncode, lazy.stdout, lazy.stderr) == (whole.returncode, whole.stdout, whole.stderr)
     assert "Traceback" not in lazy.stderr
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_files_quotes_are_those_of_its_data(campaigns: dict[str, Path], name: str) -> None:
+    """`file_quotes` skips the walk only for a text that cannot quote (no `{{`, no escape)."""
+    project = _load(campaigns[name])
+    for loaded in [project.campaign_file, *project.records]:
+        assert file_quotes(loaded) == quotes_in(loaded.data)
+
+
+@pytest.mark.parametrize(
+    "summary",
+    [
+        '"An escaped \\x7b\\x7b 01.r1.output_throughput.change }} quote"',
+        '"A {\\\n  {01.r1.output_throughput.change }} quote over a line break"',
+        '"Two \\u007B\\u007b 01.r1.output_throughput.change }}"',
+    ],
+)
+def test_a_quote_written_with_escapes_is_found(summary: str) -> None:
+    text = f"title: Escapes\nsummary: {summary}\n"
+    data, positions = parse(text)
+    assert "{{" not in text and "{{" in data["summary"]
+    loaded = Loaded(Path("x.yaml"), None, data, positions, text)
+    assert file_quotes(loaded) == quotes_in(data) != ()

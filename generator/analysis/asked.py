@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from generator.analysis.design_warnings import design_problems
 from generator.analysis.figures import reference_problems
-from generator.analysis.quoting import Quote, quotes_in, record_names
+from generator.analysis.quoting import Quote, file_quotes, record_names
 from generator.analysis.verdicts import (
     SKIPPED,
     decider_problems,
@@ -101,7 +101,7 @@ def _repeated(value: object) -> bool:
 def analyse_asked(project: Project) -> Asked:
     """The analysis of the records `asks` names, and nothing else."""
     files: list[Loaded] = [project.campaign_file, *project.records]
-    quotes = {loaded.path: quotes_in(loaded.data) for loaded in files}
+    quotes = {loaded.path: file_quotes(loaded) for loaded in files}
     quoted = frozenset(inside.split(".", 1)[0].strip() for found in quotes.values() for _at, _as, inside in found)
     wanted = [rec for rec in project.records if asks(project, rec, quoted)]
     analysed: tuple[RecordAnalysis, ...] = ()
@@ -134,7 +134,7 @@ class Asked:
 
     def quotes_of(self, loaded: Loaded) -> tuple[Quote, ...]:
         found = self._quotes.get(loaded.path)
-        return found if found is not None else quotes_in(loaded.data)
+        return found if found is not None else file_quotes(loaded)
 
     @cached_property
     def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]:

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
 from generator.analysis.launches import launch_steps, record_launch
-from generator.analysis.quoting import Quote, quotes_in
+from generator.analysis.quoting import Quote, file_quotes
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -169,7 +169,7 @@ class Analysis:
     def quotes_of(self, loaded: Loaded) -> tuple[Quote, ...]:
         """A file's quotes: a record's as its analysis noted them, another file's read from its data."""
         entry = self._by_path.get(loaded.path)
-        return entry.quotes if entry is not None and entry.file is loaded else quotes_in(loaded.data)
+        return entry.quotes if entry is not None and entry.file is loaded else file_quotes(loaded)
 
     @cached_property
     def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]:
@@ -353,7 +353,7 @@ def record_analysis(
         regressions=answers.regressions(headline, primary, decision.min_effect),
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
         measured_instead=answers.measured_instead(headline) if primary is None else None,
-        quotes=quotes_in(rec.data),
+        quotes=file_quotes(rec),
     )
 
 
