@@ -377,6 +377,32 @@ def test_refused_with_bounded_time_and_memory(tmp_path: Path, name: str, code: s
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("grown", [300, MAX_FILE_BYTES - 200, MAX_FILE_BYTES + 200])
+def test_a_file_that_grows_after_its_size_is_read_is_read_to_the_limit(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, grown: int
+) -> None:
+    """`read_text` asks for the size `stat` gave and a byte more, then for the rest up to the limit."""
+    from generator.base.read import YamlProblem, read_text
+
+    path = tmp_path / "grows.yaml"
+    text = "a: 1\n" + ("#" * 99 + "\n") * (grown // 100)
+    path.write_text(text, encoding="utf-8")
+    real = Path.stat
+
+    def stale(self: Path, *, follow_symlinks: bool = True) -> os.stat_result:
+        found = real(self, follow_symlinks=follow_symlinks)
+        if self != path:
+            return found
+        return os.stat_result((found.st_mode, *found[1:6], 5, *found[7:]))
+
+    monkeypatch.setattr(Path, "stat", stale)
+    if grown > MAX_FILE_BYTES:
+        with pytest.raises(YamlProblem, match="over the limit"):
+            read_text(path)
+    else:
+        assert read_text(path) == text
+
+
 def test_pure_python_parser_fallback_does_not_overflow(tmp_path: Path) -> None:
     # Without libyaml (no C extension) PyYAML's composer recurses in Python; 10,000 levels
     # must still be a problem, not a RecursionError.

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from generator.analysis import answers, design, expect, guards, stats
 from generator.analysis.answers import value_side
 from generator.analysis.launches import launch_steps, record_launch
-from generator.analysis.quoting import quotes_in
+from generator.analysis.quoting import Quote, file_quotes
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -32,6 +32,7 @@ from generator.analysis.records import (
     SharedBlocker,
     VariantDecision,
     blocker_index,
+    index_by_name,
     open_blockers,
 )
 from generator.analysis.road import CampaignStack, GoalStatus, campaign_stack, goal_statuses
@@ -44,7 +45,7 @@ from generator.model import metrics, quantity, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
 from generator.model.result import Result
-from generator.project.load import Project, RecordFile
+from generator.project.load import Loaded, Project, RecordFile
 from generator.project.matching import result_numbers
 
 if TYPE_CHECKING:
@@ -123,7 +124,9 @@ __all__ = [
     "VariantDecision",
     "analyse",
     "compare",
+    "record_analysis",
     "resolve",
+    "rule",
     "samples",
 ]
 
@@ -163,17 +166,18 @@ class Analysis:
     def by_path(self, path: Path) -> RecordAnalysis | None:
         return self._by_path.get(path)
 
+    def quotes_of(self, loaded: Loaded) -> tuple[Quote, ...]:
+        """A file's quotes: a record's as its analysis noted them, another file's read from its data."""
+        entry = self._by_path.get(loaded.path)
+        return entry.quotes if entry is not None and entry.file is loaded else file_quotes(loaded)
+
     @cached_property
     def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]:
         """The records each name quoted prose may give one by (slug, `07` or `7`), in series order.
 
         Indexed once: looking every quote up by scanning every record made a campaign's pages quadratic.
         """
-        out: dict[str, list[RecordAnalysis]] = {}
-        for a in self.records:
-            for name in dict.fromkeys((a.file.slug, f"{a.file.number:02d}", str(a.file.number))):
-                out.setdefault(name, []).append(a)
-        return {k: tuple(v) for k, v in out.items()}
+        return index_by_name(self.records)
 
 
 # --- building it ----------------------------------------------------------------------------------
@@ -194,11 +198,11 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
     def one(
         project: Project, rec: RecordFile, shared: Mapping[str, SharedBlocker], steps: Mapping[str, Step]
     ) -> RecordAnalysis:
-        return _record_analysis(project, rec, shared, decision, steps)
+        return record_analysis(project, rec, shared, decision, steps)
 
     fingerprints: Mapping[Path, str] = {}
     if build_cache is None:
-        records = tuple(_record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
+        records = tuple(record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     else:
         from generator.analysis.reuse import Reuse
 
@@ -295,13 +299,14 @@ def _not_comparable(result: Result, notes: tuple[str, ...]) -> str | None:
     return None
 
 
-def _record_analysis(
+def record_analysis(
     project: Project,
     rec: RecordFile,
     shared: Mapping[str, SharedBlocker],
     decision: Rule,
     steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
+    """One record's analysis: its results resolved and compared, its primary comparison and what is read beside it."""
     results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
     by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
     # With variants, the headline is the retained variant's alone (see `variants.headline`):
@@ -348,7 +353,7 @@ def _record_analysis(
         regressions=answers.regressions(headline, primary, decision.min_effect),
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
         measured_instead=answers.measured_instead(headline) if primary is None else None,
-        quotes=quotes_in(rec.data),
+        quotes=file_quotes(rec),
     )
 
 

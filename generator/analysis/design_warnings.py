@@ -7,8 +7,13 @@ None stops a build; the record page and the summary row say the same.
 
 from __future__ import annotations
 
-from generator.analysis.campaign import Analysis, ResolvedResult
+from typing import TYPE_CHECKING
+
 from generator.base.problems import Problem, rel
+
+if TYPE_CHECKING:
+    # Types only: `check` imports this module whether or not it analyses any record.
+    from generator.analysis.records import Analysed, ResolvedResult
 
 # code -> the hint `check` gives with it
 _HINTS = {
@@ -18,7 +23,7 @@ _HINTS = {
 }
 
 
-def design_problems(analysis: Analysis) -> list[Problem]:
+def design_problems(analysis: Analysed) -> list[Problem]:
     """A warning per design finding of each result of each record, at that result."""
     out: list[Problem] = []
     root = analysis.project.root

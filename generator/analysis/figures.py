@@ -22,14 +22,15 @@ import re
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
-
-from generator.analysis.campaign import Analysis, ResolvedResult
+from typing import TYPE_CHECKING, Any, Literal
 
 # REFERENCE is re-exported: `views.prose` fills the quotes it finds.
 from generator.analysis.quoting import REFERENCE as REFERENCE
-from generator.analysis.quoting import Quote, quotes_in
 from generator.base.problems import Problem, rel
+
+if TYPE_CHECKING:
+    # Types only: `check` imports this module whether or not it analyses any record.
+    from generator.analysis.records import Analysed, ResolvedResult
 
 # percent: a signed change; share: an unsigned percent (a spread); the rest as named.
 Kind = Literal["percent", "share", "interval", "number", "ratio", "count", "p", "word"]
@@ -66,7 +67,7 @@ class Figure:
     value: float | str | tuple[float, float]
 
 
-def _results(analysis: Analysis, where: str) -> tuple[list[ResolvedResult], str] | str:
+def _results(analysis: Analysed, where: str) -> tuple[list[ResolvedResult], str] | str:
     if where == "baseline":
         return list(analysis.baseline_results), "the campaign baseline"
     named = analysis.by_name.get(where)
@@ -102,7 +103,7 @@ def _spread(values: Sequence[float]) -> float | None:
     return statistics.stdev(values) / mean * 100 if mean else None
 
 
-def lookup(analysis: Analysis, reference: str) -> Figure | str:
+def lookup(analysis: Analysed, reference: str) -> Figure | str:
     """The figure `reference` names (the text inside the braces), or why it names nothing."""
     parts = [p.strip() for p in reference.split(".")]
     if len(parts) != 4 or not all(parts):
@@ -172,20 +173,14 @@ def _place(text_lines: list[str], start: tuple[int, int], reference: str) -> tup
     return start
 
 
-def _quotes(analysis: Analysis, loaded: Any) -> tuple[Quote, ...]:
-    """A file's quotes: a record's as its analysis noted them, another file's read from its data."""
-    entry = analysis.by_path(loaded.path)
-    return entry.quotes if entry is not None and entry.file is loaded else quotes_in(loaded.data)
-
-
-def reference_problems(analysis: Analysis) -> list[Problem]:
+def reference_problems(analysis: Analysed) -> list[Problem]:
     """An `unknown-reference` error for each `{{ ... }}` in a prose field of a record or campaign.yaml
     that names nothing."""
     project = analysis.project
     out: list[Problem] = []
     for loaded in [project.campaign_file, *project.records]:
         lines: list[str] | None = None
-        for path, written, inside in _quotes(analysis, loaded):
+        for path, written, inside in analysis.quotes_of(loaded):
             why = lookup(analysis, inside)
             if not isinstance(why, str):
                 continue

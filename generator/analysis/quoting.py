@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from generator.project.load import Loaded, RecordFile
 
 REFERENCE = re.compile(r"\{\{\s*([^{}]*?)\s*\}\}")
 
@@ -60,6 +63,19 @@ def prose_strings(data: Any, path: tuple[str | int, ...] = ()) -> Iterator[tuple
 Quote = tuple[tuple[str | int, ...], str, str]
 
 
+def file_quotes(loaded: Loaded) -> tuple[Quote, ...]:
+    """`quotes_in` a loaded file's data; none, without the walk, when its text cannot hold one.
+
+    A parsed string holds `{{` only where the text does, or through an escape of a
+    double-quoted scalar (`"\\x7b\\x7b"`, a `\\` before a line break), which needs a backslash:
+    almost no record quotes anything, and searching its text is a hundredth of walking its data.
+    """
+    text = loaded.text
+    if text is not None and "{{" not in text and "\\" not in text:
+        return ()
+    return quotes_in(loaded.data)
+
+
 def quotes_in(data: Any) -> tuple[Quote, ...]:
     """Each reference in the prose of a file's `data`: (the field's path, `{{ ... }}` as written, the text inside)."""
     out: list[Quote] = []
@@ -88,3 +104,8 @@ def _collect(data: Any, path: list[str | int], field: str | None, out: list[Quot
             path.append(i)
             _collect(value, path, field, out)
             path.pop()
+
+
+def record_names(rec: RecordFile) -> tuple[str, ...]:
+    """The names a quote may give a record by (its first part): its slug, `07` and `7`."""
+    return tuple(dict.fromkeys((rec.slug, f"{rec.number:02d}", str(rec.number))))

@@ -9,16 +9,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Literal
+from pathlib import Path
+from typing import Literal, Protocol
 
 from generator.analysis.design import Design
-from generator.analysis.quoting import Quote
+from generator.analysis.quoting import Quote, record_names
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
 from generator.model.quantity import Stat, Value, stat
 from generator.model.record import Blocker
 from generator.model.result import Result
-from generator.project.load import Project, RecordFile
+from generator.project.load import Loaded, Project, RecordFile
 
 
 @dataclass(frozen=True)
@@ -295,3 +296,35 @@ def blocker_index(project: Project) -> BlockerIndex:
         {k: tuple(v) for k, v in refs.items()},
         {k: tuple(v) for k, v in superseding.items()},
     )
+
+
+class Analysed(Protocol):
+    """What the rules `check` reads from the analysis, and quoted figures, read of it: the whole
+    `campaign.Analysis` of a build, or `asked.Asked`, the analysis of only the records they read."""
+
+    @property
+    def project(self) -> Project: ...
+
+    # The records analysed, in series order.
+    @property
+    def records(self) -> tuple[RecordAnalysis, ...]: ...
+
+    @property
+    def baseline_results(self) -> tuple[ResolvedResult, ...]: ...
+
+    @property
+    def by_name(self) -> Mapping[str, tuple[RecordAnalysis, ...]]: ...
+
+    def by_path(self, path: Path) -> RecordAnalysis | None: ...
+
+    # The figures a file's prose quotes (`quoting.quotes_in`), noted once.
+    def quotes_of(self, loaded: Loaded) -> tuple[Quote, ...]: ...
+
+
+def index_by_name(records: tuple[RecordAnalysis, ...]) -> dict[str, tuple[RecordAnalysis, ...]]:
+    """The records by each of their names (`record_names`), in series order."""
+    out: dict[str, list[RecordAnalysis]] = {}
+    for a in records:
+        for name in record_names(a.file):
+            out.setdefault(name, []).append(a)
+    return {k: tuple(v) for k, v in out.items()}

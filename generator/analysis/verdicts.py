@@ -8,13 +8,20 @@ decided evidence counts: `unreplicated` and `inconclusive` results contradict no
 
 from __future__ import annotations
 
-from generator.analysis.campaign import Analysis, ResolvedResult
-from generator.analysis.launches import launch_steps, record_launch
+from typing import TYPE_CHECKING
+
 from generator.base.problems import Problem, rel
 from generator.model import variants
 from generator.model.launch import Step, split_command
 from generator.model.quantity import fmt_number, fmt_percent, listed, stat
 from generator.model.record import Change, Setup
+
+if TYPE_CHECKING:
+    # Types only: `check` imports this module whether or not it analyses any record.
+    from generator.analysis.records import Analysed, ResolvedResult
+
+# How a note begins that says a result's baseline was skipped: the comparison-not-made warning.
+SKIPPED = "Not compared: the baseline result"
 
 # status -> the decisions that contradict it
 _CONTRADICTS: dict[str, tuple[str, ...]] = {
@@ -23,7 +30,7 @@ _CONTRADICTS: dict[str, tuple[str, ...]] = {
 }
 
 
-def status_problems(analysis: Analysis) -> list[Problem]:
+def status_problems(analysis: Analysed) -> list[Problem]:
     """A warning for each record whose status contradicts its primary metric's decision."""
     out: list[Problem] = []
     root = analysis.project.root
@@ -50,7 +57,7 @@ def status_problems(analysis: Analysis) -> list[Problem]:
     return out
 
 
-def decider_problems(analysis: Analysis) -> list[Problem]:
+def decider_problems(analysis: Analysed) -> list[Problem]:
     """A warning where the metric a record says decided it (`decided_by`) disagrees with its numbers."""
     out: list[Problem] = []
     for entry in analysis.records:
@@ -79,7 +86,7 @@ def decider_problems(analysis: Analysis) -> list[Problem]:
     return out
 
 
-def removed_flag_problems(analysis: Analysis) -> list[Problem]:
+def removed_flag_problems(analysis: Analysed) -> list[Problem]:
     """A warning for each `remove_flags` entry that names a flag the command it applies to lacks.
 
     The command is the change's own `base_command`, else its setup's, else the campaign
@@ -90,8 +97,8 @@ def removed_flag_problems(analysis: Analysis) -> list[Problem]:
     project = analysis.project
     campaign = project.campaign
     steps: dict[str, Step] | None = None
-    for entry in analysis.records:
-        rec = entry.file
+    # Every record, analysed or not (`asked`): what is read here is the file's own.
+    for rec in project.records:
         places: list[tuple[tuple[str | int, ...], Change | None, Setup | None]] = [
             (("change",), rec.record.change, rec.record.setup)
         ]
@@ -101,9 +108,12 @@ def removed_flag_problems(analysis: Analysis) -> list[Problem]:
         ]
         if not any(change is not None and change.remove_flags for _, change, _ in places):
             continue
-        launch = entry.launch
+        entry = analysis.by_path(rec.path)
+        launch = entry.launch if entry is not None else None
         if launch is None:
             # An analysis made without launches (`check`'s): this record's alone, made here.
+            from generator.analysis.launches import launch_steps, record_launch
+
             steps = launch_steps(project) if steps is None else steps
             launch = record_launch(project, rec, steps)
         added = {f.flag for other in launch.chain for f in (variants.effective_change(other.record) or Change()).flags}
@@ -147,7 +157,7 @@ def _spreads(res: ResolvedResult) -> list[tuple[str, str]]:
     return out
 
 
-def evidence_problems(analysis: Analysis) -> list[Problem]:
+def evidence_problems(analysis: Analysed) -> list[Problem]:
     """Warnings about the evidence itself: comparisons not made, spreads, coarse sweeps, guardrails.
 
     Each names the comparison and why, at the result it is about; none stops a build.
@@ -161,7 +171,7 @@ def evidence_problems(analysis: Analysis) -> list[Problem]:
         shown = rel(rec.path, root)
         for path, res in entry.placed_results():
             label = res.result.label
-            skipped = [n for n in res.notes if n.startswith("Not compared: the baseline result")]
+            skipped = [n for n in res.notes if n.startswith(SKIPPED)]
             spreads = _spreads(res)
             if not skipped and not spreads:
                 continue

@@ -81,7 +81,9 @@ def check_edited(project: Project, path: Path, text: str) -> list[Problem]:
         return report.problems
     m = FILENAME_RE.match(path.name)
     assert m is not None  # record_files only yields names that match
-    edited = RecordFile(path, loaded.model, loaded.data, loaded.positions, int(m["number"]), m["slug"])
+    edited = RecordFile(
+        path, loaded.model, loaded.data, loaded.positions, loaded.text, number=int(m["number"]), slug=m["slug"]
+    )
     others = [r for r in project.records if r.path != path]
     candidate = replace(project, records=sorted([*others, edited], key=lambda r: (r.number, r.slug)))
     files, _strays = record_files(project.improvements_dir)

@@ -93,40 +93,53 @@ def _problem(shown: str, pos: Positions, loc: Path_, key: bool, code: str, msg: 
 def _walk(value: Any, raw: Any, loc: Path_) -> list[Found]:
     """The model's value beside the YAML it was read from, all the way down."""
     out: list[Found] = []
-    _walk_into(value, raw, loc, out)
+    _walk_into(value, raw, list(loc), out)
     return out
 
 
-def _walk_into(value: Any, raw: Any, loc: Path_, out: list[Found]) -> None:
+def _walk_into(value: Any, raw: Any, path: list[str | int], out: list[Found]) -> None:
     # Into one list, not generators within generators: a record holds some sixty values, and
-    # the chain of `yield from` down to each was a quarter of this walk's time.
-    if value is None or type(value) is str:  # most values: nothing here checks text
-        return
+    # the chain of `yield from` down to each was a quarter of this walk's time. The place is one
+    # list grown and shrunk as the walk goes, made a tuple only where something is found; text
+    # and nothing, most values, are passed over before a call.
     if isinstance(value, BaseModel):
         if not isinstance(raw, dict):
             return
-        fields = type(value).model_fields
+        # The class's own table: `model_fields` is a property that costs a call each time.
+        fields = type(value).__pydantic_fields__
         for key, raw_child in raw.items():
             if key not in fields or key in FREE_FORM:
                 continue
+            path.append(key)
             if key == "env" and isinstance(raw_child, dict):
-                out.extend(_env_names(raw_child, (*loc, key)))
-            _walk_into(getattr(value, key), raw_child, (*loc, key), out)
+                out.extend(_env_names(raw_child, tuple(path)))
+            child = getattr(value, key)
+            if child is not None and type(child) is not str:
+                _walk_into(child, raw_child, path, out)
+            path.pop()
     elif isinstance(value, list) and isinstance(raw, list) and len(value) == len(raw):
         for i, (v, r) in enumerate(zip(value, raw, strict=True)):
-            _walk_into(v, r, (*loc, i), out)
+            if v is not None and type(v) is not str:
+                path.append(i)
+                _walk_into(v, r, path, out)
+                path.pop()
     elif isinstance(value, dict) and isinstance(raw, dict):
         for key, raw_child in raw.items():
-            if key in value:
-                _walk_into(value[key], raw_child, (*loc, key), out)
+            child = value.get(key)
+            if child is not None and type(child) is not str:
+                path.append(key)
+                _walk_into(child, raw_child, path, out)
+                path.pop()
     elif isinstance(value, bool):
         if not isinstance(raw, bool):
             # pydantic reads `'yes'`, `"true"`, `1` and `on` as true: a slip, never what was meant.
-            name = str(loc[-1]) if loc else "value"
+            name = str(path[-1]) if path else "value"
             shown = repr(raw) if isinstance(raw, str) else str(raw)
-            out.append((loc, False, "wrong-type", f"`{name}` is {shown}, not true or false", "write true or false"))
-    elif isinstance(value, int | float):
-        out.extend(_number(value, raw, loc))
+            found = f"`{name}` is {shown}, not true or false"
+            out.append((tuple(path), False, "wrong-type", found, "write true or false"))
+    # Most numbers are written as numbers and within bounds: `_number` finds nothing in them.
+    elif isinstance(value, int | float) and (isinstance(raw, bool | str) or not measurable(value)):
+        out.extend(_number(value, raw, tuple(path)))
 
 
 def _number(value: float, raw: Any, loc: Path_) -> Iterator[Found]:
@@ -172,11 +185,13 @@ def _env_names(env: dict[Any, Any], loc: Path_) -> Iterator[Found]:
 def _results(model: Any, raw: Any) -> Iterator[tuple[Result, Any, Path_]]:
     """Every result of a record or of the campaign baseline, with its YAML and place."""
     places: list[tuple[list[Result], Any, Path_]] = []
-    if hasattr(model, "baseline") and hasattr(model.baseline, "results"):
+    # The model's field table, not `hasattr`: a missing attribute of a pydantic model costs an exception.
+    fields = type(model).__pydantic_fields__
+    if "baseline" in fields and hasattr(model.baseline, "results"):
         places.append((model.baseline.results, _get(raw, "baseline", "results"), ("baseline", "results")))
-    if hasattr(model, "results"):
+    if "results" in fields:
         places.append((model.results, _get(raw, "results"), ("results",)))
-    for i, variant in enumerate(getattr(model, "variants", [])):
+    for i, variant in enumerate(model.variants if "variants" in fields else []):
         places.append((variant.results, _get(raw, "variants", i, "results"), ("variants", i, "results")))
     for results, raw_results, loc in places:
         for i, result in enumerate(results):

@@ -43,25 +43,11 @@ def command(root: Path | None, fmt: str) -> None:
         # analysis' collections stop walking it again and again (half the analysis' time at
         # 1,000 records). Only here: a long-lived `serve` loads again and again.
         gc.freeze()
-        # The status against the evidence needs the analysis, which only a valid project has.
-        from generator.analysis.campaign import analyse
-        from generator.analysis.design_warnings import design_problems
-        from generator.analysis.figures import reference_problems
-        from generator.analysis.verdicts import (
-            decider_problems,
-            evidence_problems,
-            removed_flag_problems,
-            status_problems,
-        )
+        # The status against the evidence needs the analysis, which only a valid project has;
+        # only the records whose warnings read it are analysed (`analysis.asked`).
+        from generator.analysis.asked import analyse_asked, analysis_warnings
 
-        analysis = analyse(project, launches=False)
-        found = [
-            *reference_problems(analysis),
-            *status_problems(analysis),
-            *decider_problems(analysis),
-            *removed_flag_problems(analysis),
-        ]
-        for problem in [*found, *evidence_problems(analysis), *design_problems(analysis)]:
+        for problem in analysis_warnings(analyse_asked(project)):
             report.add(problem)
     out = format_report(report, fmt)
     if fmt == "text":

@@ -37,12 +37,15 @@ RecordName = tuple[Path, int, str]
 
 @dataclass(frozen=True)
 class Loaded:
-    """One file's model (None when invalid), its raw data and positions."""
+    """One file's model (None when invalid), its raw data and positions, and the text of a valid one."""
 
     path: Path
     model: Any
     data: Any
     positions: Positions
+    # The text the model was read from (None for a file that did not load): a rule may look in
+    # it before walking the data (`analysis.quoting.file_quotes`).
+    text: str | None = field(default=None, repr=False, compare=False)
 
 
 @dataclass(frozen=True)
@@ -126,7 +129,7 @@ def load_file(
                 build_cache.files[path] = key
                 positions = Positions(text=text)
                 report.extend(cut_text_problems(text, hit[0], positions, shown))
-                return Loaded(path, hit[1], hit[0], positions)
+                return Loaded(path, hit[1], hit[0], positions, text)
     except YamlProblem as exc:
         report.add(Problem(shown, exc.line, exc.col, exc.code, exc.message, exc.hint))
         return Loaded(path, None, None, Positions())
@@ -187,7 +190,7 @@ def load_text(
     except ValidationError as exc:
         report.extend(validation_problems(exc, model, data, pos, shown))
         return Loaded(path, None, data, pos)
-    return Loaded(path, obj, data, pos)
+    return Loaded(path, obj, data, pos, text)
 
 
 def record_files(improvements: Path) -> tuple[list[RecordName], list[Path]]:
@@ -244,7 +247,11 @@ def read_project(
     for path, number, slug in files:
         loaded = load_file(path, Record, rel(path, root), report, build_cache, context)
         if loaded.model is not None:
-            records.append(RecordFile(loaded.path, loaded.model, loaded.data, loaded.positions, number, slug))
+            records.append(
+                RecordFile(
+                    loaded.path, loaded.model, loaded.data, loaded.positions, loaded.text, number=number, slug=slug
+                )
+            )
         elif isinstance(loaded.data, dict) and isinstance(loaded.data.get("blockers"), list):
             unloaded_ids |= {
                 b["id"] for b in loaded.data["blockers"] if isinstance(b, dict) and isinstance(b.get("id"), str)

@@ -12,10 +12,13 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from generator.project.runs import intake
-from generator.project.runs.parse import ParsedFile
 from generator.project.runs.run import Run
+
+if TYPE_CHECKING:
+    # Types only: reading the runs back (every command, `check` too) needs no importer.
+    from generator.project.runs.parse import ParsedFile
 
 RUNS_DIR = "runs"
 RAW_DIR = "raw"
@@ -98,6 +101,11 @@ def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
         names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith("."))
     except OSError:
         return {}, {}
+    if not names:
+        return {}, {}
+    # The import's own bounds, and with them every format's importer: only for a campaign with runs.
+    from generator.project.runs import intake
+
     runs: dict[str, Run] = {}
     broken: dict[str, str] = {}
     for name in names:
