@@ -263,3 +263,30 @@ def test_an_empty_campaign_file_points_at_init(tmp_path: Path) -> None:
     record = [line for line in lines if line.startswith("improvements/01-x.yaml:1:1")]
     assert campaign and "`improvements init`" in campaign[0]
     assert record and "`improvements new`" in record[0]
+
+
+def test_a_result_whose_campaign_baseline_ran_another_workload_is_named(minimal: Path) -> None:
+    # The campaign's baseline at concurrency 1024 ran `random`; the record's result at that load
+    # ran `sharegpt` and gives no baseline of its own: nothing is compared, and `check` says so.
+    campaign = minimal / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    anchor = "    - label: concurrency 1024\n      concurrency: 1024\n"
+    assert anchor in text
+    campaign.write_text(
+        text.replace(anchor, anchor + "      workload: {dataset: random, input_len: 1024, output_len: 256}\n")
+    )
+    (minimal / "improvements" / "01-other-workload.yaml").write_text(
+        "title: Another workload\ntier: 2\nstatus: in-progress\nhypothesis: Faster.\nresults:\n"
+        "  - label: sharegpt\n    concurrency: 1024\n"
+        "    workload: {dataset: sharegpt, input_len: 1024, output_len: 256}\n"
+        "    metrics: {output_throughput: [1300, 1310, 1290]}\n"
+    )
+    res = run_cli("check", cwd=minimal)
+    assert res.returncode == 0, res.stderr
+    [line] = [ln for ln in res.stderr.splitlines() if "comparison-not-made" in ln]
+    assert line.startswith("improvements/01-other-workload.yaml:6:"), line
+    assert "result `sharegpt` is not compared: the campaign baseline result `concurrency 1024`" in line
+    assert "ran another workload" in line
+    # The build says the same on the page; no comparison is made up.
+    built = run_cli("build", "--root", str(minimal))
+    assert built.returncode == 0, built.stderr

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from generator.analysis.records import Analysed, ResolvedResult
 
 # How a note begins that says a result's baseline was skipped: the comparison-not-made warning.
-SKIPPED = "Not compared: the baseline result"
+SKIPPED = "Not compared: the campaign baseline result"
 
 # status -> the decisions that contradict it
 _CONTRADICTS: dict[str, tuple[str, ...]] = {
