@@ -43,8 +43,6 @@ from generator.views.variants import VariantTable
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-__all__ = ["ChartLink", "Figures"]  # re-exported: what every page model links and quotes
-
 
 @dataclass(frozen=True)
 class PageLink:

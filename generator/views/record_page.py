@@ -22,7 +22,6 @@ from generator.views.evidence import record_evidence
 from generator.views.glance import record_header
 from generator.views.page_models import (
     BlockerView,
-    ChartLink,
     Keyed,
     PageLink,
     RecordPage,
@@ -32,6 +31,7 @@ from generator.views.page_models import (
     shared_digests,
 )
 from generator.views.paths import (
+    ChartLink,
     docs_root,
     record_plot_path,
     relative,

@@ -14,7 +14,8 @@ from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_summari
 from generator.model.reported import changes, figures
 from generator.views import variants as experiments
 from generator.views.design import design_lines
-from generator.views.page_models import ChartLink, MetricRow, ResultView
+from generator.views.page_models import MetricRow, ResultView
+from generator.views.paths import ChartLink
 
 
 def shell_command(tokens: list[str], env: dict[str, str]) -> str:
