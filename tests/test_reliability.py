@@ -119,35 +119,66 @@ def test_stack_command_runs_under_bash_with_exactly_the_records_words(tmp_path: 
 
 # --- numbers as written ---------------------------------------------------------------------------
 
+SIZES = "outside the sizes a number may have (1e-15 to 1e15) (hint: check the number and its unit)"
 NUMBER_CASES = [
-    # (file, old text, new text, line, code, words)
-    ("campaign", "tiers:", "slo: {tpot_p99: 1e-320}\ntiers:", 20, "invalid-value", "outside the sizes"),
-    ("campaign", "tiers:", "slo: {tpot_p99: true}\ntiers:", 20, "wrong-type", "not a number"),
-    ("campaign", "count: 8", 'count: "8"', 4, "wrong-type", "the text '8'"),
+    # (file, old text, new text, line:col, the whole problem after its place)
+    (
+        "campaign",
+        "tiers:",
+        "slo: {tpot_p99: 1e-320}\ntiers:",
+        "20:17",
+        f"error[invalid-value]: `tpot_p99` is 9.99989e-321, {SIZES}",
+    ),
+    (
+        "campaign",
+        "tiers:",
+        "slo: {tpot_p99: true}\ntiers:",
+        "20:17",
+        "error[wrong-type]: `tpot_p99` is true, which is not a number (hint: write the number)",
+    ),
+    (
+        "campaign",
+        "count: 8",
+        'count: "8"',
+        "4:27",
+        "error[wrong-type]: `count` is the text '8', not a number (hint: write the number without quotes)",
+    ),
     (
         "campaign",
         "tiers:",
         "decision: {primary_metric: output_throughput, min_effect: true}\ntiers:",
-        20,
-        "wrong-type",
-        "not a number",
+        "20:59",
+        "error[wrong-type]: `min_effect` is true, which is not a number (hint: write the number)",
     ),
-    ("record", "{output_throughput: 138.3}", '{output_throughput: "50"}', 11, "wrong-type", "the text '50'"),
-    ("record", "{output_throughput: 138.3}", "{output_throughput: -5}", 11, "invalid-value", "negative"),
+    (
+        "record",
+        "{output_throughput: 138.3}",
+        '{output_throughput: "50"}',
+        "11:34",
+        "error[wrong-type]: `output_throughput` is the text '50', not a number (hint: write the number without quotes)",
+    ),
+    (
+        "record",
+        "{output_throughput: 138.3}",
+        "{output_throughput: -5}",
+        "11:34",
+        "error[invalid-value]: `output_throughput` is negative; a tok/s value cannot be "
+        "(hint: check the sign, or define a metric of your own in campaign.yaml)",
+    ),
+    # In range as written, out of range once converted: the message says what was written.
     (
         "record",
         "    metrics: {output_throughput: 138.3}\n    baseline: {output_throughput: 100}",
         "    units: {ttft_p99: s}\n    metrics: {ttft_p99: 1e14}\n    baseline: {ttft_p99: 1}",
-        12,
-        "invalid-value",
-        "outside the sizes",
+        "12:25",
+        f"error[invalid-value]: `ttft_p99` is 1e+17 (written 100000000000000.0), {SIZES}",
     ),
 ]
 
 
-@pytest.mark.parametrize(("where", "old", "new", "line", "code", "words"), NUMBER_CASES)
+@pytest.mark.parametrize(("where", "old", "new", "place", "problem"), NUMBER_CASES)
 def test_numbers_are_finite_in_range_and_typed_as_written(
-    tmp_path: Path, where: str, old: str, new: str, line: int, code: str, words: str
+    tmp_path: Path, where: str, old: str, new: str, place: str, problem: str
 ) -> None:
     root = make(tmp_path, {"05-dp-attention.yaml": DP})
     name = "campaign.yaml" if where == "campaign" else "05-dp-attention.yaml"
@@ -155,7 +186,7 @@ def test_numbers_are_finite_in_range_and_typed_as_written(
     text = path.read_text()
     assert old in text
     path.write_text(text.replace(old, new, 1))
-    one(root, f"improvements/{name}:{line}:", code, words)
+    assert errors(root) == [f"improvements/{name}:{place}: {problem}"]
     build = run_cli("build", "--root", str(root))
     assert build.returncode == 1 and "Traceback" not in build.stderr
 
@@ -333,7 +364,7 @@ def test_a_full_disk_is_one_line_in_every_command(
 # --- evidence files -------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("damage", ["deleted", "altered", "linked", "folder"])
+@pytest.mark.parametrize("damage", ["deleted", "altered", "linked", "folder", "fifo"])
 def test_a_damaged_raw_file_is_a_positioned_error_before_anything_is_built(tmp_path: Path, damage: str) -> None:
     from conftest import BENCH
 
@@ -351,16 +382,63 @@ def test_a_damaged_raw_file_is_a_positioned_error_before_anything_is_built(tmp_p
         copy.write_bytes(raw.read_bytes())
         raw.unlink()
         raw.symlink_to(copy)
-    else:
+    elif damage == "folder":
         raw.unlink()
         raw.mkdir()
+    else:
+        raw.unlink()
+        os.mkfifo(raw)
     # The result's `run:` is the last line the import added to the record.
     line = len((root / "improvements" / "05-dp-attention.yaml").read_text().splitlines())
-    one(root, f"improvements/05-dp-attention.yaml:{line}:", "evidence-mismatch", raw.name)
+    [run_id] = (p.stem for p in (root / "results" / "runs").glob("*.json"))
+    why = {
+        "deleted": "does not exist",
+        "altered": "no longer holds the bytes the import kept (its sha256 differs)",
+        "linked": "is a symbolic link; evidence is the importer's own copy",
+        "folder": "cannot be read: Is a directory",
+        "fifo": "is not a regular file",
+    }[damage]
+    assert errors(root) == [
+        f"improvements/05-dp-attention.yaml:{line}:10: error[evidence-mismatch]: "
+        f"run `{run_id}`: its kept raw file `results/raw/{raw.name}` {why} (hint: restore it from version control "
+        "(`git checkout -- results/raw`), or remove the result and import the benchmark file again)"
+    ]
     before = sorted(p.relative_to(root) for p in root.rglob("*"))
     build = run_cli("build", "--root", str(root))
     assert build.returncode == 1 and "evidence-mismatch" in build.stderr
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
+
+
+def test_a_fifo_where_a_build_reads_never_hangs_it(tmp_path: Path) -> None:
+    # A build hashes results/ and the campaign's templates/; opening a FIFO waits for a writer.
+    root = make(tmp_path, {"05-dp-attention.yaml": DP})
+    (root / "templates").mkdir()
+    for folder in ("results", "templates"):
+        os.mkfifo(root / folder / "stray")
+    out = run_cli("build", "--root", str(root))
+    assert out.returncode == 0, out.stderr
+    assert (root / "docs" / "index.md").is_file()
+
+
+@pytest.mark.parametrize("kept", ["no digest", "not under results/raw"])
+def test_a_run_that_names_no_kept_copy_has_no_evidence_to_check(tmp_path: Path, kept: str) -> None:
+    # Runs imported before raw files were kept name none: nothing to restore, nothing refused.
+    from conftest import BENCH
+
+    root = make(tmp_path, {"05-dp-attention.yaml": DP.replace("status: adopted", "status: proposed")})
+    out = run_cli("import", "--root", str(root), str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "05")
+    assert out.returncode == 0, out.stderr
+    [raw] = (root / "results" / "raw").iterdir()
+    raw.unlink()
+    assert [e for e in errors(root) if "evidence-mismatch" in e]
+    [run_file] = (root / "results" / "runs").glob("*.json")
+    data = json.loads(run_file.read_text())
+    if kept == "no digest":
+        del data["source"]["stored_sha256"]
+    else:
+        data["source"]["file"] = f"results/{raw.name}"
+    run_file.write_text(json.dumps(data, indent=2))
+    assert errors(root) == []
 
 
 # --- the site folder ------------------------------------------------------------------------------

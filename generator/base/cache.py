@@ -43,8 +43,10 @@ def _templates_digest(root: Path) -> str:
         return ""
     parts: list[Any] = []
     for path in sorted(folder.iterdir()):
+        # Only regular files: reading a FIFO waits for a writer forever.
         with contextlib.suppress(OSError):
-            parts += [path.name, path.read_bytes()]
+            if path.is_file():
+                parts += [path.name, path.read_bytes()]
     return digest(*parts)
 
 

@@ -69,6 +69,10 @@ def _tree(h: hashlib.blake2b, folder: Path, shown: str, code: bool = False) -> N
         elif entry.is_dir():
             h.update(f"D{name}\0".encode("utf-8", "surrogateescape"))
             _tree(h, Path(entry.path), name, code)
+        elif not entry.is_file():
+            # A FIFO, socket or device: opening a FIFO waits for a writer that never comes, and
+            # no build reads one (`check` says so where a record links it).
+            h.update(f"S{name}\0".encode("utf-8", "surrogateescape"))
         else:
             try:
                 with open(entry.path, "rb") as fh:
