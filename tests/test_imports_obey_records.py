@@ -222,7 +222,22 @@ def test_a_run_file_edited_past_the_rules_is_a_check_error(repo: Path, key: str,
     run_file.write_text(json.dumps(data))
     out = run_cli("check", "--root", str(repo))
     assert out.returncode == 1 and "Traceback" not in out.stderr
-    assert "error[unknown-run]" in out.stderr and f"results/runs/{run_file.name}: the harness run" in out.stderr
+    [line] = [ln for ln in out.stderr.splitlines() if "error[" in ln]
+    assert line.startswith("improvements/01-sdpa.yaml:7:8: error[unknown-run]: "), line
+    assert f"results/runs/{run_file.name}: the harness run" in line, line
+    assert line.endswith(" (hint: import the benchmark file again to rewrite it)"), line
+
+
+def test_a_mistyped_run_id_is_pointed_at_the_imported_one(repo: Path) -> None:
+    assert _import(repo, "bench.jsonl", _row()).returncode == 0
+    [run_file] = (repo / "results" / "runs").glob("*.json")
+    record = repo / "improvements" / "01-sdpa.yaml"
+    record.write_text(record.read_text().replace(run_file.stem, run_file.stem[:-1] + "x"))
+    out = run_cli("check", "--root", str(repo))
+    assert [ln for ln in out.stderr.splitlines() if "error[" in ln] == [
+        f"improvements/01-sdpa.yaml:7:8: error[unknown-run]: no imported run has id `{run_file.stem[:-1]}x` "
+        f"(hint: did you mean `{run_file.stem}`?)"
+    ]
 
 
 # --- check: units on every value shape, one error for one mistake -------------------------------

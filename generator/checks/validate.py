@@ -103,9 +103,8 @@ def _results_problems(results: list[Result], base: Path_, pos: Positions, shown:
 def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: str) -> Problem | None:
     results_dir = (root / "results").resolve()
     line, col = pos.of(loc)
-    if "\x00" in source:
-        # A quoted "\0" reaches here; the OS would refuse the path with a ValueError.
-        return Problem(shown, line, col, "invalid-value", "source contains a NUL character")
+    # No NUL reaches here (the OS would refuse the path with a ValueError): the reader refuses
+    # a control character in any text before a model is built.
     candidate = Path(source)
     if candidate.is_absolute() or ".." in candidate.parts:
         return Problem(

@@ -1,0 +1,230 @@
+"""Each of `check`'s rules, read whole: the place, the code, the message and the hint a user gets.
+
+Other tests find a problem by its code and a fragment of its words; a rule that pointed at the
+wrong column, lost its hint or dropped one of the texts it reads passed them (a mutation run
+over `checks/` said so, issue 35). Here one record breaks one rule per line, and the whole list
+`check --format json` prints is compared, field by field.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from conftest import run_cli
+
+ZWSP = "\u200b"  # a zero-width space: on the page nothing, to bash a character
+
+RECORD = f"""\
+title: X
+tier: 1
+status: proposed
+hypothesis: h
+setup:
+  base_command: "python -m sglang.launch_server; rm -rf /"
+  engine: {{name: sglang, image: "lmsysorg/sglang:v0.5.9{ZWSP}"}}
+change:
+  inside: ["pip install flashinfer\\nrm x", "echo {"0123456789" * 7}{ZWSP}xyz{"0123456789" * 4}"]
+  image: "lmsysorg/sglang:dev{ZWSP}"
+  flags: [{{flag: --served-model-name, value: "glm{ZWSP}5"}}]
+  env: {{"A;touch x": "1", B: "2{ZWSP}"}}
+references:
+  - {{title: protocol-relative, url: "//example.com/page"}}
+  - {{title: up, url: "a/../.."}}
+  - {{title: slash, url: "../notes.txt/"}}
+results:
+  - label: r
+    run: sglang-serving-c32-0000000000
+    baseline_from: {{result: no-such-label}}
+  - label: p
+    paired: true
+    metrics: {{ttft_mean: [1, 2, 3], output_throughput: [5, 6, 7]}}
+    baseline: {{output_throughput: [5, 6]}}
+variants:
+  - label: two GPUs
+    outcome: diagnostic
+    setup: {{note: two of the eight GPUs}}
+    results:
+      - label: own setup
+        concurrency: 1024
+        paired: true
+        metrics: {{output_throughput: [5, 6, 7]}}
+"""
+
+WORDS_HINT = (
+    "quote it ('...') if it is text for the program; a command to run first belongs in `before:`, "
+    "and a flag written as a mapping passes its `value` as one argument, exactly as written"
+)
+LINK_HINT = "link a page under docs/ relative to docs/improvements/, or give a full https:// URL"
+UNSEEN = "which a reader cannot see"
+SHOWN = "printed for a shell, what the page shows would not be what runs"
+
+
+def _problem(line: int, col: int, code: str, message: str, hint: str | None) -> dict[str, object]:
+    return {
+        "path": "improvements/01-x.yaml",
+        "line": line,
+        "col": col,
+        "code": code,
+        "message": message,
+        "hint": hint,
+        "severity": "error",
+    }
+
+
+EXPECTED = [
+    # The setup's base command is split into words like any command; `;` there is an operator.
+    _problem(
+        6,
+        17,
+        "shell-syntax",
+        "`setup.base_command`: bash reads `;` at character 31 as an operator, not as part of a word; "
+        "the printed command would pass it to the program as text",
+        WORDS_HINT,
+    ),
+    # The setup's image is printed for a shell too.
+    _problem(
+        7,
+        33,
+        "invisible-character",
+        f"`setup.engine.image` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 23 of "
+        f"`lmsysorg/sglang:v0.5.9\\u200b`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    # A step inside the container, like one before it, is one line.
+    _problem(
+        9,
+        12,
+        "shell-syntax",
+        "`change.inside[0]` holds a line break (character 23): a step is one line",
+        "write each command as its own step, in order",
+    ),
+    # A long text is shown by the 20 characters either side of what hides.
+    _problem(
+        9,
+        44,
+        "invisible-character",
+        f"`change.inside[1]` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 76 of "
+        f"`01234567890123456789\\u200bxyz0123456789012345`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    # The change's image, a flag's value in the mapping form, an environment value: each at its place.
+    _problem(
+        10,
+        10,
+        "invisible-character",
+        f"`change.image` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 20 of "
+        f"`lmsysorg/sglang:dev\\u200b`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    _problem(
+        11,
+        46,
+        "invisible-character",
+        f"`change.flags[0].value` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 4 of `glm\\u200b5`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    # At the name, not at its value.
+    _problem(
+        12,
+        9,
+        "invalid-value",
+        "environment name 'A;touch x' is not a shell identifier",
+        "a name is letters, digits and underscores, not starting with a digit; "
+        "printed before the command, any other would run as shell code",
+    ),
+    _problem(
+        12,
+        30,
+        "invisible-character",
+        f"`change.env.B` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 2 of `2\\u200b`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    # `//example.com/page` names a host: an outside link, never checked (references[0]).
+    # Back up to the docs folder itself: inside the site, and not a page of it.
+    _problem(
+        15,
+        22,
+        "invalid-value",
+        "`references[1].url` `a/../..` points at `docs`, which is not a page or file of the site "
+        "(the strict build refuses it)",
+        LINK_HINT,
+    ),
+    # A file of the site named as a folder.
+    _problem(
+        16,
+        25,
+        "invalid-value",
+        "`references[2].url` `../notes.txt/` points at `docs/notes.txt`, which is not a page or file of "
+        "the site (the strict build refuses it)",
+        LINK_HINT,
+    ),
+    # Nothing was imported: no id to suggest.
+    _problem(
+        19,
+        10,
+        "unknown-run",
+        "no imported run has id `sglang-serving-c32-0000000000`",
+        "import the file with `improvements import FILE --record SLUG`",
+    ),
+    # Nothing near the label: the labels there are.
+    _problem(
+        20,
+        29,
+        "unknown-result",
+        "the campaign baseline has no result labelled `no-such-label`",
+        "the campaign baseline's results are labelled: `concurrency 1024`, `single stream`",
+    ),
+    # The first metric has no baseline to pair with; the second has, with other repetitions.
+    # (The variant on a setup of its own is not paired with the campaign baseline's 1240.)
+    _problem(
+        22,
+        5,
+        "invalid-value",
+        "result `p` is `paired: true` but `output_throughput` has 3 repetition(s) here and 2 in its "
+        "baseline; paired repetitions are matched by position",
+        "give both sides the same repetitions in the same order, or remove `paired: true`",
+    ),
+]
+
+
+def test_every_rule_gives_its_whole_problem(minimal: Path) -> None:
+    (minimal / "docs").mkdir()
+    (minimal / "docs" / "notes.txt").write_text("a file of the site, not a folder\n")
+    (minimal / "improvements" / "01-x.yaml").write_text(RECORD, encoding="utf-8")
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    # The variant's result has no baseline: a warning, which other tests read.
+    assert [p for p in res.json() if p["severity"] == "error"] == EXPECTED  # type: ignore[union-attr, index]
+
+
+def test_a_chain_into_a_circle_is_reported_where_the_circle_is(minimal: Path) -> None:
+    # a -> b -> c -> b: the circle is b and c; a only leads into it.
+    imp = minimal / "improvements"
+    for number, slug, successor in ((1, "a", "b"), (2, "b", "c"), (3, "c", "b")):
+        body = f"title: {slug}\ntier: 1\nstatus: superseded\nhypothesis: h\nsuperseded_by: {successor}\n"
+        (imp / f"{number:02d}-{slug}.yaml").write_text(body)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    found = [(p["path"], p["line"], p["col"], p["code"], p["message"]) for p in res.json()]  # type: ignore[index, union-attr]
+    assert found == [
+        ("improvements/02-b.yaml", 5, 16, "invalid-value", "superseded_by goes round in a circle: b -> c -> b"),
+        ("improvements/03-c.yaml", 5, 16, "invalid-value", "superseded_by goes round in a circle: c -> b -> c"),
+    ]
+
+
+def test_an_unknown_slug_with_none_near_says_what_a_slug_is(minimal: Path) -> None:
+    body = "title: X\ntier: 1\nstatus: proposed\nhypothesis: h\nrelated: [zzzzzzzz]\n"
+    (minimal / "improvements" / "01-x.yaml").write_text(body)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    assert res.json() == [
+        {
+            "path": "improvements/01-x.yaml",
+            "line": 5,
+            "col": 11,
+            "code": "unknown-slug",
+            "message": "no record has slug `zzzzzzzz`",
+            "hint": "slugs are the part of a file name after the number",
+            "severity": "error",
+        }
+    ]
