@@ -26,7 +26,7 @@ change:
   inside: ["pip install flashinfer\\nrm x", "echo {"0123456789" * 7}{ZWSP}xyz{"0123456789" * 4}"]
   image: "lmsysorg/sglang:dev{ZWSP}"
   flags: [{{flag: --served-model-name, value: "glm{ZWSP}5"}}]
-  env: {{"A;touch x": "1", B: "2{ZWSP}"}}
+  env: {{"A;touch x": "1", B: "2{ZWSP}", C: "ab{ZWSP}{"c" * 57}", D: "ab{ZWSP}{"d" * 58}"}}
 references:
   - {{title: protocol-relative, url: "//example.com/page"}}
   - {{title: up, url: "a/../.."}}
@@ -139,6 +139,21 @@ EXPECTED = [
         f"`change.env.B` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 2 of `2\\u200b`: {SHOWN}",
         "delete it (retype the text around it)",
     ),
+    # Sixty characters are shown whole; from sixty-one, the twenty either side (from the start here).
+    _problem(
+        12,
+        39,
+        "invisible-character",
+        f"`change.env.C` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 3 of `ab\\u200b{'c' * 57}`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    _problem(
+        12,
+        106,
+        "invisible-character",
+        f"`change.env.D` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 3 of `ab\\u200b{'d' * 19}`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
     # `//example.com/page` names a host: an outside link, never checked (references[0]).
     # Back up to the docs folder itself: inside the site, and not a page of it.
     _problem(
@@ -205,26 +220,25 @@ def test_a_chain_into_a_circle_is_reported_where_the_circle_is(minimal: Path) ->
         (imp / f"{number:02d}-{slug}.yaml").write_text(body)
     res = run_cli("check", "--root", str(minimal), "--format", "json")
     assert res.returncode == 1, res.stderr
-    found = [(p["path"], p["line"], p["col"], p["code"], p["message"]) for p in res.json()]  # type: ignore[index, union-attr]
-    assert found == [
-        ("improvements/02-b.yaml", 5, 16, "invalid-value", "superseded_by goes round in a circle: b -> c -> b"),
-        ("improvements/03-c.yaml", 5, 16, "invalid-value", "superseded_by goes round in a circle: c -> b -> c"),
+    hint = "a record is replaced by a newer one, which is not itself replaced by the first"
+    assert res.json() == [
+        {**_problem(5, 16, "invalid-value", f"superseded_by goes round in a circle: {ring}", hint), "path": path}
+        for path, ring in (("improvements/02-b.yaml", "b -> c -> b"), ("improvements/03-c.yaml", "c -> b -> c"))
     ]
 
 
-def test_an_unknown_slug_with_none_near_says_what_a_slug_is(minimal: Path) -> None:
-    body = "title: X\ntier: 1\nstatus: proposed\nhypothesis: h\nrelated: [zzzzzzzz]\n"
+def test_names_of_other_records_and_blockers_that_do_not_resolve(minimal: Path) -> None:
+    body = (
+        "title: X\ntier: 1\nstatus: superseded\nhypothesis: h\nrelated: [zzzzzzzz, x]\n"
+        "superseded_by: qqqqqqqq\nblockers:\n  - ref: nothing-like-it\n"
+    )
     (minimal / "improvements" / "01-x.yaml").write_text(body)
     res = run_cli("check", "--root", str(minimal), "--format", "json")
     assert res.returncode == 1, res.stderr
+    slug_hint = "slugs are the part of a file name after the number"
     assert res.json() == [
-        {
-            "path": "improvements/01-x.yaml",
-            "line": 5,
-            "col": 11,
-            "code": "unknown-slug",
-            "message": "no record has slug `zzzzzzzz`",
-            "hint": "slugs are the part of a file name after the number",
-            "severity": "error",
-        }
+        _problem(5, 11, "unknown-slug", "no record has slug `zzzzzzzz`", slug_hint),
+        _problem(5, 21, "unknown-slug", "a record cannot be related to itself", None),
+        _problem(6, 16, "unknown-slug", "no record has slug `qqqqqqqq`", slug_hint),
+        _problem(8, 10, "unknown-blocker", "no blocker has id `nothing-like-it`", "give the shared blocker an `id`"),
     ]
