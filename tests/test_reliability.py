@@ -420,6 +420,22 @@ def test_a_fifo_where_a_build_reads_never_hangs_it(tmp_path: Path) -> None:
     assert (root / "docs" / "index.md").is_file()
 
 
+def test_a_fifo_for_a_run_file_is_an_unknown_run_not_a_hang(tmp_path: Path) -> None:
+    from conftest import BENCH
+
+    root = make(tmp_path, {"05-dp-attention.yaml": DP.replace("status: adopted", "status: proposed")})
+    out = run_cli("import", "--root", str(root), str(BENCH / "vllm-benchmark-serving-legacy.json"), "--record", "05")
+    assert out.returncode == 0, out.stderr
+    [run_file] = (root / "results" / "runs").glob("*.json")
+    run_file.unlink()
+    os.mkfifo(run_file)
+    line = len((root / "improvements" / "05-dp-attention.yaml").read_text().splitlines())
+    assert errors(root) == [
+        f"improvements/05-dp-attention.yaml:{line}:10: error[unknown-run]: results/runs/{run_file.name} is not a "
+        "regular file (hint: import the benchmark file again to rewrite it)"
+    ]
+
+
 @pytest.mark.parametrize("kept", ["no digest", "not under results/raw"])
 def test_a_run_that_names_no_kept_copy_has_no_evidence_to_check(tmp_path: Path, kept: str) -> None:
     # Runs imported before raw files were kept name none: nothing to restore, nothing refused.

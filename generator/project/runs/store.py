@@ -98,7 +98,8 @@ def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
     """
     folder = runs_dir(root)
     try:
-        names = sorted(e.name for e in os.scandir(folder) if e.name.endswith(".json") and not e.name.startswith("."))
+        entries = {e.name: e.is_file() for e in os.scandir(folder)}
+        names = sorted(n for n in entries if n.endswith(".json") and not n.startswith("."))
     except OSError:
         return {}, {}
     if not names:
@@ -110,6 +111,10 @@ def load_runs(root: Path) -> tuple[dict[str, Run], dict[str, str]]:
     broken: dict[str, str] = {}
     for name in names:
         rid = name[: -len(".json")]
+        if not entries[name]:
+            # A folder or a FIFO: opening a FIFO waits for a writer that never comes.
+            broken[rid] = f"results/{RUNS_DIR}/{name} is not a regular file"
+            continue
         try:
             data = json.loads((folder / name).read_text(encoding="utf-8"))
             run = Run.from_json(data)
