@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import FIXTURES, run_cli
 
 ZWSP = "\u200b"  # a zero-width space: on the page nothing, to bash a character
 
@@ -25,7 +25,9 @@ setup:
 change:
   inside: ["pip install flashinfer\\nrm x", "echo {"0123456789" * 7}{ZWSP}xyz{"0123456789" * 4}"]
   image: "lmsysorg/sglang:dev{ZWSP}"
-  flags: [{{flag: --served-model-name, value: "glm{ZWSP}5"}}]
+  flags: [{{flag: --served-model-name, value: "glm{ZWSP}5"}}, "--enable-metrics", "--host 0.0.0.0|tee"]
+  before: ["nvidia-smi -pm 1{ZWSP}"]
+  base_command: "python -m sglang.launch_server && true"
   env: {{"A;touch x": "1", B: "2{ZWSP}", C: "ab{ZWSP}{"c" * 57}", D: "ab{ZWSP}{"d" * 58}"}}
 references:
   - {{title: protocol-relative, url: "//example.com/page"}}
@@ -123,9 +125,34 @@ EXPECTED = [
         f"`change.flags[0].value` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 4 of `glm\\u200b5`: {SHOWN}",
         "delete it (retype the text around it)",
     ),
-    # At the name, not at its value.
+    # A flag in the string form is words; a flag without a value before it is passed over.
+    _problem(
+        11,
+        76,
+        "shell-syntax",
+        "`change.flags[2]`: bash reads `|` at character 8 as an operator, not as part of a word; "
+        "the printed command would pass it to the program as text",
+        WORDS_HINT,
+    ),
     _problem(
         12,
+        12,
+        "invisible-character",
+        f"`change.before[0]` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 17 of "
+        f"`nvidia-smi -pm 1\\u200b`: {SHOWN}",
+        "delete it (retype the text around it)",
+    ),
+    _problem(
+        13,
+        17,
+        "shell-syntax",
+        "`change.base_command`: bash reads `&&` at character 32 as an operator, not as part of a word; "
+        "the printed command would pass it to the program as text",
+        WORDS_HINT,
+    ),
+    # At the name, not at its value.
+    _problem(
+        14,
         9,
         "invalid-value",
         "environment name 'A;touch x' is not a shell identifier",
@@ -133,7 +160,7 @@ EXPECTED = [
         "printed before the command, any other would run as shell code",
     ),
     _problem(
-        12,
+        14,
         30,
         "invisible-character",
         f"`change.env.B` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 2 of `2\\u200b`: {SHOWN}",
@@ -141,14 +168,14 @@ EXPECTED = [
     ),
     # Sixty characters are shown whole; from sixty-one, the twenty either side (from the start here).
     _problem(
-        12,
+        14,
         39,
         "invisible-character",
         f"`change.env.C` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 3 of `ab\\u200b{'c' * 57}`: {SHOWN}",
         "delete it (retype the text around it)",
     ),
     _problem(
-        12,
+        14,
         106,
         "invisible-character",
         f"`change.env.D` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 3 of `ab\\u200b{'d' * 19}`: {SHOWN}",
@@ -157,7 +184,7 @@ EXPECTED = [
     # `//example.com/page` names a host: an outside link, never checked (references[0]).
     # Back up to the docs folder itself: inside the site, and not a page of it.
     _problem(
-        15,
+        17,
         22,
         "invalid-value",
         "`references[1].url` `a/../..` points at `docs`, which is not a page or file of the site "
@@ -166,7 +193,7 @@ EXPECTED = [
     ),
     # A file of the site named as a folder.
     _problem(
-        16,
+        18,
         25,
         "invalid-value",
         "`references[2].url` `../notes.txt/` points at `docs/notes.txt`, which is not a page or file of "
@@ -175,7 +202,7 @@ EXPECTED = [
     ),
     # Nothing was imported: no id to suggest.
     _problem(
-        19,
+        21,
         10,
         "unknown-run",
         "no imported run has id `sglang-serving-c32-0000000000`",
@@ -183,7 +210,7 @@ EXPECTED = [
     ),
     # Nothing near the label: the labels there are.
     _problem(
-        20,
+        22,
         29,
         "unknown-result",
         "the campaign baseline has no result labelled `no-such-label`",
@@ -192,7 +219,7 @@ EXPECTED = [
     # The first metric has no baseline to pair with; the second has, with other repetitions.
     # (The variant on a setup of its own is not paired with the campaign baseline's 1240.)
     _problem(
-        22,
+        24,
         5,
         "invalid-value",
         "result `p` is `paired: true` but `output_throughput` has 3 repetition(s) here and 2 in its "
@@ -229,16 +256,46 @@ def test_a_chain_into_a_circle_is_reported_where_the_circle_is(minimal: Path) ->
 
 def test_names_of_other_records_and_blockers_that_do_not_resolve(minimal: Path) -> None:
     body = (
-        "title: X\ntier: 1\nstatus: superseded\nhypothesis: h\nrelated: [zzzzzzzz, x]\n"
+        "title: X\ntier: 1\nstatus: superseded\nhypothesis: h\nrelated: [zzzzzzzz, x, prefix-caches]\n"
         "superseded_by: qqqqqqqq\nblockers:\n  - ref: nothing-like-it\n"
     )
     (minimal / "improvements" / "01-x.yaml").write_text(body)
+    (minimal / "improvements" / "02-prefix-cache.yaml").write_text(
+        "title: P\ntier: 1\nstatus: proposed\nhypothesis: h\n"
+    )
     res = run_cli("check", "--root", str(minimal), "--format", "json")
     assert res.returncode == 1, res.stderr
     slug_hint = "slugs are the part of a file name after the number"
     assert res.json() == [
         _problem(5, 11, "unknown-slug", "no record has slug `zzzzzzzz`", slug_hint),
         _problem(5, 21, "unknown-slug", "a record cannot be related to itself", None),
+        _problem(5, 24, "unknown-slug", "no record has slug `prefix-caches`", "did you mean `prefix-cache`?"),
         _problem(6, 16, "unknown-slug", "no record has slug `qqqqqqqq`", slug_hint),
         _problem(8, 10, "unknown-blocker", "no blocker has id `nothing-like-it`", "give the shared blocker an `id`"),
+    ]
+
+
+def test_a_run_measured_on_another_model_is_a_warning_at_its_run(minimal: Path) -> None:
+    (minimal / "improvements" / "01-x.yaml").write_text("title: X\ntier: 1\nstatus: proposed\nhypothesis: h\n")
+    imported = run_cli(
+        "import", "--root", str(minimal), str(FIXTURES / "provenance" / "deepseek-h200-decode.jsonl"), "--record", "01"
+    )
+    assert imported.returncode == 0, imported.stderr
+    [run_file] = (minimal / "results" / "runs").glob("*.json")
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 0, res.stderr
+    label = "random 1/1024, concurrency 32"
+    assert [p for p in res.json() if p["code"] == "other-setup"] == [  # type: ignore[union-attr, index]
+        {
+            **_problem(
+                7,
+                8,
+                "other-setup",
+                f"result `{label}` names run `{run_file.stem}`, and the file's model `deepseek-ai/DeepSeek-V3` is not "
+                "the campaign's model `GLM-5-NVFP4` (the file's `server_info.served_model_name`)",
+                "import the file into the campaign it was measured for, or say in the result's `note` why it "
+                "belongs here",
+            ),
+            "severity": "warning",
+        }
     ]

@@ -525,6 +525,8 @@ def test_sources_that_leave_results_are_refused(tmp_path: Path) -> None:
         assert (got[name]["line"], got[name]["col"]) == (8, 13), got[name]
         if "resolves outside" in fragment:
             assert got[name]["hint"] == "keep benchmark files under results/ so they travel with the records"
+        elif "leaves results/" in fragment:
+            assert got[name]["hint"] == "give a path under results/, such as results/runs/x.json"
 
 
 def test_template_override_symlinked_outside_is_refused(tmp_path: Path) -> None:

@@ -41,3 +41,14 @@ def test_a_value_as_written(minimal: Path, value: str, expected: str | None) -> 
     else:
         assert out.returncode == 1
         assert out.stderr.startswith(f"improvements/01-x.yaml:{expected}"), out.stderr
+
+
+def test_a_number_no_field_bounds_is_still_refused_when_not_finite() -> None:
+    # Every numeric field refuses inf and nan today (`allow_inf_nan=False`); the walk is the guard
+    # for one added without it.
+    from generator.checks.values import _number
+
+    inf = float("inf")
+    assert list(_number(inf, inf, ("slo", "tpot_p99"))) == [
+        (("slo", "tpot_p99"), False, "invalid-value", "`tpot_p99` is inf, which is not a finite number", None)
+    ]

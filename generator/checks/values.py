@@ -133,7 +133,7 @@ def _walk_into(value: Any, raw: Any, path: list[str | int], out: list[Found]) ->
     elif isinstance(value, bool):
         if not isinstance(raw, bool):
             # pydantic reads `'yes'`, `"true"`, `1` and `on` as true: a slip, never what was meant.
-            name = str(path[-1]) if path else "value"
+            name = str(path[-1])
             shown = repr(raw) if isinstance(raw, str) else str(raw)
             found = f"`{name}` is {shown}, not true or false"
             out.append((tuple(path), False, "wrong-type", found, "write true or false"))
@@ -143,7 +143,8 @@ def _walk_into(value: Any, raw: Any, path: list[str | int], out: list[Found]) ->
 
 
 def _number(value: float, raw: Any, loc: Path_) -> Iterator[Found]:
-    name = str(loc[-1]) if loc else "value"
+    # Never at the top: a document is a mapping, so every number has a key or an index.
+    name = str(loc[-1])
     if isinstance(raw, bool):
         yield loc, False, "wrong-type", f"`{name}` is {str(raw).lower()}, which is not a number", "write the number"
         return
