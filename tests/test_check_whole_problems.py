@@ -2,8 +2,8 @@
 
 Other tests find a problem by its code and a fragment of its words; a rule that pointed at the
 wrong column, lost its hint or dropped one of the texts it reads passed them (a mutation run
-over `checks/` said so, issue 35). Here one record breaks one rule per line, and the whole list
-`check --format json` prints is compared, field by field.
+over `checks/` said so, issue 35). Here small records break the rules, each on a line of its
+own, and the whole list `check --format json` prints is compared, field by field.
 """
 
 from __future__ import annotations
