@@ -299,3 +299,125 @@ def test_a_run_measured_on_another_model_is_a_warning_at_its_run(minimal: Path) 
             "severity": "warning",
         }
     ]
+
+
+VARIANTS = """\
+title: V
+tier: 1
+status: proposed
+hypothesis: h
+sweep: {parameter: --chunked-prefill-size, metric: ttft_mean}
+decided_by: {metric: output_throughput, result: no-such}
+blockers:
+  - ref: shared-blockr
+variants:
+  - label: "4096"
+    value: 4096
+    outcome: diagnostic
+    results:
+      - label: a
+        metrics: {output_throughput: 1}
+  - label: "8192"
+    value: 8192
+    outcome: rejected
+    results:
+      - label: a
+        source: /etc/passwd
+        metrics: {output_throughput: 1}
+      - label: a
+        metrics: {output_throughput: 2}
+  - label: again
+    value: 8192
+    outcome: rejected
+    results:
+      - label: b
+        metrics: {output_throughput: 3}
+"""
+
+VARIANT_DECIDES = """\
+title: W
+tier: 1
+status: proposed
+hypothesis: h
+decided_by: {metric: output_throughput, variant: one, result: zzz}
+variants:
+  - label: one
+    outcome: rejected
+    results:
+      - label: c
+        metrics: {output_throughput: 1}
+        baseline: {output_throughput: 1}
+"""
+
+
+def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
+    imp = minimal / "improvements"
+    (imp / "01-v.yaml").write_text(VARIANTS)
+    blocker = "  - {id: shared-blocker, title: w, status: open}\n"
+    blocker = f"title: S\ntier: 1\nstatus: blocked\nhypothesis: h\nblockers:\n{blocker}"
+    (imp / "02-s.yaml").write_text(blocker)
+    (imp / "03-w.yaml").write_text(VARIANT_DECIDES)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    v = "improvements/01-v.yaml"
+    assert [p for p in res.json() if p["severity"] == "error"] == [  # type: ignore[union-attr, index]
+        {
+            **_problem(
+                5,
+                52,
+                "invalid-value",
+                "no variant measures `ttft_mean`, the metric the sweep's chart plots",
+                "the variants measure: `output_throughput`",
+            ),
+            "path": v,
+        },
+        {
+            **_problem(
+                6,
+                49,
+                "unknown-result",
+                "`decided_by` names result `no-such`, not among the record's own results",
+                "the results are labelled: none; a variant's result needs `variant`",
+            ),
+            "path": v,
+        },
+        {
+            **_problem(8, 10, "unknown-blocker", "no blocker has id `shared-blockr`", "did you mean `shared-blocker`?"),
+            "path": v,
+        },
+        # A variant's results are checked as a record's are: their sources and their labels.
+        {
+            **_problem(
+                21,
+                17,
+                "path-outside",
+                "source `/etc/passwd` leaves results/",
+                "give a path under results/, such as results/runs/x.json",
+            ),
+            "path": v,
+        },
+        {**_problem(23, 16, "duplicate-label", "label `a` is already used by result 1", None), "path": v},
+        # The diagnostic variant may share a value; two candidates may not.
+        {
+            **_problem(
+                26,
+                12,
+                "invalid-value",
+                "variant `again` has the value of variant `8192`",
+                "each candidate variant is one value of the setting: merge the two, or correct the value; a run "
+                "beside the values (an isolation run at the retained value) is `outcome: diagnostic` or has its "
+                "own `setup`, and may share the value or leave `value` out",
+            ),
+            "path": v,
+        },
+        {
+            **_problem(
+                5,
+                63,
+                "unknown-result",
+                "`decided_by` names result `zzz`, not among variant `one`'s results",
+                "the results are labelled: `c`",
+            ),
+            "path": "improvements/03-w.yaml",
+        },
+    ]
