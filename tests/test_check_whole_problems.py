@@ -421,3 +421,48 @@ def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
             "path": "improvements/03-w.yaml",
         },
     ]
+
+
+def test_what_each_status_needs(minimal: Path) -> None:
+    imp = minimal / "improvements"
+    head = "tier: 1\nhypothesis: h\n"
+    (imp / "01-a.yaml").write_text(f"title: A\n{head}status: rejected\n")
+    # The blocker it names is shared and resolved: none is open.
+    (imp / "02-b.yaml").write_text(f"title: B\n{head}status: blocked\nblockers:\n  - ref: fixed-upstream\n")
+    (imp / "03-c.yaml").write_text(f"title: C\n{head}status: proposed\nsuperseded_by: a\n")
+    blocker = "blockers:\n  - {id: fixed-upstream, title: t, status: resolved}\n"
+    (imp / "04-d.yaml").write_text(f"title: D\n{head}status: proposed\n{blocker}")
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    assert res.json() == [
+        {
+            **_problem(
+                4,
+                9,
+                "status-rule",
+                "status `rejected` needs a `verdict` and at least one result",
+                "measure it first, or keep the status `in-progress`",
+            ),
+            "path": "improvements/01-a.yaml",
+        },
+        {
+            **_problem(
+                4,
+                9,
+                "status-rule",
+                "status `blocked` needs an open blocker",
+                "add a blocker with `status: open`, or change the status",
+            ),
+            "path": "improvements/02-b.yaml",
+        },
+        {
+            **_problem(
+                5,
+                1,
+                "status-rule",
+                "`superseded_by` is set, but the status is `proposed`",
+                "set the status to `superseded`, or remove `superseded_by`",
+            ),
+            "path": "improvements/03-c.yaml",
+        },
+    ]
