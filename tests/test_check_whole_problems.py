@@ -257,7 +257,7 @@ def test_a_chain_into_a_circle_is_reported_where_the_circle_is(minimal: Path) ->
 def test_names_of_other_records_and_blockers_that_do_not_resolve(minimal: Path) -> None:
     body = (
         "title: X\ntier: 1\nstatus: superseded\nhypothesis: h\nrelated: [zzzzzzzz, x, prefix-caches]\n"
-        "superseded_by: qqqqqqqq\nblockers:\n  - ref: nothing-like-it\n"
+        "superseded_by: qqqqqqqq\nblockers:\n  - ref: nothing-like-it\nbuilds_on: [x]\n"
     )
     (minimal / "improvements" / "01-x.yaml").write_text(body)
     (minimal / "improvements" / "02-prefix-cache.yaml").write_text(
@@ -272,6 +272,7 @@ def test_names_of_other_records_and_blockers_that_do_not_resolve(minimal: Path) 
         _problem(5, 24, "unknown-slug", "no record has slug `prefix-caches`", "did you mean `prefix-cache`?"),
         _problem(6, 16, "unknown-slug", "no record has slug `qqqqqqqq`", slug_hint),
         _problem(8, 10, "unknown-blocker", "no blocker has id `nothing-like-it`", "give the shared blocker an `id`"),
+        _problem(9, 13, "unknown-slug", "a record cannot build on itself", None),
     ]
 
 
@@ -347,6 +348,9 @@ variants:
       - label: c
         metrics: {output_throughput: 1}
         baseline: {output_throughput: 1}
+      - label: d
+        metrics: {output_throughput: 2}
+        baseline: {output_throughput: 1}
 """
 
 
@@ -357,6 +361,8 @@ def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
     blocker = f"title: S\ntier: 1\nstatus: blocked\nhypothesis: h\nblockers:\n{blocker}"
     (imp / "02-s.yaml").write_text(blocker)
     (imp / "03-w.yaml").write_text(VARIANT_DECIDES)
+    # A variant's result, named with its variant: found.
+    (imp / "04-ok.yaml").write_text(VARIANT_DECIDES.replace("result: zzz", "result: c"))
     res = run_cli("check", "--root", str(minimal), "--format", "json")
     assert res.returncode == 1, res.stderr
     v = "improvements/01-v.yaml"
@@ -416,7 +422,7 @@ def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
                 63,
                 "unknown-result",
                 "`decided_by` names result `zzz`, not among variant `one`'s results",
-                "the results are labelled: `c`",
+                "the results are labelled: `c`, `d`",
             ),
             "path": "improvements/03-w.yaml",
         },
@@ -432,6 +438,7 @@ def test_what_each_status_needs(minimal: Path) -> None:
     (imp / "03-c.yaml").write_text(f"title: C\n{head}status: proposed\nsuperseded_by: a\n")
     blocker = "blockers:\n  - {id: fixed-upstream, title: t, status: resolved}\n"
     (imp / "04-d.yaml").write_text(f"title: D\n{head}status: proposed\n{blocker}")
+    (imp / "05-e.yaml").write_text(f"title: E\n{head}status: superseded\n")
     res = run_cli("check", "--root", str(minimal), "--format", "json")
     assert res.returncode == 1, res.stderr
     assert res.json() == [
@@ -464,5 +471,15 @@ def test_what_each_status_needs(minimal: Path) -> None:
                 "set the status to `superseded`, or remove `superseded_by`",
             ),
             "path": "improvements/03-c.yaml",
+        },
+        {
+            **_problem(
+                4,
+                9,
+                "status-rule",
+                "status `superseded` needs `superseded_by`",
+                "name the slug of the record that replaces this one",
+            ),
+            "path": "improvements/05-e.yaml",
         },
     ]

@@ -385,15 +385,13 @@ def _unknown_slug(shown: str, pos: Positions, loc: Path_, slug: str, by_slug: di
     )
 
 
-def status_problems(
-    rec: RecordFile, shown: str, project: Project | None = None, shared: dict[str, str] | None = None
-) -> list[Problem]:
+def status_problems(rec: RecordFile, shown: str, project: Project, shared: dict[str, str]) -> list[Problem]:
     """The status rules: what each status needs before a record may claim it.
 
     Over 60 lines: one rule after another, each a few lines; split up they would only be harder
     to compare.
 
-    `shared` is `_shared_blockers(project)`, passed in by callers that check many records.
+    `shared` is `_shared_blockers(project)`, made once for all the records.
     """
     r, pos = rec.record, rec.positions
     out: list[Problem] = []
@@ -414,9 +412,7 @@ def status_problems(
                 )
             )
     if r.status == "blocked":
-        if shared is None:
-            shared = _shared_blockers(project) if project is not None else {}
-        unknown = project.unloaded_blocker_ids if project is not None else set()
+        unknown = project.unloaded_blocker_ids
         open_ = [
             b for b in r.blockers if b.status == "open" or (b.ref and (shared.get(b.ref) == "open" or b.ref in unknown))
         ]
