@@ -332,7 +332,19 @@ variants:
     outcome: rejected
     results:
       - label: b
-        metrics: {output_throughput: 3}
+        metrics: {output_throughput: 3, total_throughput: 4}
+  - label: again
+    value: 16384
+    outcome: retained
+    results:
+      - label: e
+        metrics: {output_throughput: 5}
+  - label: last
+    value: 32768
+    outcome: retained
+    results:
+      - label: f
+        metrics: {output_throughput: 6}
 """
 
 VARIANT_DECIDES = """\
@@ -373,7 +385,7 @@ def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
                 52,
                 "invalid-value",
                 "no variant measures `ttft_mean`, the metric the sweep's chart plots",
-                "the variants measure: `output_throughput`",
+                "the variants measure: `output_throughput`, `total_throughput`",
             ),
             "path": v,
         },
@@ -413,6 +425,18 @@ def test_variants_their_results_and_what_decides_them(minimal: Path) -> None:
                 "each candidate variant is one value of the setting: merge the two, or correct the value; a run "
                 "beside the values (an isolation run at the retained value) is `outcome: diagnostic` or has its "
                 "own `setup`, and may share the value or leave `value` out",
+            ),
+            "path": v,
+        },
+        # A variant's label once, and one variant retained.
+        {**_problem(31, 12, "duplicate-label", "label `again` is already used by variant 3", None), "path": v},
+        {
+            **_problem(
+                39,
+                14,
+                "invalid-value",
+                "variant `last` is retained, and so is `again`",
+                "a record retains one variant; split the others into records of their own",
             ),
             "path": v,
         },
