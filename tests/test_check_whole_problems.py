@@ -507,3 +507,91 @@ def test_what_each_status_needs(minimal: Path) -> None:
             "path": "improvements/05-e.yaml",
         },
     ]
+
+
+SWEEP = """\
+title: B
+tier: 1
+status: adopted
+verdict: v
+hypothesis: h
+sweep: {parameter: --mem-fraction-static, result: decode}
+variants:
+  - label: low
+    value: 0.8
+    outcome: rejected
+    results:
+      - label: prefill
+        metrics: {output_throughput: 1}
+        baseline: {output_throughput: 1}
+  - label: auto
+    value: auto
+    outcome: rejected
+    results:
+      - label: batch
+        metrics: {output_throughput: 1}
+        baseline: {output_throughput: 1}
+  - label: unknown
+    outcome: rejected
+    results:
+      - label: batch
+        metrics: {output_throughput: 1}
+        baseline: {output_throughput: 1}
+"""
+
+
+def test_a_sweep_and_its_variants(minimal: Path) -> None:
+    imp = minimal / "improvements"
+    (imp / "01-a.yaml").write_text(
+        "title: A\ntier: 1\nstatus: proposed\nhypothesis: h\nsweep: {parameter: --cuda-graph-max-bs}\n"
+    )
+    (imp / "02-b.yaml").write_text(SWEEP)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    b = "improvements/02-b.yaml"
+    assert res.json() == [
+        {
+            **_problem(5, 1, "invalid-value", "`sweep` needs `variants`, one per value", "add a variant per value"),
+            "path": "improvements/01-a.yaml",
+        },
+        {
+            **_problem(
+                3,
+                9,
+                "status-rule",
+                "status `adopted` with variants needs one variant with `outcome: retained`",
+                "mark the configuration that was adopted as retained",
+            ),
+            "path": b,
+        },
+        {
+            **_problem(
+                6,
+                1,
+                "invalid-value",
+                "a sweep's values are all numbers or all text, not both",
+                "quote the numbers, or write the text values as numbers",
+            ),
+            "path": b,
+        },
+        {
+            **_problem(
+                6,
+                51,
+                "unknown-result",
+                "no variant has a result labelled `decode`",
+                "the variants' results are labelled: `batch`, `prefill`",
+            ),
+            "path": b,
+        },
+        {
+            **_problem(
+                22,
+                5,
+                "missing-field",
+                "variant `unknown` of a sweep needs `value`: the setting of `--mem-fraction-static` it ran",
+                None,
+            ),
+            "path": b,
+        },
+    ]
