@@ -595,3 +595,71 @@ def test_a_sweep_and_its_variants(minimal: Path) -> None:
             "path": b,
         },
     ]
+
+
+ADOPTED = """\
+title: A
+tier: 1
+status: adopted
+verdict: v
+hypothesis: h
+change: {flags: ["--enable-metrics"]}
+variants:
+  - label: v1
+    outcome: retained
+    results:
+      - label: r1
+        metrics: {output_throughput: 2}
+        baseline: {output_throughput: 1}
+"""
+
+BUILDS_ON = """\
+title: B
+tier: 1
+status: proposed
+hypothesis: h
+builds_on: [zzzz, a, a]
+results:
+  - label: own
+    metrics: {output_throughput: 2}
+    baseline_from: {record: b, result: own}
+  - label: other
+    metrics: {output_throughput: 2}
+    baseline_from: {record: a, variant: v2, result: r1}
+  - label: third
+    metrics: {output_throughput: 2}
+    baseline_from: {record: a, variant: v1, result: r9}
+"""
+
+
+def test_what_a_record_builds_on_and_takes_its_baseline_from(minimal: Path) -> None:
+    (minimal / "improvements" / "01-a.yaml").write_text(ADOPTED)
+    (minimal / "improvements" / "02-b.yaml").write_text(BUILDS_ON)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    b = "improvements/02-b.yaml"
+    adopted_hint = "name the slug of an adopted record whose change is in this one's baseline"
+    assert [p for p in res.json() if p["severity"] == "error"] == [  # type: ignore[union-attr, index]
+        {**_problem(5, 13, "unknown-slug", "no record has slug `zzzz`", adopted_hint), "path": b},
+        {**_problem(5, 22, "invalid-value", "`a` is named twice in `builds_on`", "name each record once"), "path": b},
+        {
+            **_problem(9, 40, "unknown-result", "a result cannot be its own baseline", "name another result"),
+            "path": b,
+        },
+        {
+            **_problem(
+                12, 41, "unknown-result", "record `a` has no variant labelled `v2`", "its variants are labelled: `v1`"
+            ),
+            "path": b,
+        },
+        {
+            **_problem(
+                15,
+                53,
+                "unknown-result",
+                "variant `v1` of record `a` has no result labelled `r9`",
+                "its results are labelled: `r1`",
+            ),
+            "path": b,
+        },
+    ]
