@@ -409,6 +409,24 @@ def test_a_damaged_raw_file_is_a_positioned_error_before_anything_is_built(tmp_p
     assert sorted(p.relative_to(root) for p in root.rglob("*")) == before
 
 
+def test_a_campaign_baseline_runs_evidence_is_checked_at_the_campaign_file(tmp_path: Path) -> None:
+    from conftest import BENCH
+
+    root = make(tmp_path, {"05-dp-attention.yaml": DP})
+    out = run_cli("import", "--root", str(root), str(BENCH / "vllm-benchmark-serving-legacy.json"), "--baseline")
+    assert out.returncode == 0, out.stderr
+    [raw] = (root / "results" / "raw").iterdir()
+    raw.unlink()
+    [run_id] = (p.stem for p in (root / "results" / "runs").glob("*.json"))
+    lines = (root / "improvements" / "campaign.yaml").read_text().splitlines()
+    [(line, col)] = [(n, text.index(run_id) + 1) for n, text in enumerate(lines, 1) if f"run: {run_id}" in text]
+    assert errors(root) == [
+        f"improvements/campaign.yaml:{line}:{col}: error[evidence-mismatch]: run `{run_id}`: its kept raw file "
+        f"`results/raw/{raw.name}` does not exist (hint: restore it from version control "
+        "(`git checkout -- results/raw`), or remove the result and import the benchmark file again)"
+    ]
+
+
 def test_a_fifo_where_a_build_reads_never_hangs_it(tmp_path: Path) -> None:
     # A build hashes results/ and the campaign's templates/; opening a FIFO waits for a writer.
     root = make(tmp_path, {"05-dp-attention.yaml": DP})
