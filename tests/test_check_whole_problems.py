@@ -663,3 +663,102 @@ def test_what_a_record_builds_on_and_takes_its_baseline_from(minimal: Path) -> N
             "path": b,
         },
     ]
+
+
+VARIANT_TEXTS = """\
+title: V
+tier: 1
+status: proposed
+hypothesis: h
+variants:
+  - label: one
+    outcome: rejected
+    change: {flags: ["--host 0.0.0.0;true"]}
+    setup: {base_command: "python -m sglang.launch_server|tee"}
+    results:
+      - label: typed
+        run: sglang-serving-c32-0000000000
+        metrics: {output_throughput: 5}
+"""
+
+
+def test_the_campaigns_shell_texts_and_a_variants_own(minimal: Path) -> None:
+    campaign = minimal / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    image = "engine:\n  name: SGLang\n"
+    env = "baseline:\n  label: TP8, flashinfer_cutlass, max-running-requests 1024\n"
+    assert image in text and env in text
+    text = text.replace(image, f'{image}  image: "lmsysorg/sglang:v0.5.9{ZWSP}"\n', 1)
+    campaign.write_text(text.replace(env, f'{env}  env: {{NCCL_DEBUG: "INFO{ZWSP}"}}\n', 1))
+    (minimal / "improvements" / "01-v.yaml").write_text(VARIANT_TEXTS)
+    res = run_cli("check", "--root", str(minimal), "--format", "json")
+    assert res.returncode == 1, res.stderr
+    c = "improvements/campaign.yaml"
+    v = "improvements/01-v.yaml"
+    assert res.json() == [
+        {
+            **_problem(
+                8,
+                22,
+                "shell-syntax",
+                "`variants[0].change.flags[0]`: bash reads `;` at character 8 as an operator, not as part of a word; "
+                "the printed command would pass it to the program as text",
+                WORDS_HINT,
+            ),
+            "path": v,
+        },
+        {
+            **_problem(
+                9,
+                27,
+                "shell-syntax",
+                "`variants[0].setup.base_command`: bash reads `|` at character 31 as an operator, not as part of a "
+                "word; the printed command would pass it to the program as text",
+                WORDS_HINT,
+            ),
+            "path": v,
+        },
+        {
+            **_problem(
+                12,
+                14,
+                "unknown-run",
+                "no imported run has id `sglang-serving-c32-0000000000`",
+                "import the file with `improvements import FILE --record SLUG`",
+            ),
+            "path": v,
+        },
+        # A run's numbers come from its file: typed ones beside it would be a second source.
+        {
+            **_problem(
+                13,
+                9,
+                "invalid-value",
+                "result `typed` names run `sglang-serving-c32-0000000000` and also types `metrics`",
+                "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
+            ),
+            "path": v,
+        },
+        {
+            **_problem(
+                50,
+                10,
+                "invisible-character",
+                f"`engine.image` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 23 of "
+                f"`lmsysorg/sglang:v0.5.9\\u200b`: {SHOWN}",
+                "delete it (retype the text around it)",
+            ),
+            "path": c,
+        },
+        {
+            **_problem(
+                57,
+                21,
+                "invisible-character",
+                f"`baseline.env.NCCL_DEBUG` holds U+200B (ZERO WIDTH SPACE), {UNSEEN}, at character 5 of "
+                f"`INFO\\u200b`: {SHOWN}",
+                "delete it (retype the text around it)",
+            ),
+            "path": c,
+        },
+    ]
