@@ -206,7 +206,7 @@ class Reuse:
         steps: Mapping[str, Step],
         rule: object,
     ) -> None:
-        self.project, self.build_cache, self.shared, self.steps = project, build_cache, shared, steps
+        # The project, cache and tables are the answers' own: one place holds them.
         self.answers = Answers(project, build_cache, shared, steps)
         files = build_cache.files
         self.base = (str(project.root), files.get(project.campaign_file.path), repr(rule))
@@ -221,29 +221,30 @@ class Reuse:
         compute: Callable[[Project, RecordFile, Mapping[str, SharedBlocker], Mapping[str, Step]], RecordAnalysis],
     ) -> RecordAnalysis:
         """`compute(project, rec, shared, steps)`, or its value from the cache while its reads hold."""
-        own = self.build_cache.files.get(rec.path)
+        a = self.answers
+        own = a.build_cache.files.get(rec.path)
         if own is None or None in self.base:
-            return compute(self.project, rec, self.shared, self.steps)
-        key = f"analysis:{cache.digest(self.build_cache.salt, *self.base, rec.path.name, own)}"
-        entry = self.build_cache.get(key)
+            return compute(a.project, rec, a.shared, a.steps)
+        key = f"analysis:{cache.digest(a.build_cache.salt, *self.base, rec.path.name, own)}"
+        entry = a.build_cache.get(key)
         if entry is not None:
             reads, digest, payload = entry
-            if self.answers.digest(reads) == digest:
+            if a.digest(reads) == digest:
                 hit = self._load(payload)
                 if hit is not None:
                     self.fingerprints[rec.path] = cache.digest(key, digest)
                     return hit
         seen: Reads = set()
         value = compute(
-            watched(self.project, seen),
+            watched(a.project, seen),
             rec,
-            Seen(self.shared, "shared", seen),
-            Seen(self.steps, "step", seen),
+            Seen(a.shared, "shared", seen),
+            Seen(a.steps, "step", seen),
         )
         reads = sorted(seen)
-        digest = self.answers.digest(reads)
+        digest = a.digest(reads)
         if digest is not None:
-            self.build_cache.put(key, (reads, digest, _dump(value)))
+            a.build_cache.put(key, (reads, digest, _dump(value)))
             self.fingerprints[rec.path] = cache.digest(key, digest)
         return value
 
