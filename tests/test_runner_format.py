@@ -13,15 +13,17 @@ import pytest
 import yaml
 from test_runner import ENGINE, PY, journal_events, linked, make_campaign
 
-from conftest import run_cli
 from generator.checks.validate import require_project
+from generator.project.load import Project
 from generator.project.runs.run import RUN_FORMAT, Run
 from generator.project.runs.store import load_runs, run_text
 from generator.runner import session
-from generator.runner.plan import PLAN_FORMAT
+from generator.runner.plan import PLAN_FORMAT, Plan
+
+from conftest import run_cli
 
 
-def _plan(root: Path, slug: str = "faster") -> tuple[object, session.Plan]:
+def _plan(root: Path, slug: str = "faster") -> tuple[Project, Plan]:
     project = require_project(root)
     rec = next(r for r in project.records if r.slug == slug)
     return project, session.new_plan(project, rec, blocks=2, seed=1, loads=[], max_blocks=None)
@@ -45,7 +47,7 @@ def test_provenance_digests_the_harness_the_commands_name_and_the_records(tmp_pa
     )
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     project, plan = _plan(root)
-    found = session.provenance(project, plan)  # type: ignore[arg-type]
+    found = session.provenance(project, plan)
     assert found["harness_sha256"] == {
         "harness/load.yaml": _sha(root / "harness" / "load.yaml"),
         "harness/oneshot.py": _sha(root / "harness" / "oneshot.py"),
@@ -60,7 +62,7 @@ def test_provenance_digests_the_harness_the_commands_name_and_the_records(tmp_pa
     data["baseline"]["command"] = f"{PY} harness/server.py --speed 200"
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     project, plan = _plan(root)
-    found = session.provenance(project, plan)  # type: ignore[arg-type]
+    found = session.provenance(project, plan)
     assert found["harness_sha256"]["harness/server.py"] == _sha(root / "harness" / "server.py")
 
 
