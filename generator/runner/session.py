@@ -170,7 +170,7 @@ def harness_digests(root: Path, plan: Plan) -> dict[str, str]:
                 try:
                     resolved = path.resolve()
                     inside = resolved.is_relative_to(top) and resolved.is_file()
-                except OSError:
+                except (OSError, ValueError):  # ValueError: a NUL in the word, no path at all
                     continue
                 if inside:
                     found[resolved.relative_to(top).as_posix()] = _sha256(resolved)
