@@ -142,3 +142,16 @@ def test_the_baseline_arm_is_what_stack_prints(tmp_path: Path) -> None:
     at = lines.index(next(line for line in lines if line.startswith("# run ") and "arm baseline" in line))
     # The `before:` step, then the launch: the very lines `stack --format command` prints.
     assert [lines[at + 1], lines[at + 3]] == stack.stdout.splitlines()
+
+
+def test_slots_are_one_width_for_every_arm() -> None:
+    from generator.runner.plan import Arm, draw_runs, with_slots
+
+    arms = with_slots([Arm(name, name, "arm", None, ("serve",), ()) for name in ["baseline", *"bcdefghijk"]])
+    assert [a.slot for a in arms] == [f"a{i:02d}" for i in range(11)]
+    assert [a.slot for a in with_slots(arms[:10])] == [f"a{i}" for i in range(10)]
+    runs = draw_runs(arms, 2, [8, 128], 0)
+    # Within a block and load every arm's key has one length: the load and block are shared.
+    for block in (1, 2):
+        for load in (8, 128):
+            assert len({len(r.key) for r in runs if r.block == block and r.load == load}) == 1
