@@ -138,7 +138,7 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
     for block in range(1, 5):
         arms = [e["arm"] for e in starts if e["block"] == block]
         assert sorted(arms) == ["baseline", "faster"]
-    assert [e["run"] for e in starts] == [f"c2-b{r['block']:02d}-{r['arm']}" for r in plan["runs"]]
+    assert [e["run"] for e in starts] == [f"c2-b{r['block']:02d}-{r['slot']}" for r in plan["runs"]]
     result = linked(root)
     assert result["paired"] is True and len(result["run"]) == 4 and len(result["baseline_run"]) == 4
     runs = {
@@ -152,9 +152,7 @@ def test_two_arms_four_blocks_run_link_and_decide(tmp_path: Path, server: bool) 
     assert blocks == sorted(blocks) == [f"b{b:02d}" for b in (1, 1, 2, 2, 3, 3, 4, 4)]
     # Paired by block: the i-th run of each side comes from block i.
     for i, (mine, theirs) in enumerate(zip(result["run"], result["baseline_run"], strict=True), 1):
-        assert runs[mine]["launch"].endswith(f"b{i:02d}-faster") and runs[theirs]["launch"].endswith(
-            f"b{i:02d}-baseline"
-        )
+        assert runs[mine]["launch"].endswith(f"b{i:02d}-a1") and runs[theirs]["launch"].endswith(f"b{i:02d}-a0")
     assert "better" in done.stdout
     assert no_marked_process(plan["id"]) == []
 
@@ -205,7 +203,7 @@ def test_kill_9_then_resume_gives_exactly_the_planned_runs(tmp_path: Path, marke
     assert done.returncode == 0, done.stderr + done.stdout
     events = journal_events(root)
     ends = [e["run"] for e in events if e["event"] == "end" and e["state"] == "done"]
-    assert sorted(ends) == sorted(f"c2-b{r['block']:02d}-{r['arm']}" for r in plan["runs"])  # each once
+    assert sorted(ends) == sorted(f"c2-b{r['block']:02d}-{r['slot']}" for r in plan["runs"])  # each once
     result = linked(root)
     assert len(result["run"]) == 4 and len(result["baseline_run"]) == 4
     assert len(set(result["run"]) | set(result["baseline_run"])) == 8
@@ -293,17 +291,17 @@ def test_failures_are_recorded_with_their_log(
 
 
 def test_keep_going_names_the_dropped_block(tmp_path: Path) -> None:
-    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --block {block} --arm {arm} --fail-in 2:faster")
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=" --block {block} --arm {arm} --fail-in 2:a1")
     done = run_cli("run", "faster", "--root", str(root), "--blocks", "3", "--keep-going")
     assert done.returncode == 0, done.stderr
     events = journal_events(root)
     (failed,) = [e for e in events if e["event"] == "end" and e["state"] == "failed"]
-    assert failed["run"] == "c2-b02-faster" and "failing on purpose" in failed["tail"]
+    assert failed["run"] == "c2-b02-a1" and "failing on purpose" in failed["tail"]
     # Block 2 is left out of both sides, and the note says which block and why: never silently.
     result = linked(root)
     assert len(result["run"]) == len(result["baseline_run"]) == 2
     assert "Left out of both sides: block 2 (faster failed: `bench` exited with status 2)" in result["note"]
-    assert "1 run(s) failed: c2-b02-faster" in done.stderr
+    assert "1 run(s) failed: c2-b02-a1" in done.stderr
     # The baseline's half of block 2 is journalled, not imported: every run written is linked.
     assert sorted(p.stem for p in (root / "results" / "runs").iterdir()) == sorted(
         result["run"] + result["baseline_run"]

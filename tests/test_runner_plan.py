@@ -62,17 +62,17 @@ def test_variants_are_arms_and_builds_on_is_the_baseline(tmp_path: Path) -> None
     text = dry(root, "sizes", "--blocks", "3", "--seed", "11")
     arms = [line for line in text.splitlines() if line.startswith("# arm ")]
     assert arms == [
-        "# arm baseline (baseline): the stack it builds on",
-        "# arm size-2 (arm): variant Size 2",
-        "# arm size-4 (arm): variant Size 4",
+        "# arm baseline (baseline, {arm} and paths: a0): the stack it builds on",
+        "# arm size-2 (arm, {arm} and paths: a1): variant Size 2",
+        "# arm size-4 (arm, {arm} and paths: a2): variant Size 4",
     ]
     benches = [line for line in text.splitlines() if line.startswith("harness ")]
     assert len(benches) == 9
     # The baseline arm is the stack below: --graphs, and its `before:` step runs first.
-    base = next(b for b in benches if "--arm baseline" in b)
+    base = next(b for b in benches if "--arm a0" in b)
     words = shlex.split(base.split(" -- ", 1)[1])
     assert words[:2] == ["env", "A=1"] and "--graphs" in words and "--size" not in words
-    four = shlex.split(next(b for b in benches if "--arm size-4" in b).split(" -- ", 1)[1])
+    four = shlex.split(next(b for b in benches if "--arm a2" in b).split(" -- ", 1)[1])
     assert four[four.index("--size") + 1] == "4" and "--graphs" in four
     assert text.count("echo prepared") == 9
     # Every block holds each arm once; the order differs between blocks for this seed.
@@ -142,3 +142,16 @@ def test_the_baseline_arm_is_what_stack_prints(tmp_path: Path) -> None:
     at = lines.index(next(line for line in lines if line.startswith("# run ") and "arm baseline" in line))
     # The `before:` step, then the launch: the very lines `stack --format command` prints.
     assert [lines[at + 1], lines[at + 3]] == stack.stdout.splitlines()
+
+
+def test_slots_are_one_width_for_every_arm() -> None:
+    from generator.runner.plan import Arm, draw_runs, with_slots
+
+    arms = with_slots([Arm(name, name, "arm", None, ("serve",), ()) for name in ["baseline", *"bcdefghijk"]])
+    assert [a.slot for a in arms] == [f"a{i:02d}" for i in range(11)]
+    assert [a.slot for a in with_slots(arms[:10])] == [f"a{i}" for i in range(10)]
+    runs = draw_runs(arms, 2, [8, 128], 0)
+    # Within a block and load every arm's key has one length: the load and block are shared.
+    for block in (1, 2):
+        for load in (8, 128):
+            assert len({len(r.key) for r in runs if r.block == block and r.load == load}) == 1

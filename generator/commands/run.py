@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -132,6 +132,7 @@ def _run(
 
     if resume:
         state, journal = session.resume_state(project, rec)
+        _said_found(repo, state, journal)
     else:
         plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
         journal = session.start_journal(project, plan)
@@ -146,9 +147,12 @@ def _run(
         say=_say,
     )
     sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
+    tried = set(state.attempts)  # the runs an earlier runner started: what a resume runs again
     try:
         outcome = runner.execute()
         _say("")
+        if resume:
+            _said_reran(outcome, tried)
     except Interrupted as why:
         sys.stderr.write(
             f"\nstopped by {why}: every process it started is stopped; `improvements run {rec.slug} --resume` goes on\n"
@@ -156,9 +160,9 @@ def _run(
         sys.exit(130)
     if outcome.failed and not keep_going:
         raise CommandError(
-            f"run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); nothing "
-            f"linked. `improvements run {rec.slug} --resume` runs it again (the plan as it was made), "
-            "or run again with --keep-going"
+            f"run {outcome.failed[-1]} failed (its log's last lines are above and in "
+            f"{journal.path.relative_to(repo)}); nothing linked. `improvements run {rec.slug} --resume` runs it "
+            "again (the plan as it was made), or run again with --keep-going"
         )
     state = read(journal.path)
     if state.failed:
@@ -168,6 +172,40 @@ def _run(
     if not labels:
         sys.stderr.write("no block was complete on both sides: nothing linked\n")
     _decide(repo, rec.slug, labels, outcome)
+
+
+def _said_found(repo: Path, state: State, journal: Journal) -> None:
+    """What `--resume` found in the journal, and what of the plan it found running and stopped."""
+    from generator.runner.journal import read
+
+    plan = state.plan
+    left = [r for r in plan.runs if r.key not in state.done]
+    again = [r.key for r in left if r.key in state.attempts]
+    where = journal.path.relative_to(repo)
+    done = len(plan.runs) - len(left)
+    text = f"resume: plan {plan.id} ({where}): {done} of {len(plan.runs)} runs done, {len(left)} left"
+    if again:
+        why = [f"{k} ({state.failed[k].get('why')})" if k in state.failed else f"{k} (never ended)" for k in again]
+        text += f"; run again, as started before and not ended well: {', '.join(why)}"
+    sys.stderr.write(text + "\n")
+    # resume_state journalled what it stopped: read from there, the one record of it.
+    events = read(journal.path).events
+    resumed: dict[str, Any] = next((e for e in reversed(events) if e.get("event") == "resumed"), {})
+    groups = [str(g) for g in resumed.get("stopped_leftover_groups") or []]
+    if groups:
+        sys.stderr.write(
+            f"resume: stopped {len(groups)} process group(s) a killed runner of this plan left: {', '.join(groups)}\n"
+        )
+    else:
+        sys.stderr.write("resume: no process of this plan was left running\n")
+
+
+def _said_reran(outcome: Outcome, tried: set[str]) -> None:
+    ran = outcome.completed + outcome.failed
+    reran = [k + (" (failed again)" if k in outcome.failed else "") for k in ran if k in tried]
+    text = f"resume: ran {len(ran)} run(s)"
+    text += f"; reran {', '.join(reran)}" if reran else "; none had been started before"
+    sys.stderr.write(text + "\n")
 
 
 def _record(project: Project, ref: str) -> RecordFile:
@@ -204,20 +242,26 @@ def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
 def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> None:
     from generator.analysis.campaign import analyse
     from generator.checks.validate import require_project
+    from generator.views.results import result_view
 
     analysis = analyse(require_project(repo))
     rec = next(r for r in analysis.project.records if r.slug == slug)
     ra = analysis.record(rec)
     metric = ra.primary_metric
+    vocabulary = analysis.project.campaign.vocabulary()
     for resolved in list(ra.results) + [r for group in ra.variant_results for r in group]:
         if resolved.result.label not in labels:
             continue
-        c = resolved.comparisons.get(metric) if metric else None
-        if c is None:
+        # The row the record's page shows, as it shows it: the analysis' numbers, the page's words.
+        row = next((r for r in result_view(resolved, vocabulary=vocabulary).rows if r.name == metric), None)
+        if row is None or row.comparison is None:
             sys.stdout.write(f"{resolved.result.label}: no comparison on `{metric}`\n")
             continue
-        change = f"{c.change_percent:+.2f}%" if c.change_percent is not None else "n/a"
-        sys.stdout.write(f"{resolved.result.label}: {metric} {change}, n = {c.n}: {c.decision}\n")
+        shown = [row.change or "no change in percent"]
+        if row.interval:
+            shown.append(f"interval {row.interval}")
+        shown += [f"n {row.n}", *([row.test] if row.test else [])]
+        sys.stdout.write(f"{resolved.result.label}: {metric} {', '.join(shown)}: {row.decision}\n")
     for look in outcome.looks[-1:]:
         for arm, data in look.items():
             sys.stdout.write(f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks\n")

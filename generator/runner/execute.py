@@ -36,6 +36,8 @@ class Failed(Exception):
     def __init__(self, why: str, exit: int | None, log: Path | None) -> None:
         super().__init__(why)
         self.why, self.exit, self.log = why, exit, log
+        # In server mode, when the benchmark failed: the server's log, the engine's own last lines.
+        self.server_log: Path | None = None
 
 
 class Interrupted(Exception):
@@ -143,6 +145,12 @@ class Runner:
             self.state.failed[run.key] = {"why": failure.why}
             outcome.failed.append(run.key)
             self.say(f"run {run.index} ({run.key}, arm {arm.name}) failed: {failure.why}")
+            # What the engine said last, here and now: a failure is read where it is seen.
+            for log in (failure.log, failure.server_log):
+                lines = tail(log).splitlines() if log is not None else []
+                if log is not None and lines:
+                    where = log.relative_to(self.root) if log.is_relative_to(self.root) else log
+                    self.say(f"  the last lines of {where}:\n" + "\n".join(f"  | {line}" for line in lines))
             if not self.keep_going:
                 outcome.stopped = f"run {run.key} failed"
                 raise _Stop from None
@@ -192,6 +200,10 @@ class Runner:
                     run, attempt, f"bench{s}" if subs > 1 else "bench", self.plan.bench_line(run, out), server
                 )
                 self._check_output(self.root / out, log)
+        except Failed as failure:
+            if server is not None and failure.log != server.log:
+                failure.server_log = server.log
+            raise
         finally:
             if server is not None:
                 self.group.stop(server, cfg.stop_grace_s)

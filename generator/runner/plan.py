@@ -9,6 +9,15 @@ Design: each block runs every arm once at each load, the arms in an order drawn 
 seed (a Fisher-Yates shuffle over a `random.Random(seed)`, written into the plan so a resume
 reads it and never draws again). The benchmark's `{seed}` is the plan's seed plus the block
 number: the same for every arm of a block, so the arms of a block see the same prompts.
+
+Arms equal but for the change: every name the runner itself puts into a process (the marker in
+its environment, its output and log paths, `{arm}`) carries the arm's slot, a neutral id of one
+width for every arm (`a0` the baseline, `a1`, ...), never its name. Environment size alone moves
+run time by several percent (stack alignment; Mytkowicz et al., ASPLOS 2009), so arms whose
+names differ in length would differ in more than the change.
+
+A plan carries `format_version`; one written before it (format 1: paths by arm name) is read as
+its own slots being the arm names, so its journal resumes and links under the same keys.
 """
 
 from __future__ import annotations
@@ -23,6 +32,13 @@ from generator.model.launch import assignment, env_prefix, quote, words
 from generator.model.runconfig import PLACEHOLDER_RE, RunConfig
 
 JOURNAL_DIR = "results/journal"
+# The plan's (and with it the journal's) format: 2 added the arms' slots. Raise it whenever a
+# journal written by this version could not be read as it is by an older one.
+PLAN_FORMAT = 2
+
+
+class FormatError(ValueError):
+    """A journal written by a newer (or unknown) version of the tool: refused, never guessed at."""
 
 
 @dataclass(frozen=True)
@@ -34,6 +50,7 @@ class Arm:
     tokens: tuple[str, ...]
     env: tuple[tuple[str, str], ...]
     before: tuple[str, ...] = ()
+    slot: str = ""  # the neutral id in every name the runner makes for it (`a0`, `a1`): see above
 
     @property
     def launch_line(self) -> str:
@@ -55,13 +72,14 @@ class PlannedRun:
     index: int  # 1-based, in the order run
     block: int
     load: int | None
-    arm: str
+    arm: str  # the arm's name
     seed: int
+    slot: str  # the arm's slot: in the key, so in the marker, the paths and `{arm}`
 
     @property
     def key(self) -> str:
         load = f"c{self.load}-" if self.load is not None else ""
-        return f"{load}b{self.block:02d}-{self.arm}"
+        return f"{load}b{self.block:02d}-{self.slot}"
 
 
 @dataclass(frozen=True)
@@ -89,6 +107,7 @@ class Plan:
     sequential: Sequential | None = None
     shell: str = "bash"
     label_prefix: str = field(default="run")
+    format_version: int = PLAN_FORMAT
 
     @property
     def settings(self) -> RunConfig:
@@ -102,18 +121,34 @@ class Plan:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Plan:
-        arms = tuple(
-            Arm(**{**a, "tokens": tuple(a["tokens"]), "env": tuple(map(tuple, a["env"])), "before": tuple(a["before"])})
+        """The plan as written; one of an older format migrated, one of a newer refused (FormatError)."""
+        version = data.get("format_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= PLAN_FORMAT:
+            raise FormatError(
+                f"its plan has format_version {version!r}, and this improvements reads formats 1 to {PLAN_FORMAT}: "
+                "it was written by a newer improvements (upgrade to read it) or it is not a journal of ours"
+            )
+        arms = [
+            {**a, "tokens": tuple(a["tokens"]), "env": tuple(map(tuple, a["env"])), "before": tuple(a["before"])}
             for a in data["arms"]
-        )
+        ]
+        runs = [dict(r) for r in data["runs"]]
+        if version == 1:
+            # Format 1 named its paths and markers by the arm's name: that name is its slot, so the
+            # keys its journal holds (`c2-b01-baseline`) are the keys it is resumed and linked by.
+            for a in arms:
+                a["slot"] = a["name"]
+            for r in runs:
+                r["slot"] = r["arm"]
         seq = data.get("sequential")
         return cls(
             **{
                 **data,
                 "loads": tuple(data["loads"]),
-                "arms": arms,
-                "runs": tuple(PlannedRun(**r) for r in data["runs"]),
+                "arms": tuple(Arm(**a) for a in arms),
+                "runs": tuple(PlannedRun(**r) for r in runs),
                 "sequential": Sequential(**seq) if seq else None,
+                "format_version": PLAN_FORMAT,
             }
         )
 
@@ -147,7 +182,7 @@ class Plan:
             "load": str(run.load) if run.load is not None else "",
             "seed": str(run.seed),
             "block": str(run.block),
-            "arm": quote(arm.name),
+            "arm": quote(arm.slot),
         }
         return PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], self.settings.bench.command)
 
@@ -156,22 +191,31 @@ def arm_name(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "arm"
 
 
+def with_slots(arms: list[Arm]) -> list[Arm]:
+    """Each arm its slot, in order (the baseline arm first: `a0`), all of one width."""
+    from dataclasses import replace
+
+    width = len(str(len(arms) - 1))
+    return [replace(a, slot=f"a{i:0{width}d}") for i, a in enumerate(arms)]
+
+
 def draw_runs(
     arms: list[Arm], blocks: int, loads: list[int | None], seed: int, first_block: int = 1
 ) -> list[PlannedRun]:
     """Every run of `blocks` randomized complete blocks: each block every arm once per load."""
+    assert all(a.slot for a in arms), "arms are given their slots (with_slots) before the runs are drawn"
     rng = random.Random(seed)
     out: list[PlannedRun] = []
     for block in range(first_block, first_block + blocks):
         for load in loads:
-            order = [a.name for a in arms]
+            order = list(arms)
             # Fisher-Yates on rng.random(), whose output Python keeps stable across versions
             # (random.shuffle's is not promised); the plan records the order all the same.
             for i in range(len(order) - 1, 0, -1):
                 j = int(rng.random() * (i + 1))
                 order[i], order[j] = order[j], order[i]
-            for name in order:
-                out.append(PlannedRun(len(out) + 1, block, load, name, seed + block))
+            for arm in order:
+                out.append(PlannedRun(len(out) + 1, block, load, arm.name, seed + block, arm.slot))
     return out
 
 
@@ -189,7 +233,7 @@ def dry_run_text(plan: Plan, root: Path) -> str:
         s = plan.sequential
         lines.append(f"# sequential: stops once `{s.metric}` is decided, at most {s.max_blocks} blocks ({s.rule})")
     for arm in plan.arms:
-        lines.append(f"# arm {arm.name} ({arm.role}): {arm.label}")
+        lines.append(f"# arm {arm.name} ({arm.role}, {{arm}} and paths: {arm.slot}): {arm.label}")
     for run in plan.runs:
         arm = plan.arm(run.arm)
         lines.append("")

@@ -20,7 +20,7 @@ from generator.base.problems import CommandError, ProblemsFound, Report, UsagePr
 from generator.project.load import Project, RecordFile
 from generator.runner.execute import Parse
 from generator.runner.journal import Journal, State, journal_path, latest, read
-from generator.runner.plan import Plan, Sequential, draw_runs
+from generator.runner.plan import Plan, Sequential, draw_runs, with_slots
 from generator.runner.processes import stop_leftovers
 
 
@@ -57,7 +57,7 @@ def new_plan(
     cfg = project.campaign.run
     if cfg is None:
         raise UsageProblem("campaign.yaml has no `run:` section: say how to benchmark an arm (docs/guide/run.md)")
-    arms = record_arms(project, rec)
+    arms = with_slots(record_arms(project, rec))
     chosen: list[int | None] = list(loads or cfg.loads) or [None]
     if chosen == [None] and "{load}" in cfg.bench.command:
         # Put in as nothing, `--batch {load}` would run as `--batch --seed 1`: refused instead.
@@ -103,8 +103,9 @@ def new_plan(
 NVIDIA_FIELDS = "index,name,uuid,driver_version,vbios_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit"
 
 
-def provenance(project: Project) -> dict[str, Any]:
-    """Where the plan runs: host, platform, the campaign's git commit, the GPUs, the versions asked for."""
+def provenance(project: Project, plan: Plan) -> dict[str, Any]:
+    """Where the plan runs: host, platform, the campaign's git commit, the GPUs, the versions asked
+    for, and the SHA-256 of what it runs (the harness) and of the records it was planned from."""
     from importlib.metadata import PackageNotFoundError, version
 
     root = project.root
@@ -117,11 +118,18 @@ def provenance(project: Project) -> dict[str, Any]:
         out["improvements"] = version("improvements")
     except PackageNotFoundError:
         out["improvements"] = "unknown"
-    # What the runner adds to every process's environment (the arms' own is in their commands).
-    out["environment_set"] = {"IMPROVEMENTS_RUN": "<plan id>/<run>/<attempt>: finds what a killed runner left"}
+    # What the runner adds to every process's environment (the arms' own is in their commands):
+    # of one length for every arm, as the paths are (plan.py says why).
+    out["environment_set"] = {
+        "IMPROVEMENTS_RUN": "<plan id>/<run, the arm by its slot>/<attempt>: finds what a killed runner left"
+    }
     out["git_commit"] = _output(["git", "-C", str(root), "rev-parse", "HEAD"])
     status = _output(["git", "-C", str(root), "status", "--porcelain"])
     out["git_dirty"] = bool(status) if status is not None else None
+    # A commit says little when the tree is dirty or the harness is not committed: the bytes do.
+    out["harness_sha256"] = harness_digests(root, plan)
+    records = [project.campaign_file.path, *(r.path for r in project.records)]
+    out["records_sha256"] = {rel(p, root): _sha256(p) for p in sorted(records)}
     if shutil.which("nvidia-smi"):
         # An older driver refuses a field it does not know: then the fields every driver has.
         for fields in (NVIDIA_FIELDS, "index,name,uuid,driver_version,memory.total"):
@@ -133,6 +141,49 @@ def provenance(project: Project) -> dict[str, Any]:
     for name, command in cfg.versions.items() if cfg is not None else ():
         out.setdefault("versions", {})[name] = _output([shutil.which("bash") or "/bin/sh", "-c", command], cwd=root)
     return out
+
+
+def harness_digests(root: Path, plan: Plan) -> dict[str, str]:
+    """The SHA-256 of every file under the campaign that the benchmark, a launch or a `before:` step names.
+
+    A word names a file when it is one (`harness/decode.py`), or when its part after `=` is
+    (`--config=serve.yaml`), relative to the campaign root where the commands run. Words are
+    split as POSIX shells split them (shlex); a line it cannot split is split at blanks, which
+    still finds plain paths. Files outside the root (the interpreter, the engine) are the
+    versions' and the environment's to record.
+    """
+    import shlex
+
+    lines = [plan.settings.bench.command]
+    for arm in plan.arms:
+        lines += [*arm.before, arm.launch_line]
+    top = root.resolve()
+    found: dict[str, str] = {}
+    for line in lines:
+        try:
+            words = shlex.split(line)
+        except ValueError:
+            words = line.split()
+        for word in words:
+            for candidate in {word, word.partition("=")[2]} - {""}:
+                path = Path(candidate) if Path(candidate).is_absolute() else root / candidate
+                try:
+                    resolved = path.resolve()
+                    inside = resolved.is_relative_to(top) and resolved.is_file()
+                except (OSError, ValueError):  # ValueError: a NUL in the word, no path at all
+                    continue
+                if inside:
+                    found[resolved.relative_to(top).as_posix()] = _sha256(resolved)
+    return dict(sorted(found.items()))
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError as exc:
+        return f"unreadable: {exc.strerror or exc}"
 
 
 def _output(argv: list[str], cwd: Path | None = None) -> str | None:
@@ -148,7 +199,7 @@ def start_journal(project: Project, plan: Plan) -> Journal:
     if path.exists():
         raise CommandError(f"{rel(path, project.root)} exists already; run again for a plan of its own")
     journal = Journal(path)
-    journal.append("plan", plan=plan.to_json(), provenance=provenance(project))
+    journal.append("plan", plan=plan.to_json(), provenance=provenance(project, plan))
     return journal
 
 

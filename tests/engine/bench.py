@@ -1,6 +1,7 @@
 """A real benchmark client for the runner's tests: requests to the engine, a vLLM `bench serve` JSON out.
 
---hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads.
+--hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads;
+--report adds the process's own environment size and argument lengths to its output (`itself`).
 """
 
 from __future__ import annotations
@@ -8,10 +9,27 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 import time
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+
+
+def itself() -> dict[str, object]:
+    """What the kernel gave this process: the bytes of its environment block and of each argument.
+
+    Read from /proc/self, as laid out on the stack at exec (what moves alignment), else from Python.
+    """
+    try:
+        with open("/proc/self/environ", "rb") as fh:
+            environ = len(fh.read())
+        with open("/proc/self/cmdline", "rb") as fh:
+            argv = [len(a) for a in fh.read().split(b"\0")[:-1]]
+    except OSError:
+        environ = sum(len(k) + len(v) + 2 for k, v in os.environ.items())
+        argv = [len(a) for a in [sys.executable, *sys.argv]]
+    return {"harness_environ_bytes": environ, "harness_argv_bytes": argv}
 
 
 def measure(url: str, concurrency: int, requests: int, tokens: int) -> dict[str, object]:
@@ -58,6 +76,7 @@ def main() -> None:
     ap.add_argument("--fail-in", default="", help="BLOCK:ARM: fail only in that block, for that arm")
     ap.add_argument("--block", default="")
     ap.add_argument("--arm", default="")
+    ap.add_argument("--report", action="store_true")
     args = ap.parse_args()
     if args.hang:
         print("bench: hanging", flush=True)
@@ -69,7 +88,8 @@ def main() -> None:
         if args.garbage:
             fh.write("this is no benchmark output\n")
             return
-        json.dump(measure(args.url, args.concurrency, args.requests, args.tokens), fh)
+        result = measure(args.url, args.concurrency, args.requests, args.tokens)
+        json.dump({**result, **(itself() if args.report else {})}, fh)
     print(f"bench: wrote {args.output}", flush=True)
 
 

@@ -2,7 +2,8 @@
 
     python oneshot.py --output OUT --load C -- COMMAND...
 
-COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT.
+COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT. --report adds
+this process's own environment size and argument lengths to the output (bench.itself).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import sys
 import time
 import urllib.request
 
-from bench import measure
+from bench import itself, measure
 
 
 def main() -> None:
@@ -25,6 +26,8 @@ def main() -> None:
     ap.add_argument("--load", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--garbage", action="store_true", help="write what no importer reads")
+    ap.add_argument("--arm", default="")
+    ap.add_argument("--report", action="store_true", help="add this process's environment and argv sizes")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -51,7 +54,7 @@ def main() -> None:
         if args.garbage:
             fh.write("this is no benchmark output\n")
         else:
-            json.dump(result, fh)
+            json.dump({**result, **(itself() if args.report else {})}, fh)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """A tiny serving engine for the runner's tests: a real HTTP server on 127.0.0.1 whose speed a flag sets.
 
 GET /health answers 200 once started; GET /generate?tokens=N answers after N / speed seconds.
---crash exits at once with status 3; --never-ready answers /health with 503 for ever.
+--crash exits at once with status 3; --never-ready answers /health with 503 for ever. It prints
+its own environment size and argument lengths first (bench.itself): what the runner gave it.
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ import sys
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
+
+from bench import itself
 
 
 def main() -> None:
@@ -26,6 +29,7 @@ def main() -> None:
         print("engine: crashing on purpose", flush=True)
         sys.exit(3)
     speed = args.speed * float(os.environ.get("ENGINE_BOOST", "1"))
+    print(f"engine: itself {json.dumps(itself())}", flush=True)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:

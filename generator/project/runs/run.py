@@ -19,6 +19,11 @@ from generator.model import metrics as vocabulary
 from generator.model.import_format import BUILTIN_FORMATS
 from generator.model.settings import SETTING_ORDER
 
+# The stored run's format (results/runs/<id>.json `format_version`; `format` is the importer's
+# name). 1: written before it was versioned (no key), read as it is; 2: carries the key. Raise it
+# whenever a run file written by this version could not be read as it is by an older one.
+RUN_FORMAT = 2
+
 # Metrics that say a run happened but not how fast: a run needs something else to be usable.
 BOOKKEEPING = frozenset({"duration", "completed", "failed"})
 
@@ -79,6 +84,7 @@ class Run:
 
     def to_json(self) -> dict[str, Any]:
         return {
+            "format_version": RUN_FORMAT,
             "id": self.id,
             "format": self.format,
             "settings": {k: self.settings[k] for k in _ordered(self.settings)},
@@ -112,6 +118,14 @@ class Run:
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Run:
+        """The stored run; one of an older format read as it migrates, one of a newer refused (ValueError)."""
+        version = data.get("format_version", 1)
+        if not isinstance(version, int) or isinstance(version, bool) or not 1 <= version <= RUN_FORMAT:
+            raise ValueError(
+                f"format_version {version!r}: this improvements reads run files of formats 1 to {RUN_FORMAT}; "
+                "it was written by a newer improvements (upgrade to read it)"
+            )
+        # Format 1 holds the same fields as 2, without the version: nothing to migrate.
         metrics_data = data.get("metrics") or {}
         return cls(
             id=str(data["id"]),
