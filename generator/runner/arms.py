@@ -4,9 +4,12 @@ from __future__ import annotations
 
 from generator.analysis.launches import launch_below, launch_of, launch_steps
 from generator.analysis.records import Launch
-from generator.base.problems import UsageProblem
+from generator.base.problems import Problem, ProblemsFound, Report, UsageProblem
+from generator.checks.runnable import change_not_runnable
+from generator.model import variants
+from generator.model.runconfig import arm_name
 from generator.project.load import Project, RecordFile
-from generator.runner.plan import Arm, arm_name
+from generator.runner.plan import Arm
 
 
 def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
@@ -19,6 +22,14 @@ def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
     )
     arms = [_arm("baseline", what, "baseline", None, below)]
     candidates = [v for v in record.variants if v.outcome != "diagnostic"]
+    # The changes the arms are made of: what it builds on, then its own (each variant's).
+    used = [(r, variants.effective_change_path(r.record), variants.effective_change(r.record)) for r in below.chain]
+    for i, v in enumerate(record.variants):
+        if v.outcome != "diagnostic":
+            used.append((rec, ("variants", i, "change"), v.change) if v.change else (rec, ("change",), record.change))
+    if not record.variants:
+        used.append((rec, ("change",), record.change))
+    _refuse_containers(project, used)
     if record.variants:
         for v in candidates:
             change = v.change if v.change is not None else record.change
@@ -48,6 +59,19 @@ def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
     if len(set(names)) != len(names) or len(arms) < 2:
         raise UsageProblem(f"record `{rec.slug}` gives no two distinct arms to run (arms: {', '.join(names)})")
     return arms
+
+
+def _refuse_containers(project: Project, used: list[tuple[RecordFile, tuple[str | int, ...], object]]) -> None:
+    """An arm whose change runs steps inside a container or in its own image is refused where the
+    record says so: the runner would run the launch on the host and measure another launch."""
+    from generator.model.record import Change
+
+    problems: dict[Problem, None] = {}  # in order, each once (two variants may share the record's change)
+    for r, at, change in used:
+        if isinstance(change, Change):
+            problems.update(dict.fromkeys(change_not_runnable(project, r, at, change, "error")))
+    if problems:
+        raise ProblemsFound(Report(list(problems)))
 
 
 def _recorded(change: object, what: str) -> None:
