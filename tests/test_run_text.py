@@ -18,9 +18,7 @@ import pytest
 import yaml
 
 from generator.base.problems import CommandError
-from generator.base.shell import bash_parsed, quoted_at
 from generator.runner.plan import Arm, Plan, draw_runs
-from generator.runner.script import dry_run_text
 
 from conftest import run_cli
 
@@ -92,6 +90,8 @@ def test_a_line_break_in_a_printed_label_or_pattern_is_refused_where_it_is(
 
 
 def test_the_dry_run_prints_no_text_as_a_command_line_even_past_check(tmp_path: Path) -> None:
+    from generator.runner.script import dry_run_text
+
     # The labels and the root as the plan holds them, whatever `check` let through: each is a comment.
     arms = (
         Arm("baseline", "base\ntouch PWN1", "baseline", None, ("stubengine", "--a"), ()),
@@ -120,6 +120,8 @@ def test_the_dry_run_prints_no_text_as_a_command_line_even_past_check(tmp_path: 
 
 @pytest.mark.parametrize("step", ["echo 'open", "}; touch PWN; f() {", "cat <<EOF", "echo joined \\"])
 def test_a_script_bash_would_read_otherwise_is_never_printed(tmp_path: Path, step: str) -> None:
+    from generator.runner.script import dry_run_text
+
     arms = (
         Arm("baseline", "b", "baseline", None, ("stubengine",), ()),
         Arm("x", "x", "arm", None, ("stubengine", "--b"), (), (step,)),
@@ -136,6 +138,8 @@ def test_a_script_bash_would_read_otherwise_is_never_printed(tmp_path: Path, ste
 
 
 def test_bash_parses_hostile_text_without_running_it(tmp_path: Path) -> None:
+    from generator.base.shell import bash_parsed
+
     cwd = Path.cwd()
     os.chdir(tmp_path)
     try:
@@ -148,7 +152,10 @@ def test_bash_parses_hostile_text_without_running_it(tmp_path: Path) -> None:
 
 # --- (b) {command} inside quotes ----------------------------------------------------------------
 
-HOSTILE_FLAGS = "change:\n  flags:\n    - \"--name '$(touch PWN)' '`touch PWN2`'\"\n    - flag: --env\n      value: \"a\\\"b'; touch PWN3\"\n"
+HOSTILE_FLAGS = (
+    "change:\n  flags:\n    - \"--name '$(touch PWN)' '`touch PWN2`'\"\n"
+    '    - flag: --env\n      value: "a\\"b\'; touch PWN3"\n'
+)
 
 
 @pytest.mark.parametrize(
@@ -158,7 +165,7 @@ HOSTILE_FLAGS = "change:\n  flags:\n    - \"--name '$(touch PWN)' '`touch PWN2`'
         ("bash -c '{command}' {output}", "inside single quotes"),
         ("stubbench {output} `echo {command}`", "inside backticks"),
         ("stubbench {output} -- eval {command}", "after `eval`"),
-        ("stubbench {output} -- sh -c {command}", "after `eval` or `-c`"),
+        ("stubbench {output} -- sh -c {command}", "after `eval` or a shell"),
         ("cat <<EOF > {output}\n{command}\nEOF", "inside a here-document"),
     ],
 )
@@ -196,6 +203,8 @@ def test_hostile_flag_values_under_the_safe_wrapper_are_passed_as_text(tmp_path:
 
 
 def test_quoted_at_names_where_bash_reads_a_position() -> None:
+    from generator.base.shell import quoted_at
+
     assert quoted_at("a {c} b", 2) is None
     assert quoted_at('a "x {c}"', 5) == "inside double quotes"
     assert quoted_at("a 'x' {c}", 6) is None

@@ -85,8 +85,8 @@ def _hidden(project: Project, loaded: Loaded, loc: Path_, text: str, index: int,
     return _problem(project, loaded, loc, "invisible-character", msg, _ONE_LINE_HINT)
 
 
-# `eval {command}`, `sh -c {command}`: the words are read as shell code once more.
-_REREAD = re.compile(r"(?:\beval|(?:^|\s)-c)\s+$")
+# `eval {command}`, `sh -c {command}`, `bash -lc {command}`: the words are read as shell code once more.
+_REREAD = re.compile(r"(?:^|[\s;&|(])(?:eval|(?:\S*/)?(?:ba|da|z|k)?sh(?:\s+-[A-Za-z]+)*?\s+-[A-Za-z]*c)\s+$")
 
 
 def _template_problems(project: Project, template: str) -> list[Problem]:
@@ -96,7 +96,7 @@ def _template_problems(project: Project, template: str) -> list[Problem]:
             continue
         where = quoted_at(template, m.start())
         if where is None and _REREAD.search(template[: m.start()]):
-            where = "after `eval` or `-c`, which read the words as shell code again"
+            where = "after `eval` or a shell's `-c`, which read the words as shell code again"
         if where is not None:
             msg = (
                 f"`run.bench.command`: {{command}} at character {m.start() + 1} is {where}: the launch is "
@@ -149,10 +149,11 @@ def change_not_runnable(project: Project, rec: Loaded, at: Path_, change: Change
     out: list[Problem] = []
     for key in ("inside", "image"):
         if getattr(change, key):
-            what = "steps run inside the container" if key == "inside" else "its own container image"
+            what = "the steps this change runs inside the container" if key == "inside" else "this change's own image"
             msg = (
-                f"`{dotted((*at, key))}`: `improvements run` cannot run {what}: how the container is "
-                "entered is not recorded, and running the launch on the host would measure another launch"
+                f"`{dotted((*at, key))}`: `improvements run` cannot run {what}: it runs every arm on the host, "
+                "since how the container is entered is not recorded, and without them it would measure "
+                "another launch than the record shows"
             )
             hint = "run it by hand and `improvements import` the result, or make the change without it"
             out.append(_problem(project, rec, (*at, key), "not-runnable", msg, hint, severity))
