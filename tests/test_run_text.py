@@ -9,7 +9,9 @@ runs as printed under bash, with a stub engine that records its argv and nothing
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import stat
 import subprocess
 from pathlib import Path
@@ -61,7 +63,27 @@ def stubs(folder: Path) -> dict[str, str]:
 
 
 def run_script(text: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["bash", "-c", text], cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+    """The printed script under bash; one that does not return (the old server mode's) is stopped,
+    its whole process group, and the test fails on the timeout."""
+    proc = subprocess.Popen(
+        ["bash", "-c", text],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        out, err = proc.communicate(timeout=120)
+    except subprocess.TimeoutExpired:
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, sig)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=10)
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
 
 
 # --- (a) line breaks in labels and patterns -----------------------------------------------------

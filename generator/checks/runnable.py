@@ -29,7 +29,7 @@ from generator.model.runconfig import PLACEHOLDER_RE, RUNNER_NAME_MAX, arm_name
 from generator.project.load import Loaded, Project
 from generator.project.schema_errors import dotted
 
-_ONE_LINE_HINT = "write it on one line, without control characters (retype it)"
+_ONE_LINE_HINT = "write it on one line, without a tab or any character a reader cannot see (retype it)"
 _WRAP_HINT = (
     "give {command} as words where bash reads words (`harness --out {output} -- {command}`); to run it "
     "through a shell, pass the words as arguments: bash -c 'cd /work && exec \"$@\"' bash {command}"
@@ -77,11 +77,13 @@ def _one_line_texts(project: Project) -> Iterator[tuple[Loaded, Path_, str]]:
 
 
 def _hidden(project: Project, loaded: Loaded, loc: Path_, text: str, index: int, ch: str) -> Problem:
-    what = "a line break" if ch in "\n\r" else char_name(ch)
-    msg = (
-        f"`{dotted(loc)}` holds {what} at character {index + 1}: `improvements run --dry-run` prints it, "
-        "and printed for a shell, what a reader sees would not be what runs"
-    )
+    if ch in "\n\r":
+        why = "where a line break would end a comment and start a command line of its own"
+        what = "a line break"
+    else:
+        why = "where what a reader sees would not be what is there"
+        what = f"{char_name(ch)}, which a reader cannot see,"
+    msg = f"`{dotted(loc)}` holds {what} at character {index + 1}: `improvements run` prints it in its script, {why}"
     return _problem(project, loaded, loc, "invisible-character", msg, _ONE_LINE_HINT)
 
 

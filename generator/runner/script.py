@@ -59,8 +59,11 @@ PY
 _STOP = """improvements_stop() {  # SIGTERM to the launch's process group, SIGKILL after the grace
   [ -n "${improvements_server:-}" ] || return 0
   kill -TERM -- "-$improvements_server" 2>/dev/null
-  local end=$((SECONDS + GRACE))
-  while kill -0 -- "-$improvements_server" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+  local tenths=0
+  while kill -0 -- "-$improvements_server" 2>/dev/null && [ "$tenths" -lt GRACE ]; do
+    sleep 0.1
+    tenths=$((tenths + 1))
+  done
   kill -KILL -- "-$improvements_server" 2>/dev/null
   wait "$improvements_server" 2>/dev/null
   improvements_server=
@@ -119,7 +122,7 @@ def _header(plan: Plan, root: Path) -> list[_Line]:
             comment("each launch starts in the background in its own process group, is waited for as the runner"),
             comment("waits (python3), benchmarked, and stopped at the end of its run or when this script exits"),
             code(_READY),
-            code(_STOP.replace("GRACE", str(math.ceil(cfg.stop_grace_s)))),
+            code(_STOP.replace("GRACE", str(math.ceil(cfg.stop_grace_s * 10)))),
         ]
     return lines
 
