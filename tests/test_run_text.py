@@ -159,6 +159,23 @@ def test_a_script_bash_would_read_otherwise_is_never_printed(tmp_path: Path, ste
     assert not list(tmp_path.glob("PWN*"))  # reading it ran nothing
 
 
+def test_a_comment_that_would_hold_code_is_caught_by_bash_reading_the_script(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The second line of defence: were a label printed unescaped, bash's reading of the script
+    # would hold a command the runner's lines do not, and nothing is printed.
+    from generator.runner import script
+
+    monkeypatch.setattr(script, "visible", lambda text: text)
+    arms = (
+        Arm("baseline", "base\ntouch PWN", "baseline", None, ("stubengine",), ()),
+        Arm("x", "x", "arm", None, ("stubengine", "--b"), ()),
+    )
+    plan = Plan("p1", "x", "r", 0, 1, (None,), arms, tuple(draw_runs(list(arms), 1, [None], 0)), RUN, "w")
+    with pytest.raises(CommandError, match="would not run what the runner runs"):
+        script.dry_run_text(plan, tmp_path)
+
+
 def test_bash_parses_hostile_text_without_running_it(tmp_path: Path) -> None:
     from generator.base.shell import bash_parsed
 
