@@ -340,3 +340,15 @@ def test_the_server_mode_dry_run_runs_as_printed_and_stops_its_server(
     else:
         said = done.stderr + done.stdout
         assert outputs == [] and ("not ready" in said or "exited before it was ready" in said)
+
+
+def test_a_hidden_character_in_the_bench_template_or_a_version_command_is_refused(tmp_path: Path) -> None:
+    run = {
+        **RUN,
+        "bench": {"command": "stubbench {output} -- {command} --x \u202eab"},
+        "versions": {"v": "echo\u200b1"},
+    }
+    root = campaign(tmp_path / "c", {"01-x.yaml": BASE + "change:\n  flags:\n    - flag: --fast\n"}, run)
+    out = check(root)
+    assert "`run.bench.command` holds U+202E (RIGHT-TO-LEFT OVERRIDE), which a reader cannot see, at character" in out
+    assert "`run.versions.v` holds U+200B (ZERO WIDTH SPACE)" in out
