@@ -217,6 +217,9 @@ def test_a_bench_template_quoting_command_is_refused_with_its_position(
     line = next(x for x in out.splitlines() if "error[shell-syntax]" in x and "run.bench.command" in x)
     assert line.startswith("improvements/campaign.yaml:") and where in line
     assert f"character {template.index('{command}') + 1}" in line and 'exec "$@"' in line
+    refused = run_cli("run", "x", "--root", str(root), "--dry-run")
+    assert refused.returncode == 1 and "error[shell-syntax]" in refused.stdout + refused.stderr
+    assert not list(root.glob("PWN*"))
 
 
 @pytest.mark.parametrize(
