@@ -140,8 +140,10 @@ def test_the_baseline_arm_is_what_stack_prints(tmp_path: Path) -> None:
     text = dry(root, "size", "--blocks", "1", "--seed", "0", "--load", "4")
     lines = text.splitlines()
     at = lines.index(next(line for line in lines if line.startswith("# run ") and "arm baseline" in line))
-    # The `before:` step, then the launch: the very lines `stack --format command` prints.
-    assert [lines[at + 1], lines[at + 3]] == stack.stdout.splitlines()
+    # The `before:` step, then the launch (in the background, in its own process group): the
+    # very lines `stack --format command` prints, each alone on its line.
+    assert lines[at + 3 : at + 5] == ["set -m", "{"]
+    assert [lines[at + 1], lines[at + 5]] == stack.stdout.splitlines()
 
 
 def test_slots_are_one_width_for_every_arm() -> None:

@@ -74,6 +74,7 @@ CODES: dict[str, str] = {
         "or an operator, substitution or comment in a command (a warning when bash is missing)"
     ),
     "invisible-character": "text printed for a shell holds a control, bidi, zero-width or unusual space character",
+    "not-runnable": "a change `improvements run` cannot run as the record shows it (`inside:` steps, its own `image:`)",
 }
 
 

@@ -208,6 +208,31 @@ def _scan(text: str) -> Iterator[tuple[int, str, str]]:
         i += 1
 
 
+def quoted_at(text: str, index: int) -> str | None:
+    """Where bash reads the character at `index` of `text` otherwise than as plain unquoted text,
+    in words ("inside double quotes", ...), or None. Words filled in there (quoted for the
+    shell) would be read as text again, or as code: a `$(...)` in them runs inside double
+    quotes, in backticks and in a here-document's body."""
+    backticks = 0
+    for i, c, where in _scan(text):
+        if i >= index:
+            if where == "'":
+                return "inside single quotes"
+            if where == '"':
+                return "inside double quotes"
+            if where == "\\":
+                return "after a backslash"
+            break
+        if c == "`" and where in ("", '"'):
+            backticks += 1
+    if backticks % 2:
+        return "inside backticks"
+    heredoc = re.search(r"<<(?!<)", text[:index])
+    if heredoc is not None and "\n" in text[heredoc.end() : index]:
+        return "inside a here-document"
+    return None
+
+
 def _shown(two: str) -> str:
     return "a backtick" if two.startswith("`") else f"`{two}`"
 
@@ -251,3 +276,78 @@ def visible(text: str, allowed: str = "") -> str:
         return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
     return _MAYBE.sub(escape, text)
+
+
+# --- a script as bash parses it ---------------------------------------------------------------
+
+# One function a text, imported from the environment and printed back by `declare -f`.
+_CANON = r"""
+for name in "$@"; do
+  declare -f "$name" || printf 'not-read'
+  printf '\0'
+done
+"""
+# An environment string longer than this is refused by the kernel (MAX_ARG_STRLEN on Linux);
+# the texts of one process stay well under the whole environment's limit too.
+ENV_TEXT_MAX = 120_000
+_ENV_BATCH = 1_000_000
+
+
+def bash_parsed(texts: Sequence[str]) -> list[str | None] | None:
+    """Each text as bash parses it, printed back in bash's own form (`declare -f` of a function
+    whose body is the text): comments gone, every command on its lines, every word as bash
+    reads it. None for a text bash does not read as one complete body; None for all when bash
+    is missing or does not answer.
+
+    Why a function imported from the environment: `set -n` reads without running but defines
+    nothing, and a function defined by `eval` would run whatever follows a `}` the text closes
+    early. bash imports `BASH_FUNC_<name>%%` only when the value is exactly one function
+    definition (the Shellshock fix refuses anything after it), so a hostile text is refused
+    there and nothing in it runs."""
+    bash = bash_path()
+    if bash is None:
+        return None
+    unique = list(dict.fromkeys(texts))
+    found: dict[str, str | None] = {}
+    batch: list[str] = []
+    size = 0
+    for text in [*unique, None]:
+        if text is not None and ("\0" in text or len(text.encode("utf-8", "surrogateescape")) > ENV_TEXT_MAX):
+            found[text] = None
+            continue
+        if batch and (text is None or size + len(text) > _ENV_BATCH):
+            answer = _parse_batch(bash, batch)
+            if answer is None:
+                return None
+            found.update(answer)
+            batch, size = [], 0
+        if text is not None:
+            batch.append(text)
+            size += len(text)
+    return [found.get(t) for t in texts]
+
+
+def _parse_batch(bash: str, texts: list[str]) -> dict[str, str | None] | None:
+    env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV") and not k.startswith("BASH_FUNC_")}
+    env["LC_ALL"] = "C"
+    names = [f"improvements_text_{i}" for i in range(len(texts))]
+    for name, text in zip(names, texts, strict=True):
+        env[f"BASH_FUNC_{name}%%"] = "() {\n" + text + "\n}"
+    try:
+        done = subprocess.run(
+            [bash, "--norc", "--noprofile", "-c", _CANON, "bash", *names],
+            capture_output=True,
+            env=env,
+            timeout=TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    parts = done.stdout.decode("utf-8", "surrogateescape").split("\0")
+    if done.returncode != 0 or len(parts) != len(texts) + 1:
+        return None
+    found: dict[str, str | None] = {}
+    for name, text, part in zip(names, texts, parts, strict=False):
+        head = f"{name} () \n{{ \n"
+        found[text] = part[len(head) : -3] if part.startswith(head) and part.endswith("\n}\n") else None
+    return found

@@ -17,6 +17,7 @@ from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.base.read import Path_, Positions
 from generator.checks.evidence import evidence_problems
 from generator.checks.links import reference_problems
+from generator.checks.runnable import runnable_problems
 from generator.checks.runs import run_problems
 from generator.checks.shell import shell_problems
 from generator.checks.stack import stack_problems
@@ -154,6 +155,7 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     problems += value_problems(project)
     # Text printed for a shell, read by bash itself.
     problems += shell_problems(project)
+    problems += runnable_problems(project)
     return problems
 
 

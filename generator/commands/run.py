@@ -89,7 +89,7 @@ def command(
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
     from generator.runner import session
-    from generator.runner.plan import dry_run_text
+    from generator.runner.script import dry_run_text
 
     if until_decided != (max_blocks is not None):
         raise click.UsageError("--until-decided and --max-blocks go together")

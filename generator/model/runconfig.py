@@ -22,6 +22,18 @@ PLACEHOLDERS: tuple[str, ...] = ("output", "command", "load", "seed", "block", "
 # `{name}` not preceded by `$`: `${MODEL}` is a shell expansion, not a placeholder.
 PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
+# The longest name `improvements run` makes a file name from: a record's slug (its journal is
+# `<slug>-<plan id>.jsonl`, 29 bytes more) or an arm's name (a log is
+# `c<load>-b<block>-<arm>.a<attempt>.<what>.log`, some 40 bytes more). A file name may have 255
+# bytes on the usual file systems (ext4, XFS, btrfs, APFS); this leaves the runner room.
+RUNNER_NAME_MAX = 128
+
+
+def arm_name(text: str) -> str:
+    """A word for file names and `{arm}`, made from a variant's label or a record's slug."""
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "arm"
+
+
 Seconds = Annotated[float, Field(gt=0, le=7 * 24 * 3600, allow_inf_nan=False)]
 
 

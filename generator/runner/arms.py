@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from generator.analysis.launches import launch_below, launch_of, launch_steps
 from generator.analysis.records import Launch
-from generator.base.problems import UsageProblem
+from generator.base.problems import Problem, ProblemsFound, Report, UsageProblem
+from generator.checks.runnable import change_not_runnable
+from generator.model import variants
+from generator.model.record import Change
+from generator.model.runconfig import arm_name
 from generator.project.load import Project, RecordFile
-from generator.runner.plan import Arm, arm_name
+from generator.runner.plan import Arm
 
 
 def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
@@ -19,6 +23,16 @@ def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
     )
     arms = [_arm("baseline", what, "baseline", None, below)]
     candidates = [v for v in record.variants if v.outcome != "diagnostic"]
+    # The changes the arms are made of: what it builds on, then its own (each variant's).
+    used: list[tuple[RecordFile, tuple[str | int, ...], Change | None]] = [
+        (r, variants.effective_change_path(r.record), variants.effective_change(r.record)) for r in below.chain
+    ]
+    for i, v in enumerate(record.variants):
+        if v.outcome != "diagnostic":
+            used.append((rec, ("variants", i, "change"), v.change) if v.change else (rec, ("change",), record.change))
+    if not record.variants:
+        used.append((rec, ("change",), record.change))
+    _refuse_containers(project, used)
     if record.variants:
         for v in candidates:
             change = v.change if v.change is not None else record.change
@@ -50,9 +64,18 @@ def record_arms(project: Project, rec: RecordFile) -> list[Arm]:
     return arms
 
 
-def _recorded(change: object, what: str) -> None:
-    from generator.model.record import Change
+def _refuse_containers(project: Project, used: list[tuple[RecordFile, tuple[str | int, ...], Change | None]]) -> None:
+    """An arm whose change runs steps inside a container or in its own image is refused where the
+    record says so: the runner would run the launch on the host and measure another launch."""
+    problems: dict[Problem, None] = {}  # in order, each once (two variants may share the record's change)
+    for r, at, change in used:
+        if change is not None:
+            problems.update(dict.fromkeys(change_not_runnable(project, r, at, change, "error")))
+    if problems:
+        raise ProblemsFound(Report(list(problems)))
 
+
+def _recorded(change: object, what: str) -> None:
     if isinstance(change, Change) and change.command == "not-recorded":
         raise UsageProblem(f"{what} has `command: not-recorded` ({change.missing}): there is no command to run")
     if change is None:

@@ -23,9 +23,7 @@ its own slots being the arm names, so its journal resumes and links under the sa
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import asdict, dataclass, field
-from pathlib import Path
 from typing import Any
 
 from generator.model.launch import assignment, env_prefix, quote, words
@@ -187,10 +185,6 @@ class Plan:
         return PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], self.settings.bench.command)
 
 
-def arm_name(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-") or "arm"
-
-
 def with_slots(arms: list[Arm]) -> list[Arm]:
     """Each arm its slot, in order (the baseline arm first: `a0`), all of one width."""
     from dataclasses import replace
@@ -217,41 +211,3 @@ def draw_runs(
             for arm in order:
                 out.append(PlannedRun(len(out) + 1, block, load, arm.name, seed + block, arm.slot))
     return out
-
-
-def dry_run_text(plan: Plan, root: Path) -> str:
-    """The plan and every command exactly as it runs: each run's lines run as printed under bash."""
-    cfg = plan.settings
-    mode = "server" if cfg.ready is not None else "one-shot"
-    lines = [
-        f"# improvements run {plan.slug}: plan {plan.id}, {len(plan.arms)} arms, {plan.blocks} block(s), "
-        f"loads {', '.join(str(x) for x in plan.loads if x is not None) or 'as the benchmark sets'}, seed {plan.seed}",
-        f"# {mode} mode; outputs read as `{cfg.format}`; commands run by {plan.shell} in {root}",
-        f"mkdir -p {quote(plan.tmpdir)}",
-    ]
-    if plan.sequential is not None:
-        s = plan.sequential
-        lines.append(f"# sequential: stops once `{s.metric}` is decided, at most {s.max_blocks} blocks ({s.rule})")
-    for arm in plan.arms:
-        lines.append(f"# arm {arm.name} ({arm.role}, {{arm}} and paths: {arm.slot}): {arm.label}")
-    for run in plan.runs:
-        arm = plan.arm(run.arm)
-        lines.append("")
-        lines.append(f"# run {run.index} of {len(plan.runs)}: block {run.block}, arm {arm.name}, load {run.load}")
-        lines += list(arm.before)
-        if cfg.ready is not None:
-            ready = f"url {cfg.ready.url}" if cfg.ready.url else f"log matching {cfg.ready.log}"
-            lines.append(f"# started in its own process group; ready when {ready} (within {cfg.ready.timeout_s:g} s)")
-            lines.append(arm.launch_line)
-            for w in range(1, cfg.warmup + 1):
-                lines.append(f"# warm-up {w}, discarded")
-                lines.append(plan.bench_line(run, plan.output_tmp(run, 1, warmup=w)))
-            for sub in range(1, cfg.runs_per_launch + 1):
-                lines.append(plan.bench_line(run, plan.output_tmp(run, 1, sub=sub)))
-            lines.append(f"# then SIGTERM to the process group, SIGKILL after {cfg.stop_grace_s:g} s")
-        else:
-            for w in range(1, cfg.warmup + 1):
-                lines.append(f"# warm-up {w}, discarded")
-                lines.append(plan.bench_line(run, plan.output_tmp(run, 1, warmup=w)))
-            lines.append(plan.bench_line(run, plan.output_tmp(run, 1)))
-    return "\n".join(lines) + "\n"
