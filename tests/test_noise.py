@@ -157,3 +157,28 @@ def test_detectable_change_edges() -> None:
         detectable_change(-0.1, 5, 0.05, 0.8, False)
     with pytest.raises(ValueError):
         detectable_change(0.1, 5, 0.6, 0.8, False)
+
+
+def test_blocks_needed_is_the_first_design_that_detects_the_change() -> None:
+    from generator.analysis.noise import blocks_needed
+
+    for sequential in (False, True):
+        n = blocks_needed(10.0, 0.25, 0.05, 0.8, sequential)
+        assert n is not None
+        assert detectable_change(0.25, n, 0.05, 0.8, sequential) <= 10.0
+        assert detectable_change(0.25, n - 1, 0.05, 0.8, sequential) > 10.0
+    # Issue 47's counts: 56 fixed, about 104 sequential at 25%; 34 and 61-67 at 19%.
+    assert blocks_needed(10.0, 0.25, 0.05, 0.8, False) == 56
+    assert 100 <= (blocks_needed(10.0, 0.25, 0.05, 0.8, True) or 0) <= 110
+    assert blocks_needed(10.0, 0.19, 0.05, 0.8, False) == 34
+    # The same log distance down: -9.09% is +10% read the other way.
+    assert blocks_needed(100 * (1 / 1.1 - 1), 0.25, 0.05, 0.8, False) == 56
+    assert blocks_needed(1.0, 0.25, 0.05, 0.8, True) is None  # beyond the sequential cap
+    assert blocks_needed(0.0, 0.25, 0.05, 0.8, False) is None
+    assert blocks_needed(10.0, 0.0, 0.05, 0.8, False) == 2
+
+
+def test_a_short_pass_is_the_start_of_a_long_one() -> None:
+    from generator.analysis.noise import _sequential_curve
+
+    assert _sequential_curve(256, 0.05, 0.8)[:64] == _sequential_curve(64, 0.05, 0.8)

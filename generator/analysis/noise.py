@@ -43,6 +43,13 @@ CONFIDENCE = 0.95
 # sequence; 20,000 put the 80% quantile of the critical change within about 1% of its limit.
 SEQUENTIAL_PATHS = 20_000
 SEQUENTIAL_SEED = 20261203
+# The most blocks `blocks_needed` looks for: the fixed design's (cheap, a root each) and the
+# sequential one's (one simulated pass of this many blocks, about a second, once per process).
+BLOCKS_CAP = 10_000
+SEQUENTIAL_CAP = 1_024
+# The simulated passes, short first: the k-th block's draws are the same in each, so a shorter
+# pass is the start of a longer one and the answers agree.
+HORIZONS = (64, 256, SEQUENTIAL_CAP)
 
 
 @dataclass(frozen=True)
@@ -166,16 +173,55 @@ def _standard_fixed(n: int, alpha: float, power: float) -> float:
     return nc / math.sqrt(n)
 
 
-# Memoised: a planner asks for many block counts at the same alpha and power, and each answer is a
-# pure, seeded function of its arguments.
-@functools.lru_cache(maxsize=1024)
-def _standard_sequential(n: int, alpha: float, power: float) -> float:
-    """The change in standard deviations of a block difference that the sequence detects.
+def blocks_needed(
+    change_percent: float, sd_block_log: float, alpha: float, power: float, sequential: bool
+) -> int | None:
+    """The fewest blocks (>= 2) whose `detectable_change` reaches a change of `change_percent`
+    (its log distance: -9.1% is as far as +10%); None beyond `BLOCKS_CAP` (fixed) or
+    `SEQUENTIAL_CAP` (sequential), or for no change at all."""
+    if not (math.isfinite(change_percent) and change_percent > -100) or change_percent == 0:
+        return None
+    target = abs(math.log1p(change_percent / 100))
+    if sd_block_log == 0:
+        return 2
+    need = target / sd_block_log  # in block standard deviations
+    if sequential:
+        for horizon in HORIZONS:
+            curve = _sequential_curve(horizon, alpha, power)
+            found = next((k + 1 for k, d in enumerate(curve) if k >= 1 and d <= need), None)
+            if found is not None:
+                return found
+        return None
+    cap = BLOCKS_CAP
+    if _standard_fixed(cap, alpha, power) > need:
+        return None
+    low, high = 1, cap  # detectable at high, not at low
+    while high - low > 1:
+        mid = (low + high) // 2
+        if _standard_fixed(mid, alpha, power) <= need:
+            high = mid
+        else:
+            low = mid
+    return high
 
-    A path of standardized differences z_1..z_n looks at block k with mean zbar_k and radius r_k:
-    `better` at a true change d when d + zbar_k - r_k > 0, `worse` when d + zbar_k + r_k < 0. Both
+
+def _standard_sequential(n: int, alpha: float, power: float) -> float:
+    """The change in standard deviations of a block difference that the sequence detects within n blocks."""
+    horizon = next((h for h in HORIZONS if h >= n), n)
+    return _sequential_curve(horizon, alpha, power)[n - 1]
+
+
+# Memoised: a planner and every inconclusive result ask it at the same alpha and power; one pass
+# gives every horizon up to `n`, since the k-th block's draws do not depend on the horizon.
+@functools.lru_cache(maxsize=16)
+def _sequential_curve(n: int, alpha: float, power: float) -> tuple[float, ...]:
+    """For each horizon k = 1..n, the change in standard deviations of a block difference that
+    the sequence, looked at after every block up to k, calls `better` with probability `power`.
+
+    A path of standardized differences z_1..z_k looks at block j with mean zbar_j and radius r_j:
+    `better` at a true change d when d + zbar_j - r_j > 0, `worse` when d + zbar_j + r_j < 0. Both
     bounds move with d alone (the radius reads only the deviations from the mean), so the path
-    says `better` first for every d above min_k max(r_k - zbar_k, max_{j<k} (-zbar_j - r_j)).
+    says `better` first for every d above min_j max(r_j - zbar_j, max_{i<j} (-zbar_i - r_i)).
     """
     import numpy as np
 
@@ -184,18 +230,18 @@ def _standard_sequential(n: int, alpha: float, power: float) -> float:
     worst = np.full(SEQUENTIAL_PATHS, -np.inf)  # the largest d yet at which the path said `worse`
     total = np.zeros(SEQUENTIAL_PATHS)
     squares = np.zeros(SEQUENTIAL_PATHS)
+    rank = min(SEQUENTIAL_PATHS - 1, math.ceil(power * SEQUENTIAL_PATHS) - 1)
+    out: list[float] = []
     for k in range(1, n + 1):
         z = rng.standard_normal(SEQUENTIAL_PATHS)
         total += z
         squares += z * z
         # r_k = sqrt(ss) * radius(k, 1): the tool's own radius, at unit sum of squares.
         unit = seq.radius(k, 1.0, alpha)
-        if not math.isfinite(unit):
-            continue
-        mean = total / k
-        r = np.sqrt(np.maximum(squares - total * total / k, 0.0)) * unit
-        critical = np.minimum(critical, np.maximum(r - mean, worst))
-        worst = np.maximum(worst, -mean - r)
-    ordered = np.sort(critical)
-    value = float(ordered[min(len(ordered) - 1, math.ceil(power * len(ordered)) - 1)])
-    return value
+        if math.isfinite(unit):
+            mean = total / k
+            r = np.sqrt(np.maximum(squares - total * total / k, 0.0)) * unit
+            critical = np.minimum(critical, np.maximum(r - mean, worst))
+            worst = np.maximum(worst, -mean - r)
+        out.append(float(np.partition(critical, rank)[rank]))
+    return tuple(out)
