@@ -141,3 +141,18 @@ def test_the_example_says_what_its_design_could_see(example) -> None:  # type: i
     assert m.settle.detectable_percent == pytest.approx(100 * math.expm1(effect * sd), rel=1e-3)
     assert m.settle.detectable_percent == pytest.approx(detectable_change(sd, 5, c.alpha, 0.8, False))
     assert [a.launches for a in m.arms] == [5, 5] and all(a.components is None for a in m.arms)
+
+
+@pytest.mark.slow
+def test_the_example_page_says_it(example) -> None:  # type: ignore[no-untyped-def]
+    from generator.views.results import result_view
+
+    (entry,) = [a for a in example.records if a.file.slug == "static-cache"]
+    (resolved,) = entry.results
+    view = result_view(resolved, vocabulary=example.project.campaign.vocabulary())
+    (m,) = [m for m in resolved.noise.metrics if m.metric == "output_throughput"]
+    (line,) = [x for x in view.noise if x.startswith("**What this design could see** (Output token throughput")]
+    assert f"this design (5 blocks) sees +{m.settle.detectable_percent:.1f}% or more at 80% power" in line
+    assert "the interval is -31.8% to +46.1%" in line
+    assert f"{m.settle.blocks_fixed} blocks fixed" in line and "more than 1,024 sequential" in line
+    assert any(row.startswith("| Output token throughput | this record | 5 (5) | 25.0% |") for row in view.noise_table)

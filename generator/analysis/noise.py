@@ -19,10 +19,11 @@ Intervals (95%):
   chi-square with N - k degrees of freedom under the model.
 - sigma^2_L: the modified large-sample (MLS) interval for a difference of expected mean squares
   (Graybill and Wang 1980; Ting, Burdick, Graybill and Gui 1990; Burdick and Graybill 1992,
-  section 5.2), with n0 in place of the common launch size when launches are unbalanced (their
-  suggested approximation). It keeps close to its nominal coverage even with few launches and
-  a small sigma^2_L, where the Satterthwaite interval does not; the test checks the coverage by
-  a seeded simulation. Bounds are truncated at 0.
+  section 5.2), written for balanced launches; with unbalanced ones n0 stands in for the common
+  launch size, an approximation (the exact-for-balanced interval read at the effective size).
+  It keeps close to its nominal coverage even with few launches and a small sigma^2_L, where
+  the Satterthwaite interval does not; tests/test_noise.py checks the coverage by a seeded
+  simulation, launches of 1 to 4 runs among them. Bounds are truncated at 0.
 
 `detectable_change` is the smallest true change a design of `blocks` paired blocks calls
 `better` with probability `power`, at a block-to-block spread `sd_block_log` of the paired log

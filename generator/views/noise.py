@@ -6,6 +6,7 @@ Nothing here computes: every number is a field of `analysis.noise_model` (percen
 from __future__ import annotations
 
 from generator.analysis.comparison import Comparison
+from generator.analysis.noise import BLOCKS_CAP, SEQUENTIAL_CAP
 from generator.analysis.noise_model import ArmNoise, MetricNoise, Noise, Settle
 from generator.model import metrics
 from generator.model.quantity import fmt_number, fmt_percent
@@ -108,17 +109,21 @@ def settle_text(s: Settle, c: Comparison | None, label: str) -> str:
     fixed = (
         f"{s.blocks_fixed} blocks fixed{_hours(s.hours_fixed)}"
         if s.blocks_fixed is not None
-        else "more than 10,000 blocks fixed"
+        else f"more than {BLOCKS_CAP:,} blocks fixed"
     )
     looked = (
         f"{s.blocks_sequential} sequential{_hours(s.hours_sequential)}"
         if s.blocks_sequential is not None
-        else "more than 1,024 sequential"
+        else f"more than {SEQUENTIAL_CAP:,} sequential"
     )
     pace = f", at {s.seconds_per_block:.0f} s a block" if s.seconds_per_block is not None else ""
+    head = f"**What this design could see** ({label}, inconclusive): {sees}{interval}."
+    if not s.min_effect:
+        # No min_effect: any change at all is what would settle it, which no number of blocks reaches.
+        return head
     return (
-        f"**What this design could see** ({label}, inconclusive): {sees}{interval}. To settle a change of "
-        f"{fmt_number(s.min_effect)}% (min_effect) at the blocks' spread measured here: {fixed}, {looked}{pace}."
+        f"{head} To settle a change of {fmt_number(s.min_effect)}% (min_effect) at the blocks' spread "
+        f"measured here: {fixed}, {looked}{pace}."
     )
 
 
