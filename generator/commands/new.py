@@ -79,6 +79,7 @@ def command(
     from generator.authoring.starter import allocate, ensure_schema, starter_text
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import load_project
+    from generator.commands.run import runs_going_refused
 
     title = title.strip()
     if not title:
@@ -95,7 +96,10 @@ def command(
         raise ProblemsFound(report)
     date = date_opt.date() if date_opt is not None else None
     text = starter_text(project, title=title, tier=tier, slug=slug, tags=tags, hypothesis=hypothesis.strip(), date=date)
-    path = allocate(project, slug, text)
+    # A run going links into the campaign when it ends, and a new record's blank hypothesis
+    # fails `check` until it is written: no record is added under a run.
+    with runs_going_refused(repo, "new"):
+        path = allocate(project, slug, text)
     schema = ensure_schema(project)
     sys.stdout.write(rel(path, Path.cwd()) + "\n")
     if schema is not None:

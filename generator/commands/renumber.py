@@ -45,6 +45,7 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     from generator.base.fsio import edit_locks
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import load_project
+    from generator.commands.run import runs_going_refused
     from generator.project.load import record_files
 
     if compact == (record is not None):
@@ -85,8 +86,9 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
         sys.stdout.write("\n".join(lines) + "\n")
         return
     # The renamed files are locked as `status` and `import` lock them, so an edit in flight
-    # finishes before its file moves, and one that waited finds the new name.
-    with edit_locks(repo, [m.old for m in moves]):
+    # finishes before its file moves, and one that waited finds the new name. A run going links
+    # into a record when it ends: no record moves under it.
+    with runs_going_refused(repo, "renumber"), edit_locks(repo, [m.old for m in moves]):
         gone = [m.old for m in moves if not m.old.exists()]
         if gone:
             raise click.UsageError(f"{rel(gone[0], repo)} was moved or removed meanwhile; nothing was renamed")

@@ -1,6 +1,8 @@
 """A real benchmark client for the runner's tests: requests to the engine, a vLLM `bench serve` JSON out.
 
 --hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads.
+--leak puts the secrets a real client may hold (an API key, an HF token, a URL's password, a bearer
+token) into its output and its log, before it fails too; --gate PATH waits until PATH exists.
 """
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import os
 import sys
 import time
 import urllib.request
@@ -44,6 +47,29 @@ def measure(url: str, concurrency: int, requests: int, tokens: int) -> dict[str,
     }
 
 
+# Each holds PLANTED, so a test finds any copy of any of them.
+SECRETS = {
+    "api_key": "sk-PLANTEDapikey0123456789",
+    "hf_token": "hf_PLANTEDhftoken0123456789",
+    "password": "PLANTEDpassw0rd",
+    "bearer": "PLANTEDbearer0123456789",
+}
+
+
+def leak() -> dict[str, object]:
+    s = SECRETS
+    print(f"bench: launching with --api-key {s['api_key']}", flush=True)
+    print(f"HF_TOKEN={s['hf_token']}", flush=True)
+    print(f"bench: fetching https://admin:{s['password']}@127.0.0.1/models", flush=True)
+    print(f"bench: header Authorization: Bearer {s['bearer']}", flush=True)
+    return {
+        "server_info": {"api_key": s["api_key"], "model_path": "tiny"},
+        "launch_command": f"serve --api-key {s['api_key']} --hf-token {s['hf_token']}",
+        "base_url": f"http://admin:{s['password']}@127.0.0.1:8000",
+        "request_headers": f"Authorization: Bearer {s['bearer']}",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
@@ -58,7 +84,12 @@ def main() -> None:
     ap.add_argument("--fail-in", default="", help="BLOCK:ARM: fail only in that block, for that arm")
     ap.add_argument("--block", default="")
     ap.add_argument("--arm", default="")
+    ap.add_argument("--leak", action="store_true")
+    ap.add_argument("--gate", default="")
     args = ap.parse_args()
+    while args.gate and not os.path.exists(args.gate):
+        time.sleep(0.01)
+    leaked = leak() if args.leak else {}
     if args.hang:
         print("bench: hanging", flush=True)
         time.sleep(3600)
@@ -69,7 +100,7 @@ def main() -> None:
         if args.garbage:
             fh.write("this is no benchmark output\n")
             return
-        json.dump(measure(args.url, args.concurrency, args.requests, args.tokens), fh)
+        json.dump({**measure(args.url, args.concurrency, args.requests, args.tokens), **leaked}, fh)
     print(f"bench: wrote {args.output}", flush=True)
 
 
