@@ -95,7 +95,7 @@ def command(
     under results/journal/; after a crash or `kill -9`, `--resume` finishes the plan. The runs are
     linked from the record paired by block, with the baseline arm's runs as the baseline.
     """
-    from generator.base.fsio import LockBusy, edit_lock_now, runs_lock
+    from generator.base.fsio import LockBusy, edit_lock_now
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
     from generator.runner import session
@@ -120,36 +120,27 @@ def command(
         # copy of the lock's descriptor until the child's exec closes it (milliseconds, longer
         # on a loaded machine), and `--resume` right after the kill must not take that for a
         # runner still going.
-        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S):
-            try:
-                # Shared with other records' runs; `renumber` and `new` wait for it (see their help).
-                held = runs_lock(repo, shared=True, wait=RUN_LOCK_GRACE_S)
-                held.__enter__()
-            except LockBusy:
-                raise CommandError(
-                    "`improvements renumber` or `improvements new` is changing the records: run again once it ends"
-                ) from None
-            with contextlib.ExitStack() as stack:
-                stack.push(held)
-                _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume, plan_id, root)
+        with (
+            edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S),
+            _beside_other_runs(repo),
+        ):
+            _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume, plan_id, root)
     except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
 
 
 @contextlib.contextmanager
-def runs_going_refused(repo: Path, verb: str) -> Iterator[None]:
-    """The campaign's runs lock, alone: a command that moves or adds records waits a few seconds
-    for the runs going to end, then stops with what to do (a run may go on for hours)."""
+def _beside_other_runs(repo: Path) -> Iterator[None]:
+    """The campaign's runs lock, shared with other records' runs; `renumber` and `new` wait for it."""
     from generator.base.fsio import LockBusy, runs_lock
     from generator.base.problems import CommandError
 
     try:
-        held = runs_lock(repo, shared=False, wait=RUN_LOCK_GRACE_S)
+        held = runs_lock(repo, shared=True, wait=RUN_LOCK_GRACE_S)
         held.__enter__()
     except LockBusy:
         raise CommandError(
-            f"an `improvements run` is going in this campaign; it links its runs into the records when it ends, "
-            f"so `improvements {verb}` changes no record until then: run it again once the run has ended"
+            "`improvements renumber` or `improvements new` is changing the records: run again once it ends"
         ) from None
     with contextlib.ExitStack() as stack:
         stack.push(held)
