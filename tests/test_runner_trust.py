@@ -18,10 +18,11 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_runner import journal_events, linked, make_campaign, no_marked_process, start_runner, wait_for
+
+from generator.runner.processes import stop_leftovers
 
 from conftest import REPO, run_cli
-from generator.runner.processes import stop_leftovers
-from test_runner import journal_events, linked, make_campaign, no_marked_process, start_runner, wait_for
 
 pytestmark = pytest.mark.slow
 
@@ -54,9 +55,9 @@ def test_no_planted_secret_is_kept_anywhere_under_results(tmp_path: Path) -> Non
     assert "<redacted>" in events[0]["provenance"]["versions"]["mirror"]
     kept = _files(root / "results")
     assert any("/logs/" in name for name in kept) and any("/out/" in name for name in kept)
-    leaks = [
-        (name, which) for name, data in kept.items() for which, s in SECRETS.items() if s.encode() in data
-    ] + [(name, "PLANTED") for name, data in kept.items() if b"PLANTED" in data]
+    leaks = [(name, which) for name, data in kept.items() for which, s in SECRETS.items() if s.encode() in data] + [
+        (name, "PLANTED") for name, data in kept.items() if b"PLANTED" in data
+    ]
     assert leaks == []
     assert b"PLANTED" not in done.stdout.encode() + done.stderr.encode()
     # The digest the journal keeps is of what is kept (a resume checks it), and the run still links.
@@ -189,7 +190,7 @@ def test_renumber_and_new_wait_for_a_run_and_say_why(tmp_path: Path) -> None:
     assert added.returncode == 1 and "`improvements run` is going" in added.stderr
     assert sorted(p.name for p in (root / "improvements").iterdir()) == ["01-faster.yaml", "campaign.yaml"]
     gate.touch()
-    out, err = proc.communicate(timeout=120)
+    _out, err = proc.communicate(timeout=120)
     assert proc.returncode == 0, err
     assert len(linked(root)["run"]) == 2
     # Once the run has ended, both go ahead.

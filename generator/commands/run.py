@@ -181,19 +181,17 @@ def _run(
         say=_say,
     )
     sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
+    again = resume_command(rec.slug, state.plan.id, given_root)
     try:
         outcome = runner.execute()
         _say("")
     except Interrupted as why:
-        sys.stderr.write(
-            f"\nstopped by {why}: every process it started is stopped; `improvements run {rec.slug} --resume` goes on\n"
-        )
+        sys.stderr.write(f"\nstopped by {why}: every process it started is stopped; `{again}` goes on\n")
         sys.exit(130)
     if outcome.failed and not keep_going:
         raise CommandError(
             f"run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); nothing "
-            f"linked. `improvements run {rec.slug} --resume` runs it again (the plan as it was made), "
-            "or run again with --keep-going"
+            f"linked. `{again}` runs it again (the plan as it was made), or run again with --keep-going"
         )
     state = read(journal.path)
     if state.failed:
@@ -232,7 +230,7 @@ def _link_or_say_how(repo: Path, slug: str, state: State, journal: Journal, give
     how = (
         f"the {len(state.done)} finished run(s) are journalled in {journal.path.relative_to(repo)} and kept; "
         f"nothing is linked yet. Once that is fixed, `{resume_command(slug, state.plan.id, given_root)}` "
-        "links them (no run is repeated)"
+        "links them (a run whose kept output is intact is not run again)"
     )
     try:
         return _link(repo, slug, state, journal)
