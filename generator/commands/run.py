@@ -248,14 +248,15 @@ def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
     from generator.base.fsio import edit_lock
     from generator.base.problems import CommandError, rel
     from generator.checks.validate import require_project
+    from generator.project.load import record_files
     from generator.runner import session
     from generator.runner.link import link_plan, parsed_outputs
 
     # The record by its slug, wherever it is now (a renumber moves its file; the plan keeps the old name).
-    found = require_project(repo).by_slug().get(slug)
-    if found is None:
+    found = [path for path, _number, name in record_files(repo / "improvements")[0] if name == slug]
+    if not found:
         raise CommandError(f"no record of `{slug}` under improvements/ to link the runs into")
-    target = found.path
+    target = found[0]
     with edit_lock(repo, target):
         project = require_project(repo)
         if project.by_slug().get(slug) is None or project.by_slug()[slug].path != target:
