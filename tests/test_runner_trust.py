@@ -68,6 +68,25 @@ def test_no_planted_secret_is_kept_anywhere_under_results(tmp_path: Path) -> Non
     assert len(linked(root)["run"]) == 2
 
 
+def test_a_killed_runner_s_logs_are_redacted_by_the_resume(tmp_path: Path) -> None:
+    gate = tmp_path / "gate"
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=f" --leak --gate {shlex.quote(str(gate))}")
+    proc = start_runner(root, "--blocks", "1")
+    wait_for(root, {"event": "process", "role": "bench"}, proc)
+    logs = root / journal_events(root)[0]["plan"]["workdir"] / "logs"
+    deadline = time.monotonic() + 60
+    while not any(b"PLANTED" in p.read_bytes() for p in logs.glob("*.bench.log")):
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    proc.kill()  # the benchmark, holding its secrets in its log, waits at the gate
+    proc.wait()
+    gate.touch()
+    done = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert done.returncode == 0, done.stderr
+    assert [name for name, data in _files(root / "results").items() if b"PLANTED" in data] == []
+    assert no_marked_process(journal_events(root)[0]["plan"]["id"]) == []
+
+
 def test_the_shipped_example_keeps_no_secret() -> None:
     from generator.project.runs.redact import redact_text
 

@@ -87,9 +87,9 @@ def main() -> None:
     ap.add_argument("--leak", action="store_true")
     ap.add_argument("--gate", default="")
     args = ap.parse_args()
+    leaked = leak() if args.leak else {}
     while args.gate and not os.path.exists(args.gate):
         time.sleep(0.01)
-    leaked = leak() if args.leak else {}
     if args.hang:
         print("bench: hanging", flush=True)
         time.sleep(3600)
