@@ -120,7 +120,8 @@ def test_resume_runs_again_an_output_changed_since_its_run(tmp_path: Path) -> No
     assert [e["run"] for e in events if e["event"] == "discarded"] == [end["run"]]
     assert [e["run"] for e in events if e["event"] == "start"][4:] == [end["run"]]  # only that one again
     # The edited file is kept aside; what is linked is the new run's output, as its digest says.
-    assert json.loads(out.with_name(out.name + ".changed").read_text()) == edited
+    changed = hashlib.sha256(json.dumps(edited).encode()).hexdigest()[:12]
+    assert json.loads(out.with_name(f"{out.name}.changed-{changed}").read_text()) == edited
     ends = [e for e in events if e["event"] == "end" and e["run"] == end["run"]]
     assert hashlib.sha256(out.read_bytes()).hexdigest() == ends[-1]["outputs"][0]["sha256"]
     for rid in linked(root)["run"]:

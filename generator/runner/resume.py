@@ -6,7 +6,7 @@ record's whose run lock is held (its slug, its record's file name, its folder), 
 copied or renamed under another record's name cannot make one record's runner run and link
 another's plan. Every output a `done` run kept is checked against the SHA-256 the journal
 recorded before anything reads it again: one that changed (or is gone) is discarded, moved
-aside, and its run is run again, and the runner says so.
+aside (`<name>.changed-<its SHA-256>`), and its run is run again, and the runner says so.
 """
 
 from __future__ import annotations
@@ -47,7 +47,10 @@ def pick(root: Path, slug: str, plan_id: str | None) -> tuple[Path, State]:
             known = ", ".join(p.name[len(slug) + 1 : -len(".jsonl")] for p in journals(root, slug)) or "none"
             raise UsageProblem(f"no journal of plan {plan_id} of `{slug}` under {JOURNAL_DIR}/ (plans: {known})")
         return path, _read(root, path)
-    found = [(p, _read(root, p)) for p in journals(root, slug)]
+    try:
+        found = [(p, _read(root, p)) for p in journals(root, slug)]
+    except CommandError as exc:
+        raise CommandError(f"{exc}; resume another plan of `{slug}` with --plan ID") from None
     if not found:
         raise UsageProblem(f"no journal of `{slug}` under {JOURNAL_DIR}/ to resume")
     unfinished = [(p, s) for p, s in found if not s.linked]
@@ -116,30 +119,32 @@ def sha256_of(path: Path) -> str | None:
     return digest.hexdigest()
 
 
-def mismatches(root: Path, state: State) -> list[tuple[str, str, str]]:
-    """(run key, output path, why) for every kept output that is not what its run wrote."""
+def mismatches(root: Path, state: State) -> list[tuple[str, str, str, str | None]]:
+    """(run key, output path, why, its SHA-256 now) for every kept output that is not what its run wrote."""
     out = []
     for key, end in state.done.items():
         for output in end.get("outputs", []):
             where = str(output.get("path"))
             found = sha256_of(root / where)
             if found is None:
-                out.append((key, where, "is gone"))
+                out.append((key, where, "is gone", None))
             elif found != output.get("sha256"):
                 was = str(output.get("sha256"))[:12]
-                out.append((key, where, f"changed since its run wrote it (SHA-256 {found[:12]}, journalled {was})"))
+                out.append(
+                    (key, where, f"changed since its run wrote it (SHA-256 {found[:12]}, journalled {was})", found)
+                )
     return out
 
 
 def discard_changed(root: Path, state: State, journal: Journal) -> list[Discarded]:
     """Journal each run whose kept output changed as discarded (a resume runs it again), its file moved aside."""
     done: list[Discarded] = []
-    for key, where, why in mismatches(root, state):
+    for key, where, why, digest in mismatches(root, state):
         path = root / where
         moved: str | None = None
-        if path.is_file() and not path.is_symlink():
+        if digest is not None:
             # Kept, not overwritten by the run's new output: whoever changed it may want it.
-            aside = path.with_name(path.name + ".changed")
+            aside = path.with_name(f"{path.name}.changed-{digest[:12]}")
             os.replace(path, aside)
             moved = rel(aside, root)
         journal.append("discarded", run=key, output=where, why=f"{where} {why}", moved_to=moved)
