@@ -6,7 +6,7 @@ record's whose run lock is held (its slug, its record's file name, its folder), 
 copied or renamed under another record's name cannot make one record's runner run and link
 another's plan. Every output a `done` run kept is checked against the SHA-256 the journal
 recorded before anything reads it again: one that changed (or is gone) is discarded, moved
-aside (`<name>.changed-<its SHA-256>`), and its run is run again, and the runner says so.
+aside (`<name>.changed-<SHA-256 prefix>`), and its run is run again, and the runner says so.
 """
 
 from __future__ import annotations
