@@ -252,3 +252,36 @@ def test_a_record_renumbered_after_a_kill_is_linked_where_it_is_now(tmp_path: Pa
     assert len(data["results"][0]["run"]) == 2
     assert not (root / "improvements" / "01-faster.yaml").exists()
     assert no_marked_process(journal_events(root)[0]["plan"]["id"]) == []
+
+
+def _killed_plan(root: Path) -> str:
+    """A plan killed once its journal has begun: its id (what it started is stopped)."""
+    folder = root / "results" / "journal"
+    before = set(folder.glob("faster-*.jsonl")) if folder.is_dir() else set()
+    proc = start_runner(root, "--blocks", "1")
+    deadline = time.monotonic() + 60
+    while not set(folder.glob("faster-*.jsonl")) - before and time.monotonic() < deadline:
+        time.sleep(0.005)
+    proc.kill()
+    proc.wait()
+    (path,) = set(folder.glob("faster-*.jsonl")) - before
+    plan_id = path.name[len("faster-") : -len(".jsonl")]
+    stop_leftovers(plan_id, 2)
+    return plan_id
+
+
+def test_with_two_unfinished_plans_resume_asks_which(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=True)
+    first, second = _killed_plan(root), _killed_plan(root)
+    asked = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert asked.returncode == 2, asked.stderr
+    assert "2 plans of `faster` are unfinished" in asked.stderr and first in asked.stderr and second in asked.stderr
+    assert "--plan" in asked.stderr
+    unknown = run_cli("run", "faster", "--root", str(root), "--resume", "--plan", "20000101T000000Z-abcdef")
+    assert unknown.returncode == 2 and "no journal of plan 20000101T000000Z-abcdef" in unknown.stderr
+    done = run_cli("run", "faster", "--root", str(root), "--resume", "--plan", first)
+    assert done.returncode == 0, done.stderr
+    assert f"plan {first}" in done.stderr
+    # The other is now the one unfinished plan: a plain --resume takes it up.
+    done = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert done.returncode == 0 and f"plan {second}" in done.stderr

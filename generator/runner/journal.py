@@ -3,7 +3,8 @@
 `results/journal/<slug>-<plan id>.jsonl` starts with the plan (every run, its arm, block and
 order) and the provenance of the machine, then one line per thing that happened: a run started
 (with the ids of the processes it started), warm-ups, a run's end (state, exit status, times,
-output digest, the tail of its log when it failed), each interim look, the link to the record.
+output digest, the tail of its log when it failed), each interim look, a done run's output
+found changed by a resume (`discarded`: the run is run again), the link to the record.
 A line is written whole and synced before the runner goes on, so after `kill -9` at any moment
 the journal says which runs ended (and how); a line cut short by the kill is the last one and is
 ignored. `--resume` reads it back and runs what has not ended.
