@@ -285,3 +285,21 @@ def test_with_two_unfinished_plans_resume_asks_which(tmp_path: Path) -> None:
     # The other is now the one unfinished plan: a plain --resume takes it up.
     done = run_cli("run", "faster", "--root", str(root), "--resume")
     assert done.returncode == 0 and f"plan {second}" in done.stderr
+
+
+def test_init_s_gitignore_commits_the_journal_and_its_outputs_not_the_logs(tmp_path: Path) -> None:
+    import subprocess
+
+    root = tmp_path / "c"
+    assert run_cli("init", str(root), "--no-input").returncode == 0
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    plan = "results/journal/faster-20261202T093349Z-054277"
+    paths = [
+        f"{plan}.jsonl",
+        f"{plan}/out/c64-b01-baseline.json",
+        f"{plan}/logs/c64-b01-baseline.a1.bench.log",
+        "results/journal/tmp/faster/c64-b01-baseline.a1.json",
+        ".improvements-runs.lock",
+    ]
+    shown = subprocess.run(["git", "check-ignore", *paths], cwd=root, capture_output=True, text=True)
+    assert shown.stdout.split() == paths[2:]
