@@ -121,7 +121,7 @@ def sha256_of(path: Path) -> str | None:
 
 def mismatches(root: Path, state: State) -> list[tuple[str, str, str, str | None]]:
     """(run key, output path, why, its SHA-256 now) for every kept output that is not what its run wrote."""
-    out = []
+    out: list[tuple[str, str, str, str | None]] = []
     for key, end in state.done.items():
         for output in end.get("outputs", []):
             where = str(output.get("path"))
