@@ -236,3 +236,32 @@ def test_a_buried_secret_never_reaches_the_kept_copy_or_the_run(
     assert all(secret not in run_text(run) for run in parsed.runs)
     assert parsed.redacted and all(secret not in where for where in parsed.redacted)
     assert REDACTED in parsed.stored_text
+
+
+def test_a_log_redacted_piece_by_piece_is_redacted_as_a_whole(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Pieces of 64 bytes: every kind of secret lands across a piece's end somewhere in the file.
+    import generator.project.runs.redact as redact_module
+
+    monkeypatch.setattr(redact_module, "_PIECE", 64)
+    lines = []
+    for i in range(120):
+        lines.append(f"step {i}: total_output_tokens: {i} tokens/s")
+        lines += {
+            0: ["--api-key \\", "  sk-PLANTEDkey"],
+            1: ["Authorization: Bearer PLANTEDbearer"],
+            2: ["fetch https://me:PLANTEDpw@host/x?token=PLANTEDq"],
+            3: ["HF_TOKEN=hf_PLANTEDtoken", "--hf-token", "hf_PLANTEDnext"],
+            4: ["password:", "", "  PLANTEDnextline"],
+        }[i % 5]
+    data = ("\n".join(lines) + "\n").encode() + b"\xff not UTF-8, no newline"
+    log = tmp_path / "server.log"
+    log.write_bytes(data)
+    count = redact_module.redact_file(log)
+    whole, expected = redact_module.redact_text(data.decode("utf-8", errors="surrogateescape"))
+    assert count == expected > 0
+    assert log.read_bytes() == whole.encode("utf-8", errors="surrogateescape")
+    assert b"PLANTED" not in log.read_bytes() and log.read_bytes().endswith(b"\xff not UTF-8, no newline")
+    clean = tmp_path / "clean.log"
+    clean.write_bytes(b"nothing secret\n")
+    before = clean.stat().st_ino
+    assert redact_module.redact_file(clean) == 0 and clean.stat().st_ino == before  # untouched

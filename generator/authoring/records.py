@@ -6,7 +6,9 @@ finds records and judges an edited text the same way.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -169,3 +171,27 @@ def with_cli_hint(problem: Problem, status: str, verdict: str | None) -> Problem
     if not steps:
         return problem
     return replace(problem, hint="; ".join(steps))
+
+
+# How long `renumber` and `new` wait for the runs going before they say why they stop.
+RUNS_GRACE_S = 5.0
+
+
+@contextlib.contextmanager
+def no_run_going(repo: Path, verb: str) -> Iterator[None]:
+    """The campaign's runs lock, alone: a command that moves or adds records waits a few seconds
+    for the runs going to end, then stops and says what to do (a run may go on for hours; each
+    links its runs into the records when it ends, and `check` must pass then)."""
+    from generator.base.fsio import LockBusy, runs_lock
+
+    try:
+        held = runs_lock(repo, shared=False, wait=RUNS_GRACE_S)
+        held.__enter__()
+    except LockBusy:
+        raise CommandError(
+            f"an `improvements run` is going in this campaign; it links its runs into the records when it ends, "
+            f"so `improvements {verb}` changes no record until then: run it again once the run has ended"
+        ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(held)
+        yield

@@ -229,7 +229,7 @@ def edit_locks(root: Path, paths: list[Path]) -> Iterator[None]:
         yield
 
 
-def _edit_lock_file(root: Path, path: Path) -> Path:
+def _edit_lock_file(root: Path, path: Path, fallback: str = LOCK_NAME) -> Path:
     import hashlib
 
     from platformdirs import user_cache_dir
@@ -241,8 +241,46 @@ def _edit_lock_file(root: Path, path: Path) -> Path:
         if not os.access(folder, os.W_OK):
             raise PermissionError(folder)
     except (OSError, RuntimeError):
-        return root / LOCK_NAME
+        return root / fallback
     return folder / f"{key}.lock"
+
+
+# Without a cache folder, the campaign's runs lock lives here (gitignored by `init`): never in the
+# repository's one lock, which every edit takes alone and a run holding it shared would block.
+RUNS_LOCK_NAME = ".improvements-runs.lock"
+
+
+@contextlib.contextmanager
+def runs_lock(root: Path, *, shared: bool, wait: float = 0) -> Iterator[None]:
+    """The campaign's runs lock: every `improvements run` holds it shared while it runs, and a
+    command that moves or adds records under a run (`renumber`, `new`) takes it alone. LockBusy
+    after `wait` seconds.
+
+    filelock has no shared mode, so this is flock(2) itself; the runner is POSIX-only (process
+    groups), so where there is no flock no run can be going and nothing is locked.
+    """
+    try:
+        import fcntl
+    except ImportError:  # Windows
+        yield
+        return
+    import time
+
+    path = _edit_lock_file(root, root / "results" / "journal" / ".runs", RUNS_LOCK_NAME)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, (fcntl.LOCK_SH if shared else fcntl.LOCK_EX) | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy(str(path)) from None
+                time.sleep(0.05)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def link_in_path(root: Path, rel_path: str) -> str | None:

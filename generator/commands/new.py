@@ -73,9 +73,10 @@ def command(
     without asides in parentheses. The file is
     written from a commented starter that explains every field, and its path is printed.
     It never overwrites a file: two `new` runs at once get two different numbers, and a slug
-    that is already taken is refused.
+    that is already taken is refused. While an `improvements run` is going it adds no record
+    (the run links into the campaign when it ends, and a new record fails `check` until written).
     """
-    from generator.authoring.records import check_edited
+    from generator.authoring.records import check_edited, no_run_going
     from generator.authoring.starter import allocate, ensure_schema, starter_text
     from generator.base.problems import ProblemsFound, Report, rel
     from generator.checks.validate import load_project
@@ -95,7 +96,10 @@ def command(
         raise ProblemsFound(report)
     date = date_opt.date() if date_opt is not None else None
     text = starter_text(project, title=title, tier=tier, slug=slug, tags=tags, hypothesis=hypothesis.strip(), date=date)
-    path = allocate(project, slug, text)
+    # A run going links into the campaign when it ends, and a new record's blank hypothesis
+    # fails `check` until it is written: no record is added under a run.
+    with no_run_going(repo, "new"):
+        path = allocate(project, slug, text)
     schema = ensure_schema(project)
     sys.stdout.write(rel(path, Path.cwd()) + "\n")
     if schema is not None:

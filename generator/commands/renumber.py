@@ -36,11 +36,12 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
     Renames the record files and rebuilds the generated series, so old pages go and new
     ones appear. References between records use slugs, so they stay intact. A number that
     another record holds is refused (no silent shifting); `--compact` renumbers everything
-    1, 2, 3... in the current order and so also resolves duplicate numbers.
+    1, 2, 3... in the current order and so also resolves duplicate numbers. While an
+    `improvements run` is going it renames nothing (the run links into its record when it ends).
     """
     # Longer than most: a command's steps in the order that keeps the user's files safe (check,
     # change, check the result, write); split up, that order would be harder to see.
-    from generator.authoring.records import find_record
+    from generator.authoring.records import find_record, no_run_going
     from generator.authoring.renumber import plan_compact, plan_move, rebuild_or_undo, rename_all, validate
     from generator.base.fsio import edit_locks
     from generator.base.problems import ProblemsFound, Report, rel
@@ -85,8 +86,9 @@ def command(root: Path | None, record: str | None, number: int | None, compact: 
         sys.stdout.write("\n".join(lines) + "\n")
         return
     # The renamed files are locked as `status` and `import` lock them, so an edit in flight
-    # finishes before its file moves, and one that waited finds the new name.
-    with edit_locks(repo, [m.old for m in moves]):
+    # finishes before its file moves, and one that waited finds the new name. A run going links
+    # into a record when it ends: no record moves under it.
+    with no_run_going(repo, "renumber"), edit_locks(repo, [m.old for m in moves]):
         gone = [m.old for m in moves if not m.old.exists()]
         if gone:
             raise click.UsageError(f"{rel(gone[0], repo)} was moved or removed meanwhile; nothing was renamed")

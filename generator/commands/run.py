@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -11,7 +12,7 @@ import click
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from generator.project.load import Project, RecordFile
     from generator.runner.execute import Outcome
@@ -62,7 +63,15 @@ Examples:
 )
 @click.option("--dry-run", is_flag=True, help="Print the plan and every command as it would run; run nothing.")
 @click.option(
-    "--resume", is_flag=True, help="Finish the record's latest plan from its journal: no run repeated, none lost."
+    "--resume",
+    is_flag=True,
+    help="Finish the record's unfinished plan from its journal: no run repeated, none lost.",
+)
+@click.option(
+    "--plan",
+    "plan_id",
+    metavar="ID",
+    help="With --resume: the plan to finish (its id, as in results/journal/SLUG-ID.jsonl).",
 )
 def command(
     root: Path | None,
@@ -75,6 +84,7 @@ def command(
     keep_going: bool,
     dry_run: bool,
     resume: bool,
+    plan_id: str | None,
 ) -> None:
     """Run RECORD's comparison: its arms in randomized complete blocks, then link and decide.
 
@@ -95,6 +105,8 @@ def command(
         raise click.UsageError("--until-decided and --max-blocks go together")
     if resume and (until_decided or loads or dry_run):
         raise click.UsageError("--resume finishes the plan as it was made: give no other plan options")
+    if plan_id is not None and not resume:
+        raise click.UsageError("--plan goes with --resume")
     repo = resolve_root(root)
     project = require_project(repo)
     rec = _record(project, record)
@@ -108,10 +120,31 @@ def command(
         # copy of the lock's descriptor until the child's exec closes it (milliseconds, longer
         # on a loaded machine), and `--resume` right after the kill must not take that for a
         # runner still going.
-        with edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S):
-            _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume)
+        with (
+            edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S),
+            _beside_other_runs(repo),
+        ):
+            _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume, plan_id, root)
     except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
+
+
+@contextlib.contextmanager
+def _beside_other_runs(repo: Path) -> Iterator[None]:
+    """The campaign's runs lock, shared with other records' runs; `renumber` and `new` wait for it."""
+    from generator.base.fsio import LockBusy, runs_lock
+    from generator.base.problems import CommandError
+
+    try:
+        held = runs_lock(repo, shared=True, wait=RUN_LOCK_GRACE_S)
+        held.__enter__()
+    except LockBusy:
+        raise CommandError(
+            "`improvements renumber` or `improvements new` is changing the records: run again once it ends"
+        ) from None
+    with contextlib.ExitStack() as stack:
+        stack.push(held)
+        yield
 
 
 def _run(
@@ -124,6 +157,8 @@ def _run(
     max_blocks: int | None,
     keep_going: bool,
     resume: bool,
+    plan_id: str | None,
+    given_root: Path | None,
 ) -> None:
     from generator.base.problems import CommandError
     from generator.runner import session
@@ -131,7 +166,7 @@ def _run(
     from generator.runner.journal import State, read
 
     if resume:
-        state, journal = session.resume_state(project, rec)
+        state, journal = session.resume_state(project, rec, plan_id, say=_say)
         _said_found(repo, state, journal)
     else:
         plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
@@ -148,27 +183,26 @@ def _run(
     )
     sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
     tried = set(state.attempts)  # the runs an earlier runner started: what a resume runs again
+    again = resume_command(rec.slug, state.plan.id, given_root)
     try:
         outcome = runner.execute()
         _say("")
         if resume:
             _said_reran(outcome, tried)
     except Interrupted as why:
-        sys.stderr.write(
-            f"\nstopped by {why}: every process it started is stopped; `improvements run {rec.slug} --resume` goes on\n"
-        )
+        sys.stderr.write(f"\nstopped by {why}: every process it started is stopped; `{again}` goes on\n")
         sys.exit(130)
     if outcome.failed and not keep_going:
         raise CommandError(
             f"run {outcome.failed[-1]} failed (its log's last lines are above and in "
-            f"{journal.path.relative_to(repo)}); nothing linked. `improvements run {rec.slug} --resume` runs it "
-            "again (the plan as it was made), or run again with --keep-going"
+            f"{journal.path.relative_to(repo)}); nothing linked. `{again}` runs it again (the plan as it was "
+            "made), or run again with --keep-going"
         )
     state = read(journal.path)
     if state.failed:
         # Kept going: say which runs failed; the results' notes name the blocks left out.
         sys.stderr.write(f"{len(state.failed)} run(s) failed: {', '.join(sorted(state.failed))}\n")
-    labels = _link(repo, rec.slug, state, journal)
+    labels = _link_or_say_how(repo, rec.slug, state, journal, given_root)
     if not labels:
         sys.stderr.write("no block was complete on both sides: nothing linked\n")
     _decide(repo, rec.slug, labels, outcome)
@@ -219,23 +253,60 @@ def _record(project: Project, ref: str) -> RecordFile:
     return next(r for r in project.records if r.path == path)
 
 
+def resume_command(slug: str, plan_id: str, given_root: Path | None) -> str:
+    """The command that links a finished plan, as one pastes it (quoted by the one quoting)."""
+    from generator.model.launch import quote
+
+    where = f" --root {quote(str(given_root))}" if given_root is not None else ""
+    return f"improvements run {quote(slug)}{where} --resume --plan {quote(plan_id)}"
+
+
+def _link_or_say_how(repo: Path, slug: str, state: State, journal: Journal, given_root: Path | None) -> list[str]:
+    """`_link`; when it fails, the runs are journalled and kept: say so, and the exact command that links them."""
+    from generator.base.problems import CommandError, ProblemsFound, format_report
+    from generator.cli import os_error_text
+
+    how = (
+        f"the {len(state.done)} finished run(s) are journalled in {journal.path.relative_to(repo)} and kept; "
+        f"nothing is linked yet. Once that is fixed, `{resume_command(slug, state.plan.id, given_root)}` "
+        "links them (a run whose kept output is intact is not run again)"
+    )
+    try:
+        return _link(repo, slug, state, journal)
+    except ProblemsFound as exc:
+        sys.stderr.write(format_report(exc.report, "text"))
+        raise CommandError(f"the record cannot be linked: {how}") from None
+    except CommandError as exc:
+        raise CommandError(f"{exc}; {how}") from None
+    except OSError as exc:
+        raise CommandError(f"{os_error_text(exc)}; {how}") from None
+
+
 def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
     from generator.authoring.link_runs import write_all
     from generator.base.fsio import edit_lock
+    from generator.base.problems import CommandError, rel
     from generator.checks.validate import require_project
+    from generator.project.load import record_files
     from generator.runner import session
     from generator.runner.link import link_plan, parsed_outputs
 
-    target = repo / state.plan.record
+    # The record by its slug, wherever it is now (a renumber moves its file; the plan keeps the old name).
+    found = [path for path, _number, name in record_files(repo / "improvements")[0] if name == slug]
+    if not found:
+        raise CommandError(f"no record of `{slug}` under improvements/ to link the runs into")
+    target = found[0]
     with edit_lock(repo, target):
         project = require_project(repo)
+        if project.by_slug().get(slug) is None or project.by_slug()[slug].path != target:
+            raise CommandError(f"the record of `{slug}` was moved while its runs were being linked")
         runs = parsed_outputs(repo, state, session.parser(project, state.plan.settings.format))
         text, labels, used = link_plan(project, target, state.plan, state, runs, journal.path)
         parsed = [p for files in runs.values() for p in files if all(r.id in used for r in p.runs)]
         if parsed:
             session.check_edit(project, target, text, [r for p in parsed for r in p.runs])
             write_all(repo, target, text, parsed)
-    journal.append("linked", record=state.plan.record, results=labels)
+    journal.append("linked", record=rel(target, repo), results=labels)
     return labels
 
 

@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.analysis.sequential import Look, look
+from generator.base.fsio import write_temp
+from generator.project.runs.redact import redact_file, redact_text
 from generator.runner.journal import Journal, State, now, sync_dir
 from generator.runner.plan import Plan, PlannedRun
 from generator.runner.processes import MARKER, Group, Started, tail, wait_bench, wait_ready
@@ -63,6 +65,8 @@ class Runner:
     progress: Callable[[int, int, PlannedRun, float | None], None] | None = None
     say: Callable[[str], None] = field(default=lambda text: _stderr(text))
     group: Group = field(default_factory=Group)
+    # the run and attempt going now: its logs are redacted however the loop ends
+    current: tuple[PlannedRun, int] | None = None
 
     @property
     def plan(self) -> Plan:
@@ -109,6 +113,10 @@ class Runner:
             raise
         finally:
             self.group.stop_all(grace)
+            # A run cut short (Ctrl-C, an error) leaves no log in the clear, nor a partial output.
+            if self.current is not None:
+                self._cleanup_tmp(*self.current)
+                self._redact_logs(*self.current)
             for sig, handler in old.items():
                 signal.signal(sig, handler)
         self.journal.append("stopped", reason=outcome.stopped, blocks_run=self._blocks_run())
@@ -128,20 +136,23 @@ class Runner:
             "start", run=run.key, attempt=attempt, index=run.index, block=run.block, arm=run.arm, load=run.load
         )
         started_at = now()
+        self.current = (run, attempt)
         try:
             outputs = self._attempt(run, attempt)
         except Failed as failure:
             self._cleanup_tmp(run, attempt)
+            self._redact_logs(run, attempt)
             self.journal.append(
                 "end",
                 run=run.key,
                 attempt=attempt,
                 state="failed",
-                why=failure.why,
+                why=redact_text(failure.why)[0],
                 exit=failure.exit,
                 started=started_at,
-                tail=tail(failure.log) if failure.log is not None else "",
+                tail=redact_text(tail(failure.log))[0] if failure.log is not None else "",
             )
+            self.current = None
             self.state.failed[run.key] = {"why": failure.why}
             outcome.failed.append(run.key)
             self.say(f"run {run.index} ({run.key}, arm {arm.name}) failed: {failure.why}")
@@ -155,9 +166,11 @@ class Runner:
                 outcome.stopped = f"run {run.key} failed"
                 raise _Stop from None
             return
+        self._redact_logs(run, attempt)
         end = self.journal.append(
             "end", run=run.key, attempt=attempt, state="done", exit=0, started=started_at, outputs=outputs
         )
+        self.current = None
         self.state.done[run.key] = end
         outcome.completed.append(run.key)
 
@@ -194,12 +207,13 @@ class Runner:
             subs = cfg.runs_per_launch if cfg.ready is not None else 1
             tmp = [self.plan.output_tmp(run, attempt, sub=s) for s in range(1, subs + 1)]
             began: list[str] = []
+            kept: list[bytes] = []
             for s, out in enumerate(tmp, 1):
                 began.append(now())  # when this measured run began: its `started`
                 log = self._bench(
                     run, attempt, f"bench{s}" if subs > 1 else "bench", self.plan.bench_line(run, out), server
                 )
-                self._check_output(self.root / out, log)
+                kept.append(self._check_output(self.root / out, log))
         except Failed as failure:
             if server is not None and failure.log != server.log:
                 failure.server_log = server.log
@@ -216,6 +230,10 @@ class Runner:
                 os.fsync(fd)
             finally:
                 os.close(fd)
+            if kept[s - 1] != (self.root / out).read_bytes():
+                # What is kept is what `import` keeps: the output with its secrets redacted.
+                # Written beside the temporary and moved in whole; the digest is of those bytes.
+                os.replace(write_temp(self.root / out, kept[s - 1]), self.root / out)
             os.replace(self.root / out, final)
             sync_dir(final.parent)
             digest = hashlib.sha256(final.read_bytes()).hexdigest()
@@ -241,13 +259,15 @@ class Runner:
             )
         return started.log
 
-    def _check_output(self, path: Path, log: Path) -> None:
+    def _check_output(self, path: Path, log: Path) -> bytes:
+        """The bytes to keep of a benchmark's output: as `import` keeps them, secrets redacted."""
         if not path.is_file() or path.stat().st_size == 0:
             raise Failed(f"the benchmark wrote nothing to {path.name}", 0, log)
         parsed, problems = self.parse(path, str(path))
         if parsed is None or problems or not parsed.runs:
             first = problems[0].message if problems else "no run in it"
             raise Failed(f"the benchmark's output is not readable as `{self.plan.settings.format}`: {first}", 0, log)
+        return parsed.stored_bytes
 
     def _cleanup_tmp(self, run: PlannedRun, attempt: int) -> None:
         folder = self.root / self.plan.tmpdir
@@ -255,6 +275,10 @@ class Runner:
         for path in folder.glob(f"{run.key}.*") if folder.is_dir() else ():
             with contextlib.suppress(OSError):
                 path.unlink()
+
+    def _redact_logs(self, run: PlannedRun, attempt: int) -> None:
+        """Every log of one attempt, its processes stopped, redacted as `import` redacts a file."""
+        redact_logs(self.root, self.plan, run, attempt)
 
     def _remove_empty_tmp(self) -> None:
         # The outputs were moved beside the journal; only empty folders go (rmdir refuses others).
@@ -306,6 +330,15 @@ class Runner:
                 if seq.metric in r.metrics:
                     values.append(r.metrics[seq.metric])
         return values
+
+
+def redact_logs(root: Path, plan: Plan, run: PlannedRun, attempt: int) -> None:
+    """Redact the logs of one attempt of `run` (every process of it stopped)."""
+    folder = root / plan.workdir / "logs"
+    prefix = Path(plan.log_path(run, attempt, "x")).name[: -len("x.log")]
+    for path in sorted(folder.glob(f"{prefix}*.log")) if folder.is_dir() else ():
+        if path.is_file() and not path.is_symlink():
+            redact_file(path)
 
 
 def _stderr(text: str) -> None:

@@ -3,7 +3,8 @@
 `results/journal/<slug>-<plan id>.jsonl` starts with the plan (every run, its arm, block and
 order) and the provenance of the machine, then one line per thing that happened: a run started
 (with the ids of the processes it started), warm-ups, a run's end (state, exit status, times,
-output digest, the tail of its log when it failed), each interim look, the link to the record.
+output digest, the tail of its log when it failed), each interim look, a done run's output
+found changed by a resume (`discarded`: the run is run again), the link to the record.
 A line is written whole and synced before the runner goes on, so after `kill -9` at any moment
 the journal says which runs ended (and how); a line cut short by the kill is the last one and is
 ignored. `--resume` reads it back and runs what has not ended.
@@ -21,7 +22,18 @@ from typing import Any
 
 from generator.runner.plan import JOURNAL_DIR, Plan
 
-__all__ = ["JOURNAL_DIR", "Journal", "State", "journal_path", "latest", "now", "read", "sync_dir"]
+__all__ = [
+    "JOURNAL_DIR",
+    "PLAN_ID_RE",
+    "Journal",
+    "State",
+    "journal_path",
+    "journals",
+    "latest",
+    "now",
+    "read",
+    "sync_dir",
+]
 
 
 def now() -> str:
@@ -84,6 +96,7 @@ class State:
     # (role, pid) of every process a run started, for the cleanup after a kill
     processes: list[dict[str, Any]] = field(default_factory=list)
     stopped: dict[str, Any] | None = None
+    # linked since the plan was last resumed: the plan is finished
     linked: bool = False
 
     @property
@@ -113,6 +126,10 @@ def read(path: Path) -> State:
         elif kind == "end" and e.get("state") == "done":
             state.done[key] = e
             state.failed.pop(key, None)
+        elif kind == "discarded":
+            # A done run whose kept output no longer matched its digest: a resume runs it again.
+            state.done.pop(key, None)
+            state.failed[key] = e
         elif kind == "end":
             state.failed[key] = e
         elif kind == "stopped":
@@ -121,13 +138,23 @@ def read(path: Path) -> State:
             state.linked = True
         elif kind == "resumed":
             state.stopped = None
+            state.linked = False  # linked again only once the resumed plan is
     return state
 
 
-def latest(root: Path, slug: str) -> Path | None:
-    """The newest journal of `slug` (plan ids sort by time)."""
+# A plan's id: the UTC time it was made and a random part (`new_plan`).
+PLAN_ID_RE = re.compile(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}")
+
+
+def journals(root: Path, slug: str) -> list[Path]:
+    """Every journal of `slug`, by name (the time in a plan's id, which a clock set back reorders)."""
     folder = root / JOURNAL_DIR
     # Only this slug's: `foo-bar-<id>` is not a plan of `foo`.
-    mine = re.compile(re.escape(slug) + r"-[0-9]{8}T[0-9]{6}Z-[0-9a-f]{6}\.jsonl")
-    found = sorted(p for p in folder.glob("*.jsonl") if mine.fullmatch(p.name)) if folder.is_dir() else []
+    mine = re.compile(re.escape(slug) + "-" + PLAN_ID_RE.pattern + r"\.jsonl")
+    return sorted(p for p in folder.glob("*.jsonl") if mine.fullmatch(p.name)) if folder.is_dir() else []
+
+
+def latest(root: Path, slug: str) -> Path | None:
+    """The newest journal of `slug` by the time in its plan id."""
+    found = journals(root, slug)
     return found[-1] if found else None

@@ -14,13 +14,14 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator.base.problems import ProblemsFound, Report, rel
+from generator.base.problems import CommandError, ProblemsFound, Report, rel
 from generator.project.load import Project
 from generator.project.runs.parse import ParsedFile
 from generator.project.runs.run import run_id
 from generator.runner.execute import Parse
 from generator.runner.journal import JOURNAL_DIR, State
 from generator.runner.plan import Plan, PlannedRun
+from generator.runner.resume import sha256_of
 
 
 def parsed_outputs(root: Path, state: State, parse: Parse) -> dict[str, list[ParsedFile]]:
@@ -35,6 +36,11 @@ def parsed_outputs(root: Path, state: State, parse: Parse) -> dict[str, list[Par
             continue
         files: list[ParsedFile] = []
         for output in end.get("outputs", []):
+            # Only what the run wrote is linked: a kept output changed since is refused (a resume runs it again).
+            if sha256_of(root / output["path"]) != output.get("sha256"):
+                raise CommandError(
+                    f"{output['path']} is not what run {run.key} wrote (its SHA-256 differs from the journal's)"
+                )
             parsed, problems = parse(root / output["path"], output["path"])
             if parsed is None or problems:
                 raise ProblemsFound(Report(problems))

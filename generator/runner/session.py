@@ -13,13 +13,15 @@ import secrets
 import shutil
 import socket
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from generator.base.problems import CommandError, ProblemsFound, Report, UsageProblem, rel
 from generator.project.load import Project, RecordFile
+from generator.project.runs.redact import redact
 from generator.runner.execute import Parse
-from generator.runner.journal import Journal, State, journal_path, latest, read
+from generator.runner.journal import Journal, State, journal_path
 from generator.runner.plan import Plan, Sequential, draw_runs, with_slots
 from generator.runner.processes import stop_leftovers
 
@@ -199,22 +201,34 @@ def start_journal(project: Project, plan: Plan) -> Journal:
     if path.exists():
         raise CommandError(f"{rel(path, project.root)} exists already; run again for a plan of its own")
     journal = Journal(path)
-    journal.append("plan", plan=plan.to_json(), provenance=provenance(project, plan))
+    # Provenance holds what commands printed (`versions:`): redacted as `import` redacts a file.
+    journal.append("plan", plan=plan.to_json(), provenance=redact(provenance(project, plan))[0])
     return journal
 
 
-def resume_state(project: Project, rec: RecordFile) -> tuple[State, Journal]:
-    path = latest(project.root, rec.slug)
-    if path is None:
-        raise UsageProblem(f"no journal of `{rec.slug}` under results/journal/ to resume")
-    try:
-        state = read(path)
-    except (OSError, ValueError, KeyError, TypeError) as exc:
-        raise CommandError(f"{rel(path, project.root)}: cannot be read as a journal: {exc}") from None
+def resume_state(
+    project: Project, rec: RecordFile, plan_id: str | None = None, say: Callable[[str], None] | None = None
+) -> tuple[State, Journal]:
+    """The plan `--resume` goes on with (see `runner.resume`), its leftovers stopped, its outputs verified."""
+    from generator.runner.execute import redact_logs
+    from generator.runner.resume import check_plan, discard_changed, pick, unended
+
+    path, state = pick(project.root, rec.slug, plan_id)
+    check_plan(project.root, rec.slug, rec.path, path, state.plan)
     journal = Journal(path)
     stopped = stop_leftovers(state.plan.id, state.plan.settings.stop_grace_s)
+    # What the killed runner's processes wrote to their logs, now they are stopped.
+    runs = {r.key: r for r in state.plan.runs}
+    for key, attempt in unended(state):
+        if key in runs:
+            redact_logs(project.root, state.plan, runs[key], attempt)
     journal.append("resumed", stopped_leftover_groups=stopped, done=sorted(state.done))
+    for d in discard_changed(project.root, state, journal):
+        if say is not None:
+            kept = f"; kept as {d.moved_to}" if d.moved_to else ""
+            say(f"run {d.run} is run again: its output {d.path} {d.why}{kept}")
     state.stopped = None
+    state.linked = False
     return state, journal
 
 

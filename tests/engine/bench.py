@@ -2,6 +2,8 @@
 
 --hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads;
 --report adds the process's own environment size and argument lengths to its output (`itself`).
+--leak puts the secrets a real client may hold (an API key, an HF token, a URL's password, a bearer
+token) into its output and its log, before it fails too; --gate PATH waits until PATH exists.
 """
 
 from __future__ import annotations
@@ -62,6 +64,29 @@ def measure(url: str, concurrency: int, requests: int, tokens: int) -> dict[str,
     }
 
 
+# Each holds PLANTED, so a test finds any copy of any of them.
+SECRETS = {
+    "api_key": "sk-PLANTEDapikey0123456789",
+    "hf_token": "hf_PLANTEDhftoken0123456789",
+    "password": "PLANTEDpassw0rd",
+    "bearer": "PLANTEDbearer0123456789",
+}
+
+
+def leak() -> dict[str, object]:
+    s = SECRETS
+    print(f"bench: launching with --api-key {s['api_key']}", flush=True)
+    print(f"HF_TOKEN={s['hf_token']}", flush=True)
+    print(f"bench: fetching https://admin:{s['password']}@127.0.0.1/models", flush=True)
+    print(f"bench: header Authorization: Bearer {s['bearer']}", flush=True)
+    return {
+        "server_info": {"api_key": s["api_key"], "model_path": "tiny"},
+        "launch_command": f"serve --api-key {s['api_key']} --hf-token {s['hf_token']}",
+        "base_url": f"http://admin:{s['password']}@127.0.0.1:8000",
+        "request_headers": f"Authorization: Bearer {s['bearer']}",
+    }
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--url", required=True)
@@ -77,7 +102,12 @@ def main() -> None:
     ap.add_argument("--block", default="")
     ap.add_argument("--arm", default="")
     ap.add_argument("--report", action="store_true")
+    ap.add_argument("--leak", action="store_true")
+    ap.add_argument("--gate", default="")
     args = ap.parse_args()
+    leaked = leak() if args.leak else {}
+    while args.gate and not os.path.exists(args.gate):
+        time.sleep(0.01)
     if args.hang:
         print("bench: hanging", flush=True)
         time.sleep(3600)
@@ -89,7 +119,7 @@ def main() -> None:
             fh.write("this is no benchmark output\n")
             return
         result = measure(args.url, args.concurrency, args.requests, args.tokens)
-        json.dump({**result, **(itself() if args.report else {})}, fh)
+        json.dump({**result, **(itself() if args.report else {}), **leaked}, fh)
     print(f"bench: wrote {args.output}", flush=True)
 
 

@@ -1,8 +1,9 @@
 """A tiny serving engine for the runner's tests: a real HTTP server on 127.0.0.1 whose speed a flag sets.
 
 GET /health answers 200 once started; GET /generate?tokens=N answers after N / speed seconds.
---crash exits at once with status 3; --never-ready answers /health with 503 for ever. It prints
-its own environment size and argument lengths first (bench.itself): what the runner gave it.
+--crash exits at once with status 3; --never-ready answers /health with 503 for ever; --leak
+prints its secrets (as an engine printing its arguments does). It prints its own environment size
+and argument lengths first (bench.itself): what the runner gave it.
 """
 
 from __future__ import annotations
@@ -24,7 +25,12 @@ def main() -> None:
     ap.add_argument("--speed", type=float, default=1000.0, help="tokens per second")
     ap.add_argument("--crash", action="store_true")
     ap.add_argument("--never-ready", action="store_true")
+    ap.add_argument("--leak", action="store_true")
     args = ap.parse_args()
+    if args.leak:
+        from bench import leak
+
+        leak()
     if args.crash:
         print("engine: crashing on purpose", flush=True)
         sys.exit(3)

@@ -25,6 +25,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 from generator.base.read import text_position
@@ -273,3 +274,71 @@ def redact_spans(text: str, spans: list[tuple[int, int, Any]]) -> tuple[list[tup
     if more:
         notes.append(f"{more} more secret value(s) in the text")
     return cleaned, notes, kept
+
+
+# A log is redacted a piece at a time: a server's log can be gigabytes, and read whole it was
+# held three times over (bytes, text, the redacted text).
+_PIECE = 1 << 22
+# A piece ends after a line that cannot lend its end to the next line's secret: not blank, and
+# not ending in a flag, a `name:` or `name=`, a scheme word or a `\` continuation (the rules
+# above take a value from the next line after those).
+_OPEN_END = re.compile(rb"(?:--?[A-Za-z][\w-]*|[:=,\\]|(?i:bearer|basic|token|digest|negotiate|apikey))[ \t\r]*\Z")
+
+
+def _piece_end(buf: bytes) -> int | None:
+    """Where a piece of `buf` may end (after a newline), or None to read on."""
+    end = len(buf)
+    for _ in range(64):
+        nl = buf.rfind(b"\n", 0, end)
+        if nl < 0:
+            break
+        start = buf.rfind(b"\n", 0, nl) + 1
+        line = buf[start:nl]
+        if line.strip() and not _OPEN_END.search(line):
+            return nl + 1
+        end = nl
+    # No safe place in a piece this long (a log of one endless line): cut at a newline anyway.
+    if len(buf) >= 16 * _PIECE:
+        nl = buf.rfind(b"\n")
+        return nl + 1 if nl >= 0 else len(buf)
+    return None
+
+
+def redact_file(path: Path) -> int:
+    """Redact the text file at `path` in place, by the rules of `redact_text`; how many values were.
+
+    Bytes that are not UTF-8 are kept as they are (decoded and encoded with surrogateescape).
+    The file is replaced atomically, and only when something was redacted.
+    """
+    import os
+    import tempfile
+
+    from generator.base.fsio import TMP_PREFIX
+
+    count = 0
+    fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=path.parent)
+    try:
+        with open(path, "rb") as src, os.fdopen(fd, "wb") as out:
+            carry = b""
+            while True:
+                data = src.read(_PIECE)
+                buf = carry + data
+                cut = _piece_end(buf) if data else len(buf)
+                if cut:
+                    text, n = redact_text(buf[:cut].decode("utf-8", errors="surrogateescape"))
+                    out.write(text.encode("utf-8", errors="surrogateescape"))
+                    count += n
+                    buf = buf[cut:]
+                carry = buf
+                if not data:
+                    break
+            if count:
+                out.flush()
+                os.fsync(out.fileno())
+        if count:
+            os.chmod(name, path.stat().st_mode & 0o7777)
+            os.replace(name, path)
+    finally:
+        if os.path.exists(name):
+            os.unlink(name)
+    return count
