@@ -371,6 +371,41 @@ def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     assert "**better** (sequential: an interval valid at every look)" in page
 
 
+def test_several_runs_a_launch_report_the_sequence_the_runner_stopped_on(tmp_path: Path) -> None:
+    # Four measured runs a launch: the unit is the launch, and the page, export and summary read
+    # the confidence sequence of the block-paired launch means, the one the runner looked at.
+    root = make_campaign(tmp_path / "c", server=True, speed="--speed 2000")
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["run"]["runs_per_launch"] = 4
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "8")
+    assert done.returncode == 0, done.stderr
+    last = [e for e in journal_events(root) if e["event"] == "look"][-1]["arms"]["faster"]
+    assert last["call"] == "better"
+    result = linked(root)
+    assert len(result["run"]) == 4 * last["blocks"] and result["paired"]
+    exported = json.loads(run_cli("export", "--root", str(root)).stdout)
+    (entry,) = [r for r in exported["records"] if r["slug"] == "faster"]
+    (res,) = entry["results"]
+    c = res["comparisons"]["output_throughput"]
+    assert (res["unit"], res["launch_pairs"], res["unpaired_why"]) == ("launch", True, None)
+    assert (c["test"], c["decision"], c["n"], c["baseline_n"]) == ("sequence", "better", last["blocks"], last["blocks"])
+    for mine, runner in (
+        ("change_percent", "change_percent"),
+        ("ci_low_percent", "low_percent"),
+        ("ci_high_percent", "high_percent"),
+    ):
+        assert c[mine] == pytest.approx(last[runner], rel=1e-9), mine
+    assert run_cli("check", "--root", str(root)).returncode == 0
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    page = " ".join(next(p for p in (root / "docs").rglob("*.md") if "faster" in p.name).read_text().split())
+    assert f"Compared on launch means, paired by block: {last['blocks']} block(s)" in page
+    assert "paired t confidence sequence, log scale, on launch means" in page
+    low, high = f"{last['low_percent']:+.1f}%", f"{last['high_percent']:+.1f}%"
+    assert f"{low} to {high}" in page
+
+
 def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=True)
     path = root / "improvements" / "campaign.yaml"

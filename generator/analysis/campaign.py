@@ -46,7 +46,7 @@ from generator.model.launch import Step
 from generator.model.quantity import Value
 from generator.model.result import Result
 from generator.project.load import Loaded, Project, RecordFile
-from generator.project.matching import result_numbers
+from generator.project.matching import Numbers, result_numbers
 
 if TYPE_CHECKING:
     # Imported where used: `check` makes neither a frontier nor a cached analysis.
@@ -274,19 +274,34 @@ def resolve(
         if base is None or not_compared is not None:
             out[name] = None
             continue
-        # Runs that share a launch are one observation (analysis.design): compared as launch means.
-        value, base, paired = design.counted(value, base, found, made, paired=result.paired)
-        out[name] = compare(
-            name, value, base, paired=paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
-        )
-        made_here = out[name]
-        if made_here is not None and result.sequential is not None and paired:
-            # Looked at after every block: the interval valid at every look, not the fixed-n t.
-            out[name] = as_sequential(made_here, samples(value), samples(base))
+        out[name] = compare_counted(name, value, base, found, made, d.alpha, d.min_effect, vocabulary)
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
     return ResolvedResult(
         found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made
     )
+
+
+def compare_counted(
+    name: str,
+    value: Value,
+    base: Value,
+    found: Numbers,
+    made: design.Design,
+    alpha: float,
+    min_effect: float,
+    vocabulary: metrics.Vocabulary = metrics.BUILTIN,
+) -> Comparison | None:
+    """One metric of a result compared as its design says: launch means when runs share launches
+    (block-paired when the launches pair), and a sequential result's confidence sequence."""
+    result = found.result
+    # Runs that share a launch are one observation (analysis.design): compared as launch means.
+    value, base, paired = design.counted(value, base, found, made, paired=result.paired)
+    made_here = compare(name, value, base, paired=paired, alpha=alpha, min_effect=min_effect, vocabulary=vocabulary)
+    if made_here is not None and result.sequential is not None and paired:
+        # Looked at after every block: the interval valid at every look, not the fixed-n t; the
+        # blocks' differences made as the runner's looks made them (analysis.sequential).
+        return as_sequential(made_here, samples(value), samples(base))
+    return made_here
 
 
 def _not_comparable(result: Result, notes: tuple[str, ...]) -> str | None:

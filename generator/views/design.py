@@ -58,11 +58,23 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             "one launch vary together, so they are one observation, and the comparison cannot say "
             "`better` or `worse` on them alone."
         )
-    if d.by_launch is not None:
+    if d.by_launch is not None and d.launch_pairs:
+        out.append(
+            f"Compared on launch means, paired by block: {d.by_launch[0]} block(s), the runs of each launch "
+            "averaged into one observation (runs of one launch are not independent repetitions), each "
+            "launch's mean paired with its block partner's."
+        )
+    elif d.by_launch is not None:
         own, base = d.by_launch
         out.append(
             f"Compared on launch means: {own} launch(es) against {base}, the runs of each launch averaged "
             "into one observation (runs of one launch are not independent repetitions)."
+        )
+    if d.unpaired_why is not None:
+        out.append(
+            f"**Pairing dropped.** The result pairs its runs by position, but {d.unpaired_why}: it is "
+            "compared unpaired (Welch's t on launch means), and a sequential run's confidence sequence "
+            "is not read."
         )
     if d.shared_launch is not None:
         out.append(
