@@ -41,7 +41,7 @@ from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
 from generator.base.cache import BuildCache
-from generator.model import metrics, quantity, variants
+from generator.model import metrics, quantity, reruns, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
 from generator.model.result import Result
@@ -322,8 +322,10 @@ def record_analysis(
     steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     """One record's analysis: its results resolved and compared, its primary comparison and what is read beside it."""
-    results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
-    by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
+    results = answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in rec.record.results))
+    by_variant = tuple(
+        answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in v.results)) for v in rec.record.variants
+    )
     # With variants, the headline is the retained variant's alone (see `variants.headline`):
     # diagnostic and rejected variants never rank.
     headline = tuple(variants.headline(rec.record, results, by_variant))
@@ -413,7 +415,9 @@ def _primary(
     """
     if metric is None:
         return None
-    found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
+    # A comparison run again reads its latest plan (`model.reruns`): the earlier runs never rank.
+    gone = reruns.replaced([r.result for r in results])
+    found = [(i, r, c) for i, r in enumerate(results) if i not in gone and (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
     picked, why = None, "the first result"
     goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)

@@ -58,6 +58,24 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             "one launch vary together, so they are one observation, and the comparison cannot say "
             "`better` or `worse` on them alone."
         )
+    out += _launch_lines(d)
+    if d.shared_launch is not None:
+        out.append(
+            f"Both sides ran inside one launch ({code(d.shared_launch)}), interleaved: the comparison holds "
+            "for that launch; how much the change varies from one launch to the next is not measured."
+        )
+    for side in d.may_share:
+        out.append(
+            f"Launches not recorded, and {side}'s runs all come from one file: they may share a launch. If "
+            "they do, they are one observation rather than one per run, and the interval is narrower than "
+            "the evidence allows."
+        )
+    return out
+
+
+def _launch_lines(d: Design) -> list[str]:
+    """What the comparison counted when runs share launches, and a pairing it had to drop."""
+    out: list[str] = []
     if d.by_launch is not None and d.launch_pairs:
         out.append(
             f"Compared on launch means, paired by block: {d.by_launch[0]} block(s), the runs of each launch "
@@ -75,16 +93,5 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             f"**Pairing dropped.** The result pairs its runs by position, but {d.unpaired_why}: it is "
             "compared unpaired (Welch's t on launch means), and a sequential run's confidence sequence "
             "is not read."
-        )
-    if d.shared_launch is not None:
-        out.append(
-            f"Both sides ran inside one launch ({code(d.shared_launch)}), interleaved: the comparison holds "
-            "for that launch; how much the change varies from one launch to the next is not measured."
-        )
-    for side in d.may_share:
-        out.append(
-            f"Launches not recorded, and {side}'s runs all come from one file: they may share a launch. If "
-            "they do, they are one observation rather than one per run, and the interval is narrower than "
-            "the evidence allows."
         )
     return out
