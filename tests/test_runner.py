@@ -406,6 +406,34 @@ def test_several_runs_a_launch_report_the_sequence_the_runner_stopped_on(tmp_pat
     assert f"{low} to {high}" in page
 
 
+def test_a_new_sequence_after_an_undecided_one_is_refused_unless_asked(tmp_path: Path) -> None:
+    # Two blocks: too few for the sequence to exclude anything, so it ends undecided.
+    root = make_campaign(tmp_path / "c", server=False)
+    first = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2")
+    assert first.returncode == 0, first.stderr
+    (earlier,) = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())["results"]
+    assert earlier["sequential"]["stopped"] == "planned blocks run"
+    journals = sorted((root / "results" / "journal").glob("faster-*.jsonl"))
+    again = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2")
+    assert again.returncode == 2 and "ended undecided" in again.stderr and "--new-sequence" in again.stderr
+    # Refused before anything ran: no new plan, no new journal.
+    assert sorted((root / "results" / "journal").glob("faster-*.jsonl")) == journals
+    new = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2", "--new-sequence")
+    assert new.returncode == 0, new.stderr
+    results = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())["results"]
+    assert [r["label"] for r in results][0] == earlier["label"] and len(results) == 2
+    # Both sequences are kept and shown; the new one says what its guarantee covers.
+    checked = run_cli("check", "--root", str(root))
+    assert checked.returncode == 0 and "warning[rerun-unused]" in checked.stderr
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    page = " ".join(next(p for p in (root / "docs").rglob("*.md") if "faster" in p.name).read_text().split())
+    assert earlier["label"] in page and results[1]["label"] in page
+    assert "A new sequence (`--new-sequence`): 1 earlier sequence(s) of this comparison ended undecided" in page
+    assert "up to 2 x alpha = 0.1, not alpha" in page
+    # A fixed design is never refused: it makes no claim at every look.
+    assert run_cli("run", "faster", "--root", str(root), "--blocks", "2").returncode == 0
+
+
 def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=True)
     path = root / "improvements" / "campaign.yaml"

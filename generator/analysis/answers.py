@@ -27,10 +27,16 @@ def value_side(value: Value) -> list[float] | stats.Moments:
     return quantity.samples(value)
 
 
-def rerun_notes(results: tuple[ResolvedResult, ...]) -> tuple[ResolvedResult, ...]:
-    """The results, each one a later plan of its comparison replaces noted so (`model.reruns`)."""
-    notes = reruns.replaced_notes([r.result for r in results])
-    return tuple(replace(r, notes=(*r.notes, notes[i])) if i in notes else r for i, r in enumerate(results))
+def rerun_notes(results: tuple[ResolvedResult, ...], alpha: float) -> tuple[ResolvedResult, ...]:
+    """The results, noted where a later plan of their comparison replaces them, and where a new
+    sequence follows undecided ones and what its guarantee then covers (`model.reruns`)."""
+    plain = [r.result for r in results]
+    notes = reruns.replaced_notes(plain)
+    restarts = reruns.restart_notes(plain, alpha)
+    return tuple(
+        replace(r, notes=(*r.notes, *(n[i] for n in (restarts, notes) if i in n))) if i in notes or i in restarts else r
+        for i, r in enumerate(results)
+    )
 
 
 def regressions(

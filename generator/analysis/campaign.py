@@ -322,9 +322,10 @@ def record_analysis(
     steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     """One record's analysis: its results resolved and compared, its primary comparison and what is read beside it."""
-    results = answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in rec.record.results))
+    results = answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in rec.record.results), decision.alpha)
     by_variant = tuple(
-        answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in v.results)) for v in rec.record.variants
+        answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in v.results), decision.alpha)
+        for v in rec.record.variants
     )
     # With variants, the headline is the retained variant's alone (see `variants.headline`):
     # diagnostic and rejected variants never rank.

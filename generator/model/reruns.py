@@ -9,6 +9,12 @@ of each comparison; the earlier ones stay on the page, each marked with the resu
 replaces it, and `check` warns that they are not used (`rerun-unused`). The choice never looks
 at the numbers: picking whichever run reads best would be a best-of-k pick.
 
+A sequential plan (`--until-decided`) is different: its guarantee (a wrong call with probability
+at most alpha, however it stops) holds for one sequence. Starting a new one because the last
+ended undecided spends alpha again, so `improvements run` refuses it unless asked
+(`--new-sequence`), and the new result's page names every earlier undecided sequence of its
+comparison and what the guarantee then covers (`restart_notes`).
+
 Plans are compared by their id, which starts with the UTC time the plan was made
 (`20261202T073711Z`), so the latest plan sorts last; two results of one plan cannot share a
 comparison (the runner replaces its own result when it links again).
@@ -23,6 +29,12 @@ from generator.model.result import Result
 
 # The label `improvements run` gives a result: the comparison, then the plan that made it.
 _PLANNED = re.compile(r"^(?P<comparison>.+) \(improvements run (?P<plan>[^()\s]+)\)$")
+
+
+def comparison_label(arm: str, baseline: str, load: int | None) -> str:
+    """The comparison of a plan's arm with its baseline arm at one load, as its result's label starts."""
+    where = f", load {load}" if load is not None else ""
+    return f"{arm} against {baseline}{where}"
 
 
 def planned_label(comparison: str, plan: str) -> str:
@@ -62,3 +74,48 @@ def replaced_notes(results: Sequence[Result]) -> dict[int, str]:
         f"`{results[j].label}`, the latest plan (docs/guide/decisions.md, several runs of one comparison)."
         for i, j in replaced(results).items()
     }
+
+
+def undecided_sequence(result: Result) -> bool:
+    """A result of a sequential plan that stopped without the rule settled (all its blocks run,
+    or a failure): a new sequence of its comparison would spend alpha again."""
+    seq = result.sequential
+    return seq is not None and not (seq.stopped or "").startswith("decided")
+
+
+def earlier_sequences(results: Sequence[Result], comparison: str, before: str | None = None) -> list[Result]:
+    """The undecided sequences of `comparison` among `results`, of plans before `before` (all when None)."""
+    out = []
+    for result in results:
+        found = comparison_of(result)
+        if found is None or found[0] != comparison or not undecided_sequence(result):
+            continue
+        if before is None or found[1] < before:
+            out.append(result)
+    return out
+
+
+def restart_notes(results: Sequence[Result], alpha: float) -> dict[int, str]:
+    """The note of each sequential result that follows undecided sequences of its comparison."""
+    out: dict[int, str] = {}
+    for i, result in enumerate(results):
+        found = comparison_of(result)
+        if found is None or result.sequential is None:
+            continue
+        earlier = earlier_sequences(results, found[0], before=found[1])
+        if not earlier:
+            continue
+        k = len(earlier) + 1
+        listed = "; ".join(
+            f"`{r.label}`, {r.sequential.blocks_run} of at most {r.sequential.max_blocks} blocks"
+            + (f" (journal {r.sequential.journal})" if r.sequential.journal else "")
+            for r in earlier
+            if r.sequential is not None
+        )
+        out[i] = (
+            f"A new sequence (`--new-sequence`): {k - 1} earlier sequence(s) of this comparison ended undecided "
+            f"({listed}). Each sequence's guarantee holds for that sequence alone: a wrong call with probability "
+            f"at most alpha = {alpha:g}. Read together, the chance that one of the {k} makes a wrong call is "
+            f"up to {k} x alpha = {min(1.0, k * alpha):g}, not alpha."
+        )
+    return out
