@@ -424,7 +424,7 @@ def test_a_new_sequence_after_an_undecided_one_is_refused_unless_asked(tmp_path:
     new = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2", "--new-sequence")
     assert new.returncode == 0, new.stderr
     results = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())["results"]
-    assert [r["label"] for r in results][0] == earlier["label"] and len(results) == 2
+    assert len(results) == 2 and results[0]["label"] == earlier["label"]
     # Both sequences are kept and shown; the new one says what its guarantee covers.
     checked = run_cli("check", "--root", str(root))
     assert checked.returncode == 0 and "warning[rerun-unused]" in checked.stderr

@@ -191,9 +191,10 @@ def _refuse_restart(project: Project, rec: RecordFile, loads: tuple[int, ...]) -
 
     cfg = project.campaign.run
     every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
-    chosen = list(loads or (cfg.loads if cfg is not None else ())) or [None]
-    base = next((a.label for a in record_arms(project, rec) if a.role == "baseline"), "")
-    for arm in (a for a in record_arms(project, rec) if a.role != "baseline"):
+    chosen: list[int | None] = [*(loads or (cfg.loads if cfg is not None else ()))] or [None]
+    arms = record_arms(project, rec)
+    base = next((a.label for a in arms if a.role == "baseline"), "")
+    for arm in (a for a in arms if a.role != "baseline"):
         for load in chosen:
             found = reruns.earlier_sequences(every, reruns.comparison_label(arm.label, base, load))
             if found:

@@ -33,15 +33,26 @@ def main() -> int:
     level = 1000.0 * (1.5 if args.attn == "sdpa" else 1.0) * rng.lognormvariate(0.0, 0.05)
     lines = []
     for i in range(args.warmup + args.runs):
-        now = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds")
         tok_s = level * rng.lognormvariate(0.0, 0.03)
         step = args.batch / tok_s * 1000
         row = {
-            "attn": args.attn, "cache": args.cache, "batch": args.batch, "prompt_len": args.prompt_len,
-            "new_tokens": args.new_tokens, "seed": args.seed, "pid": os.getpid(), "call": i,
-            "warmup": i < args.warmup, "utc_start": now, "utc_end": now, "output_tok_s": tok_s,
-            "decode_tok_s": tok_s * 1.05, "ttft_ms": 20.0 * rng.lognormvariate(0.0, 0.05),
-            "step_ms_p50": step, "step_ms_p99": step * 1.2,
+            "attn": args.attn,
+            "cache": args.cache,
+            "batch": args.batch,
+            "prompt_len": args.prompt_len,
+            "new_tokens": args.new_tokens,
+            "seed": args.seed,
+            "pid": os.getpid(),
+            "call": i,
+            "warmup": i < args.warmup,
+            "utc_start": now,
+            "utc_end": now,
+            "output_tok_s": tok_s,
+            "decode_tok_s": tok_s * 1.05,
+            "ttft_ms": 20.0 * rng.lognormvariate(0.0, 0.05),
+            "step_ms_p50": step,
+            "step_ms_p99": step * 1.2,
         }
         lines.append(json.dumps(row, sort_keys=True))
     with open(args.out + ".part", "w") as f:
