@@ -402,6 +402,8 @@ def test_several_runs_a_launch_report_the_sequence_the_runner_stopped_on(tmp_pat
     page = " ".join(next(p for p in (root / "docs").rglob("*.md") if "faster" in p.name).read_text().split())
     assert f"Compared on launch means, paired by block: {last['blocks']} block(s)" in page
     assert "paired t confidence sequence, log scale, on launch means" in page
+    assert "Where a launch holds several runs (test: on launch means), n counts launches" in page
+    assert "A result run sequentially (test: confidence sequence) reads an interval valid at every look" in page
     (row,) = json.loads(run_cli("summary", "--root", str(root), "--format", "json").stdout)
     assert row["primary_test"] == "paired t confidence sequence, log scale, on launch means"
     assert row["primary_decision"] == "better" and row["primary_n"] == last["blocks"]
