@@ -62,6 +62,11 @@ def test_runs_of_a_launch_are_paired_by_block_as_launch_means() -> None:
     assert (c.ci_low_percent, c.ci_high_percent) == pytest.approx((math.expm1(ci.low) * 100, math.expm1(ci.high) * 100))
 
 
+def test_one_block_of_several_runs_is_a_single_shot() -> None:
+    made, c = _page([_block(np.random.default_rng(1), 0.05, 0.05)], sequential=True)
+    assert made.launch_pairs and c is not None and (c.n, c.baseline_n, c.decision) == (1, 1, "unreplicated")
+
+
 def test_a_sequential_result_reads_the_sequence_the_runner_looked_at() -> None:
     rng = np.random.default_rng(4601)
     blocks = [_block(rng, 0.05, 0.05, effect=0.3) for _ in range(5)]

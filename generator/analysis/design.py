@@ -296,4 +296,7 @@ def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired
         means = launch_means(side, origins)
         return means if len(means) > 1 else means[0]
 
-    return per_launch(value, found.origins), per_launch(base, found.baseline_origins), paired and chosen.launch_pairs
+    own, theirs = per_launch(value, found.origins), per_launch(base, found.baseline_origins)
+    # One block is one launch a side: a single shot, compared as one (unpaired) number each.
+    both = isinstance(own, list) and isinstance(theirs, list)
+    return own, theirs, paired and chosen.launch_pairs and both
