@@ -43,6 +43,7 @@ def test_the_latest_plan_is_the_headline_wherever_it_is_listed(minimal: Path, fi
     analysis = analyse(require_project(minimal))
     (entry,) = analysis.records
     assert entry.primary is not None and entry.primary.label == LATER
+    assert entry.primary.chosen == "the first result, the latest of its runs"
     later = next(r for r in entry.results if r.result.label == LATER)
     assert entry.primary.comparison == later.comparisons["output_throughput"]
     # The earlier run is kept and shown, with a note naming the result read instead.

@@ -442,6 +442,8 @@ def _primary(
     if picked is None:
         return None
     i, res, c = picked
+    if i in gone.values():
+        why += ", the latest of its runs"
     read = _guardrails(rec, results, i, metric, decision, project)
     return Primary(
         metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read, expected_load=own
