@@ -58,7 +58,7 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             "one launch vary together, so they are one observation, and the comparison cannot say "
             "`better` or `worse` on them alone."
         )
-    out += _launch_lines(d)
+    out.extend(_launch_lines(d))
     if d.shared_launch is not None:
         out.append(
             f"Both sides ran inside one launch ({code(d.shared_launch)}), interleaved: the comparison holds "
