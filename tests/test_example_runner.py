@@ -169,3 +169,58 @@ def test_a_benchmark_that_takes_a_load_needs_one(tmp_path: Path) -> None:
     planned = run_cli("run", "static-cache", "--blocks", "1", "--load", "64", "--dry-run", "--root", str(copy))
     assert planned.returncode == 0, planned.stderr
     assert planned.stdout.count("--batch 64 ") == 2
+
+
+def test_the_examples_own_commands_run_again_and_it_still_checks_and_builds(tmp_path: Path) -> None:
+    # The README's commands, as typed, on a copy whose harness is a CPU stand-in writing the same
+    # format: each adds a second result at the same load, which the record reads as its latest.
+    import re
+
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("docs"))
+    shutil.copy(REPO / "tests" / "engine" / "decode_standin.py", root / "harness" / "decode.py")
+    commands = re.findall(r"^improvements run .*$", (EXAMPLE / "README.md").read_text(), re.M)
+    assert len(commands) == 3
+    for command in commands:
+        done = run_cli(*command.split()[1:], "--root", str(root))
+        assert done.returncode == 0, done.stderr
+    checked = run_cli("check", "--root", str(root))
+    assert checked.returncode == 0, checked.stderr
+    # Each earlier run is named as not used, at its result, and the build quotes the latest.
+    assert checked.stderr.count("warning[rerun-unused]") == 3
+    built = run_cli("build", "--root", str(root))
+    assert built.returncode == 0, built.stderr
+    data = export_data(analyse(require_project(root)))
+    for entry in data["records"]:
+        labels = [r["label"] for r in entry["record"]["results"]]
+        assert len(labels) == 2 and entry["primary"]["result"] == max(labels, key=lambda x: x.rsplit(" ", 1)[1])
+
+
+def test_a_harness_writing_four_runs_a_launch_reports_the_sequence_it_stopped_on(tmp_path: Path) -> None:
+    # The example's one-shot harness with `--runs 4`: four timed calls in each output, one launch.
+    root = tmp_path / "example"
+    shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("docs"))
+    shutil.copy(REPO / "tests" / "engine" / "decode_standin.py", root / "harness" / "decode.py")
+    campaign = root / "improvements" / "campaign.yaml"
+    campaign.write_text(campaign.read_text().replace("--warmup 1 --runs 1", "--warmup 1 --runs 4"))
+    done = run_cli(
+        "run", "sdpa-attention", "--until-decided", "--max-blocks", "8", "--load", "256", "--root", str(root)
+    )
+    assert done.returncode == 0, done.stderr
+    (path,) = [
+        p
+        for p in (root / "results" / "journal").glob("sdpa-attention-*.jsonl")
+        if p.name != journal("sdpa-attention")[0].name
+    ]
+    events = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    last = [e for e in events if e["event"] == "look"][-1]
+    runner = last["arms"]["sdpa-attention"]
+    data = {r["slug"]: r for r in export_data(analyse(require_project(root)))["records"]}
+    entry = data["sdpa-attention"]
+    (latest,) = [r for r in entry["results"] if r["label"] == entry["primary"]["result"]]
+    c = latest["comparisons"]["output_throughput"]
+    assert latest["unit"] == "launch" and latest["launch_pairs"] and c["test"] == "sequence"
+    assert c["n"] == runner["blocks"] and c["decision"] == runner["call"]
+    assert (c["ci_low_percent"], c["ci_high_percent"]) == pytest.approx(
+        (runner["low_percent"], runner["high_percent"]), rel=1e-9
+    )

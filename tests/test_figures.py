@@ -38,7 +38,7 @@ results:
       output_throughput: {BASE}
 verdict: >-
   Faster by {{{{ overlap.c64.output_throughput.change }}}} (interval
-  {{{{ 10.c64.output_throughput.interval }}}}, {{{{overlap.r1.output_throughput.decision}}}}), from
+  {{{{ 10.c64.output_throughput.interval }}}}, {{{{overlap."concurrency 64".output_throughput.decision}}}}), from
   {{{{ overlap.c64.output_throughput.baseline_mean }}}} to {{{{ overlap.c64.output_throughput.mean }}}} tok/s.
 """
 
@@ -83,7 +83,8 @@ def test_every_field_has_a_value_here(campaign: Path) -> None:
     [
         ("nothing.c64.output_throughput.change", "no record `nothing`"),
         ("overlap.c32.output_throughput.change", "has no result at concurrency 32"),
-        ("overlap.r2.output_throughput.change", "has 1 result(s), no result 2"),
+        ("overlap.r1.output_throughput.change", "a position is not a name"),
+        ('overlap."concurrency 46".output_throughput.change', "no result labelled `concurrency 46` (did you mean"),
         ("overlap.c64.tpot_p99.mean", "has no metric `tpot_p99`"),
         ("overlap.c64.output_throughput.speedup", "no field `speedup`"),
         ("overlap.output_throughput.change", "four parts joined by dots"),

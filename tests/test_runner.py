@@ -373,6 +373,74 @@ def test_until_decided_stops_early_and_says_so(tmp_path: Path) -> None:
     assert "**better** (sequential: an interval valid at every look)" in page
 
 
+def test_several_runs_a_launch_report_the_sequence_the_runner_stopped_on(tmp_path: Path) -> None:
+    # Four measured runs a launch: the unit is the launch, and the page, export and summary read
+    # the confidence sequence of the block-paired launch means, the one the runner looked at.
+    root = make_campaign(tmp_path / "c", server=True, speed="--speed 2000")
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["run"]["runs_per_launch"] = 4
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    done = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "8")
+    assert done.returncode == 0, done.stderr
+    last = [e for e in journal_events(root) if e["event"] == "look"][-1]["arms"]["faster"]
+    assert last["call"] == "better"
+    result = linked(root)
+    assert len(result["run"]) == 4 * last["blocks"] and result["paired"]
+    exported = json.loads(run_cli("export", "--root", str(root)).stdout)
+    (entry,) = [r for r in exported["records"] if r["slug"] == "faster"]
+    (res,) = entry["results"]
+    c = res["comparisons"]["output_throughput"]
+    assert (res["unit"], res["launch_pairs"], res["unpaired_why"]) == ("launch", True, None)
+    assert (c["test"], c["decision"], c["n"], c["baseline_n"]) == ("sequence", "better", last["blocks"], last["blocks"])
+    for mine, runner in (
+        ("change_percent", "change_percent"),
+        ("ci_low_percent", "low_percent"),
+        ("ci_high_percent", "high_percent"),
+    ):
+        assert c[mine] == pytest.approx(last[runner], rel=1e-9), mine
+    assert run_cli("check", "--root", str(root)).returncode == 0
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    page = " ".join(next(p for p in (root / "docs").rglob("*.md") if "faster" in p.name).read_text().split())
+    assert f"Compared on launch means, paired by block: {last['blocks']} block(s)" in page
+    assert "paired t confidence sequence, log scale, on launch means" in page
+    assert "Where a launch holds several runs (test: on launch means), n counts launches" in page
+    assert "A result run sequentially (test: confidence sequence) reads an interval valid at every look" in page
+    (row,) = json.loads(run_cli("summary", "--root", str(root), "--format", "json").stdout)
+    assert row["primary_test"] == "paired t confidence sequence, log scale, on launch means"
+    assert row["primary_decision"] == "better" and row["primary_n"] == last["blocks"]
+    low, high = f"{last['low_percent']:+.1f}%", f"{last['high_percent']:+.1f}%"
+    assert f"{low} to {high}" in page
+
+
+def test_a_new_sequence_after_an_undecided_one_is_refused_unless_asked(tmp_path: Path) -> None:
+    # Two blocks: too few for the sequence to exclude anything, so it ends undecided.
+    root = make_campaign(tmp_path / "c", server=False)
+    first = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2")
+    assert first.returncode == 0, first.stderr
+    (earlier,) = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())["results"]
+    assert earlier["sequential"]["stopped"] == "planned blocks run"
+    journals = sorted((root / "results" / "journal").glob("faster-*.jsonl"))
+    again = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2")
+    assert again.returncode == 2 and "ended undecided" in again.stderr and "--new-sequence" in again.stderr
+    # Refused before anything ran: no new plan, no new journal.
+    assert sorted((root / "results" / "journal").glob("faster-*.jsonl")) == journals
+    new = run_cli("run", "faster", "--root", str(root), "--until-decided", "--max-blocks", "2", "--new-sequence")
+    assert new.returncode == 0, new.stderr
+    results = yaml.safe_load((root / "improvements" / "01-faster.yaml").read_text())["results"]
+    assert len(results) == 2 and results[0]["label"] == earlier["label"]
+    # Both sequences are kept and shown; the new one says what its guarantee covers.
+    checked = run_cli("check", "--root", str(root))
+    assert checked.returncode == 0 and "warning[rerun-unused]" in checked.stderr
+    assert run_cli("build", "--root", str(root)).returncode == 0
+    page = " ".join(next(p for p in (root / "docs").rglob("*.md") if "faster" in p.name).read_text().split())
+    assert earlier["label"] in page and results[1]["label"] in page
+    assert "A new sequence (`--new-sequence`): 1 earlier sequence(s) of this comparison ended undecided" in page
+    assert "up to 2 x alpha = 0.1, not alpha" in page
+    # A fixed design is never refused: it makes no claim at every look.
+    assert run_cli("run", "faster", "--root", str(root), "--blocks", "2").returncode == 0
+
+
 def test_warmups_and_sub_samples_share_their_launch(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=True)
     path = root / "improvements" / "campaign.yaml"

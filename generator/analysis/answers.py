@@ -2,7 +2,8 @@
 
 Holm's correction over a best of k (only the variants with a p-value count) and the interval
 that goes with its word; the regressions beyond min_effect a headline must not hide; and, for a
-record without a primary comparison, why and what it measured instead. `campaign` calls these;
+record without a primary comparison, why and what it measured instead; which of several runs of
+one comparison it reads (`model.reruns`). `campaign` calls these;
 they read the resolved results and never resolve anything themselves.
 """
 
@@ -13,7 +14,7 @@ from dataclasses import replace
 from generator.analysis import stats
 from generator.analysis.records import Primary, Regression, ResolvedResult
 from generator.analysis.stats import Comparison
-from generator.model import quantity, variants
+from generator.model import quantity, reruns, variants
 from generator.model.quantity import Value
 from generator.model.result import Statistics
 from generator.project.load import RecordFile
@@ -24,6 +25,18 @@ def value_side(value: Value) -> list[float] | stats.Moments:
     if isinstance(value, Statistics):
         return stats.Moments(value.mean, value.sd, value.n)
     return quantity.samples(value)
+
+
+def rerun_notes(results: tuple[ResolvedResult, ...], alpha: float) -> tuple[ResolvedResult, ...]:
+    """The results, noted where a later plan of their comparison replaces them, and where a new
+    sequence follows undecided ones and what its guarantee then covers (`model.reruns`)."""
+    plain = [r.result for r in results]
+    notes = reruns.replaced_notes(plain)
+    restarts = reruns.restart_notes(plain, alpha)
+    return tuple(
+        replace(r, notes=(*r.notes, *(n[i] for n in (restarts, notes) if i in n))) if i in notes or i in restarts else r
+        for i, r in enumerate(results)
+    )
 
 
 def regressions(

@@ -41,12 +41,12 @@ from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import Sweep, sweeps
 from generator.base.cache import BuildCache
-from generator.model import metrics, quantity, variants
+from generator.model import metrics, quantity, reruns, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
 from generator.model.result import Result
 from generator.project.load import Loaded, Project, RecordFile
-from generator.project.matching import result_numbers
+from generator.project.matching import Numbers, result_numbers
 
 if TYPE_CHECKING:
     # Imported where used: `check` makes neither a frontier nor a cached analysis.
@@ -274,15 +274,7 @@ def resolve(
         if base is None or not_compared is not None:
             out[name] = None
             continue
-        # Runs that share a launch are one observation (analysis.design): compared as launch means.
-        value, base, paired = design.counted(value, base, found, made, paired=result.paired)
-        out[name] = compare(
-            name, value, base, paired=paired, alpha=d.alpha, min_effect=d.min_effect, vocabulary=vocabulary
-        )
-        made_here = out[name]
-        if made_here is not None and result.sequential is not None and paired:
-            # Looked at after every block: the interval valid at every look, not the fixed-n t.
-            out[name] = as_sequential(made_here, samples(value), samples(base))
+        out[name] = compare_counted(name, value, base, found, made, d.alpha, d.min_effect, vocabulary)
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
     noise = noise_model.of_result(
         shown,
@@ -296,6 +288,29 @@ def resolve(
     return ResolvedResult(
         found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made, noise
     )
+
+
+def compare_counted(
+    name: str,
+    value: Value,
+    base: Value,
+    found: Numbers,
+    made: design.Design,
+    alpha: float,
+    min_effect: float,
+    vocabulary: metrics.Vocabulary = metrics.BUILTIN,
+) -> Comparison | None:
+    """One metric of a result compared as its design says: launch means when runs share launches
+    (block-paired when the launches pair), and a sequential result's confidence sequence."""
+    result = found.result
+    # Runs that share a launch are one observation (analysis.design): compared as launch means.
+    value, base, paired = design.counted(value, base, found, made, paired=result.paired)
+    made_here = compare(name, value, base, paired=paired, alpha=alpha, min_effect=min_effect, vocabulary=vocabulary)
+    if made_here is not None and result.sequential is not None and paired:
+        # Looked at after every block: the interval valid at every look, not the fixed-n t; the
+        # blocks' differences made as the runner's looks made them (analysis.sequential).
+        return as_sequential(made_here, samples(value), samples(base))
+    return made_here
 
 
 def _not_comparable(result: Result, notes: tuple[str, ...]) -> str | None:
@@ -316,8 +331,11 @@ def record_analysis(
     steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     """One record's analysis: its results resolved and compared, its primary comparison and what is read beside it."""
-    results = tuple(resolve(project, r, rec, decision) for r in rec.record.results)
-    by_variant = tuple(tuple(resolve(project, r, rec, decision) for r in v.results) for v in rec.record.variants)
+    results = answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in rec.record.results), decision.alpha)
+    by_variant = tuple(
+        answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in v.results), decision.alpha)
+        for v in rec.record.variants
+    )
     # With variants, the headline is the retained variant's alone (see `variants.headline`):
     # diagnostic and rejected variants never rank.
     headline = tuple(variants.headline(rec.record, results, by_variant))
@@ -407,7 +425,9 @@ def _primary(
     """
     if metric is None:
         return None
-    found = [(i, r, c) for i, r in enumerate(results) if (c := r.comparisons.get(metric)) is not None]
+    # A comparison run again reads its latest plan (`model.reruns`): the earlier runs never rank.
+    gone = reruns.replaced([r.result for r in results])
+    found = [(i, r, c) for i, r in enumerate(results) if i not in gone and (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
     picked, why = None, "the first result"
     goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)
@@ -431,6 +451,8 @@ def _primary(
     if picked is None:
         return None
     i, res, c = picked
+    if i in gone.values():
+        why += ", the latest of its runs"
     read = _guardrails(rec, results, i, metric, decision, project)
     return Primary(
         metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read, expected_load=own

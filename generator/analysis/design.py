@@ -62,6 +62,12 @@ class Design:
     starts: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     # Paired results: the shortest and longest time between the starts of a pair, in seconds.
     pair_gap_s: tuple[float, float] | None = None
+    # A paired result whose runs share launches: launch i of one side is paired with launch i of
+    # the other (`improvements run` lists a block's runs together), so the comparison is the
+    # block-paired launch means. False when the launches cannot be paired (`unpaired_why`).
+    launch_pairs: bool = False
+    # A paired result whose launches do not pair up one to one: compared unpaired, and why.
+    unpaired_why: str | None = None
 
     @property
     def warnings(self) -> tuple[str, ...]:
@@ -73,7 +79,14 @@ class Design:
             out.append(f"{side}: a clear time trend in `{self.trend_metric}`: drift can look like an effect")
         for side in self.single_launch:
             out.append(f"{side}: one launch: a single shot")
+        if self.unpaired_why is not None:
+            out.append(f"paired by position, but {self.unpaired_why}: compared unpaired on launch means")
         return tuple(out)
+
+    @property
+    def unit(self) -> str:
+        """What one observation of the comparison is: a run, or a launch (its runs' mean)."""
+        return "launch" if self.by_launch is not None else "run"
 
 
 def _when(text: str | None) -> dt.datetime | None:
@@ -92,12 +105,7 @@ def launch_means(values: Sequence[float], origins: Sequence[Origin]) -> list[flo
 
     A repetition whose launch is unknown stays an observation of its own.
     """
-    groups: dict[object, list[float]] = {}
-    for i, value in enumerate(values):
-        launch = origins[i].launch if i < len(origins) else None
-        key: object = launch if launch is not None else ("unknown", i)
-        groups.setdefault(key, []).append(value)
-    return [sum(g) / len(g) for g in groups.values()]
+    return [sum(g) / len(g) for g in launch_groups(values, origins)]
 
 
 def _launches(origins: Sequence[Origin], n: int) -> set[str] | None:
@@ -181,6 +189,10 @@ def design(
         if (s := starts[i]) is not None and (p := trend_p(values[name][i], s)) is not None and p < alpha
     )
     shared, single, by_launch, may_share = _launch_findings(own, base, both)
+    launch_pairs, unpaired_why = False, None
+    if paired and by_launch is not None:
+        unpaired_why = _launch_pairing(own, base, both)
+        launch_pairs = unpaired_why is None
     return Design(
         blocked=blocked,
         trend=trend,
@@ -192,6 +204,8 @@ def design(
         spans=(spans[0], spans[1]),
         starts=(tuple(t.isoformat() for t in starts[0] or ()), tuple(t.isoformat() for t in starts[1] or ())),
         pair_gap_s=gaps,
+        launch_pairs=launch_pairs,
+        unpaired_why=unpaired_why,
     )
 
 
@@ -227,6 +241,36 @@ def _launch_findings(
     return shared, single, by_launch, may_share
 
 
+def launch_groups(values: Sequence[float], origins: Sequence[Origin]) -> list[list[float]]:
+    """The runs of each launch, in the order launches first appear (an unknown launch: its own)."""
+    groups: dict[object, list[float]] = {}
+    for i, value in enumerate(values):
+        launch = origins[i].launch if i < len(origins) else None
+        groups.setdefault(launch if launch is not None else ("unknown", i), []).append(value)
+    return list(groups.values())
+
+
+def _launch_pairing(
+    own: Sequence[float], base: Sequence[float], both: tuple[Sequence[Origin], Sequence[Origin]]
+) -> str | None:
+    """None when a paired result's launches pair one to one, in order, with as many runs each;
+    else why not. Runs are paired by position, so launch i's runs must sit where launch i's
+    partner's do: then the launch means pair as the runs do."""
+    mine, theirs = launch_groups(own, both[0]), launch_groups(base, both[1])
+    if len(mine) != len(theirs):
+        return f"{len(mine)} launch(es) against {len(theirs)}"
+    if [len(g) for g in mine] != [len(g) for g in theirs]:
+        return "the launches hold different numbers of runs"
+    for values, origins in ((own, both[0]), (base, both[1])):
+        keys = [
+            o if (o := origins[i].launch if i < len(origins) else None) is not None else i for i in range(len(values))
+        ]
+        runs = [k for i, k in enumerate(keys) if i == 0 or k != keys[i - 1]]
+        if len(runs) != len(set(runs)):
+            return "a launch's runs are not listed together"
+    return None
+
+
 def of_result(
     found: Numbers, shown: Mapping[str, tuple[Sequence[float], Sequence[float]]], metric: str | None, alpha: float
 ) -> Design:
@@ -240,7 +284,9 @@ def of_result(
 def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired: bool) -> tuple[Value, Value, bool]:
     """The two sides a comparison counts, and whether it stays paired: launch means when runs
     share launches (unpaired: a launch's runs have no partner of their own), else as given.
-    Each side given as repetitions is counted so; one given as a number or statistics stays."""
+    Each side given as repetitions is counted so; one given as a number or statistics stays.
+    A paired result whose launches pair one to one (`Design.launch_pairs`: the blocks
+    `improvements run` made with several runs per launch) stays paired on its launch means."""
     if chosen.by_launch is None:
         return value, base, paired
 
@@ -250,4 +296,7 @@ def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired
         means = launch_means(side, origins)
         return means if len(means) > 1 else means[0]
 
-    return per_launch(value, found.origins), per_launch(base, found.baseline_origins), False
+    own, theirs = per_launch(value, found.origins), per_launch(base, found.baseline_origins)
+    # One block is one launch a side: a single shot, compared as one (unpaired) number each.
+    both = isinstance(own, list) and isinstance(theirs, list)
+    return own, theirs, paired and chosen.launch_pairs and both

@@ -1,7 +1,8 @@
 """`check`'s warnings about how a comparison's runs were made, read from the analysis' `Design`.
 
 Each names the result and what the design lets through: arms run in blocks (`design-blocked`),
-a side whose values move with time (`design-trend`), a side that is one launch (`design-one-launch`).
+a side whose values move with time (`design-trend`), a side that is one launch (`design-one-launch`),
+a paired result whose launches do not pair up, so it is compared unpaired (`design-unpaired`).
 None stops a build; the record page and the summary row say the same.
 """
 
@@ -20,6 +21,7 @@ _HINTS = {
     "design-blocked": "interleave the arms (run every arm once per block, in a random order) and measure again",
     "design-trend": "look for what drifted (clocks, host load, thermals); interleave the arms and measure again",
     "design-one-launch": "restart the server or process between repetitions: each launch is one observation",
+    "design-unpaired": "list each block's runs together, as many a side, so that launch i pairs with launch i",
 }
 
 
@@ -65,4 +67,12 @@ def findings(res: ResolvedResult) -> list[tuple[str, str]]:
         )
     for side in d.single_launch:
         out.append(("design-one-launch", f"{side}: one launch: a single shot, whatever its runs"))
+    if d.unpaired_why is not None:
+        seq = " (not the confidence sequence it was run under)" if res.result.sequential is not None else ""
+        out.append(
+            (
+                "design-unpaired",
+                f"paired by position, but {d.unpaired_why}: compared unpaired, Welch's t on launch means{seq}",
+            )
+        )
     return out

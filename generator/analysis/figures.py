@@ -7,7 +7,10 @@ prose"): four parts joined by dots, spaces inside the braces allowed:
 
 - the record, by slug or number (`sdpa-attention`, `01`), or `baseline` for the campaign
   baseline's results;
-- the result, by load (`c256`: the one result at concurrency 256) or position (`r2`: the second);
+- the result, by load (`c256`: the one result at concurrency 256) or by its label in double
+  quotes (`"c256 at 8k prompts"`); several runs of one comparison (`model.reruns`) are one
+  result, the latest plan's, and a runner's result may be named by its label without the plan.
+  Not by position: a result added before it would move the reference without a word;
 - the metric, by its name (`output_throughput`, `ttft_median`, a campaign metric);
 - the field (`FIELDS`).
 
@@ -17,6 +20,7 @@ error `check` reports at its place (`unknown-reference`), and the build refuses 
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 import statistics
@@ -27,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 # REFERENCE is re-exported: `views.prose` fills the quotes it finds.
 from generator.analysis.quoting import REFERENCE as REFERENCE
 from generator.base.problems import Problem, rel
+from generator.model import reruns
 
 if TYPE_CHECKING:
     # Types only: `check` imports this module whether or not it analyses any record.
@@ -67,6 +72,10 @@ class Figure:
     value: float | str | tuple[float, float]
 
 
+# record . result (a load, or a label in double quotes, which may hold dots) . metric . field
+_PARTS = re.compile(r'([^."\s]+)\s*\.\s*("[^"]+"|[^."\s]+)\s*\.\s*([^."\s]+)\s*\.\s*([^."\s]+)')
+
+
 def _results(analysis: Analysed, where: str) -> tuple[list[ResolvedResult], str] | str:
     if where == "baseline":
         return list(analysis.baseline_results), "the campaign baseline"
@@ -79,21 +88,35 @@ def _results(analysis: Analysed, where: str) -> tuple[list[ResolvedResult], str]
 
 
 def _pick(results: list[ResolvedResult], selector: str, whose: str) -> ResolvedResult | str:
-    m = re.fullmatch(r"([cr])(\d+)", selector)
+    """The result a reference's second part names: by load (`c256`) or by label (`"..."`).
+
+    Several runs of one comparison (`model.reruns`) count as one: a load or a label without its
+    plan names the latest plan's, as the record's headline reads it. A position (`r2`) is not
+    a name: a result added or removed would move it onto another result without a word.
+    """
+    gone = reruns.replaced([r.result for r in results])
+    kept = [r for i, r in enumerate(results) if i not in gone]
+    if selector.startswith('"'):
+        label = selector.strip('"')
+        at = [r for r in results if r.result.label == label] or [
+            r for r in kept if (found := reruns.comparison_of(r.result)) is not None and found[0] == label
+        ]
+        if at:
+            return at[0]
+        near = difflib.get_close_matches(label, [r.result.label for r in results], n=1)
+        return f"{whose} has no result labelled `{label}`" + (f" (did you mean `{near[0]}`?)" if near else "")
+    m = re.fullmatch(r"c(\d+)", selector)
     if m is None:
-        return f"`{selector}` is not a result: write `c` and its concurrency (`c256`) or `r` and its position (`r2`)"
-    number = int(m.group(2))
-    if m.group(1) == "r":
-        if 1 <= number <= len(results):
-            return results[number - 1]
-        return f"{whose} has {len(results)} result(s), no result {number}"
-    at = [r for r in results if r.result.concurrency == number]
+        how = "a position is not a name" if re.fullmatch(r"r\d+", selector) else f"`{selector}` is not a result"
+        return f"{how}: write `c` and its concurrency (`c256`) or the result's label in double quotes"
+    number = int(m.group(1))
+    at = [r for r in kept if r.result.concurrency == number]
     if len(at) == 1:
         return at[0]
     if not at:
         return f"{whose} has no result at concurrency {number}"
     labels = ", ".join(f"`{r.result.label}`" for r in at)
-    return f"{whose} has {len(at)} results at concurrency {number} ({labels}): name one by position (`r2`)"
+    return f"{whose} has {len(at)} results at concurrency {number} ({labels}): name one by its label in double quotes"
 
 
 def _spread(values: Sequence[float]) -> float | None:
@@ -105,10 +128,10 @@ def _spread(values: Sequence[float]) -> float | None:
 
 def lookup(analysis: Analysed, reference: str) -> Figure | str:
     """The figure `reference` names (the text inside the braces), or why it names nothing."""
-    parts = [p.strip() for p in reference.split(".")]
-    if len(parts) != 4 or not all(parts):
+    m = _PARTS.fullmatch(reference.strip())
+    if m is None:
         return f"`{reference}` is not `record.result.metric.field` (four parts joined by dots)"
-    where, selector, metric, field = parts
+    where, selector, metric, field = m.groups()
     found = _results(analysis, where)
     if isinstance(found, str):
         return found

@@ -1,7 +1,10 @@
 """Sequential stopping for `improvements run --until-decided`: an always-valid confidence sequence.
 
-Each block gives one paired difference: the log of the arm's value over the comparator's (the
-mean of each launch's measured runs first, so sub-samples of one launch count once). With the
+Each block gives one paired difference (`block_difference`): the log of the arm's launch mean
+over the comparator's (the mean of each launch's measured runs, so sub-samples of one launch
+count once). The runner's looks (`runner/execute.py`) and the page's final analysis
+(`as_sequential`) both make their differences with it and read them with `look`: the interval
+the page prints is the one the runner stopped on. With the
 variance unknown, the sequence is Lai's (1976) t confidence sequence, in the closed form of
 Wang and Ramdas (2023, "Anytime-valid t-tests and confidence sequences for Gaussian means with
 unknown variance"): the likelihood ratio of the scale-invariant data (the differences up to a
@@ -63,6 +66,19 @@ def radius(n: int, ss: float, alpha: float, tau2: float = TAU2) -> float:
     return math.sqrt(bound * ss / (n * (n - bound)))
 
 
+def block_difference(arm: Sequence[float], comparator: Sequence[float]) -> float | None:
+    """One block's paired difference: log(the arm launch's mean / the comparator launch's mean).
+
+    None when either launch has no value or a mean <= 0 (no logarithm): that block is left out.
+    """
+    if not arm or not comparator:
+        return None
+    mine, theirs = sum(arm) / len(arm), sum(comparator) / len(comparator)
+    if mine <= 0 or theirs <= 0:
+        return None
+    return math.log(mine) - math.log(theirs)
+
+
 @dataclass(frozen=True)
 class Look:
     """The confidence sequence after the blocks so far, and what the rule reads from it."""
@@ -112,13 +128,16 @@ def as_sequential(c: Comparison, values: Sequence[float], base: Sequence[float])
     For a result `improvements run --until-decided` made: the number of blocks depended on the
     looks, so only an interval valid at every look keeps the decision's error rate. Both bounds
     (the one `better`/`worse` read and the one `no-change` reads) are the sequence's, which
-    holds the true change with probability 1 - alpha at any stopping time.
+    holds the true change with probability 1 - alpha at any stopping time. `values` and `base`
+    are one observation a block each (a launch's mean when a launch holds several runs), as the
+    runner's looks read them.
     """
     from dataclasses import replace
 
     if c.scale != "ratio" or len(values) != len(base) or len(values) < 2 or min(*values, *base) <= 0:
         return c
-    diffs = [math.log(x) - math.log(b) for x, b in zip(values, base, strict=True)]
+    found = [block_difference([x], [b]) for x, b in zip(values, base, strict=True)]
+    diffs = [d for d in found if d is not None]
     lk = look(diffs, alpha=c.alpha, min_effect=c.min_effect, higher_is_better=c.higher_is_better)
     low: float | None = None
     high: float | None = None

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from generator.base.problems import Problem, rel
 from generator.base.read import Positions
-from generator.model import variants
+from generator.model import reruns, variants
 from generator.model.quantity import stat
 from generator.model.result import Result
 from generator.project.comparable import declared_settings, differences
@@ -55,6 +55,31 @@ def run_problems(project: Project) -> list[Problem]:
     for shown, pos, base_loc, results, rec in places:
         for i, result in enumerate(results):
             out += _result_problems(project, result, rec, shown, pos, (*base_loc, i))
+        out += _rerun_problems(results, shown, pos, base_loc)
+    return out
+
+
+def _rerun_problems(
+    results: list[Result], shown: str, pos: Positions, base_loc: tuple[str | int, ...]
+) -> list[Problem]:
+    """A warning at each result a later plan of its comparison replaces: shown, never used."""
+    out = []
+    for i, j in reruns.replaced(results).items():
+        line, col = pos.of((*base_loc, i))
+        out.append(
+            Problem(
+                shown,
+                line,
+                col,
+                "rerun-unused",
+                f"result `{results[i].label}` is an earlier run of a comparison a later plan measured "
+                f"again: the headline, the summary and references by load read `{results[j].label}`, "
+                "not this one",
+                "keep it as the record of that run, or remove it; to pool the runs of several plans, see "
+                "docs/guide/decisions.md, several runs of one comparison",
+                severity="warning",
+            )
+        )
     return out
 
 

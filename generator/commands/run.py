@@ -61,6 +61,12 @@ Examples:
 @click.option(
     "--keep-going", is_flag=True, help="Go on after a failed run (its block is left out of both sides, and said so)."
 )
+@click.option(
+    "--new-sequence",
+    is_flag=True,
+    help="With --until-decided: start a new sequence although an earlier one of this comparison ended "
+    "undecided (it spends alpha again; the page says so).",
+)
 @click.option("--dry-run", is_flag=True, help="Print the plan and every command as it would run; run nothing.")
 @click.option(
     "--resume",
@@ -82,6 +88,7 @@ def command(
     until_decided: bool,
     max_blocks: int | None,
     keep_going: bool,
+    new_sequence: bool,
     dry_run: bool,
     resume: bool,
     plan_id: str | None,
@@ -103,6 +110,8 @@ def command(
 
     if until_decided != (max_blocks is not None):
         raise click.UsageError("--until-decided and --max-blocks go together")
+    if new_sequence and not until_decided:
+        raise click.UsageError("--new-sequence starts a new sequence: it goes with --until-decided")
     if resume and (until_decided or loads or dry_run):
         raise click.UsageError("--resume finishes the plan as it was made: give no other plan options")
     if plan_id is not None and not resume:
@@ -110,6 +119,8 @@ def command(
     repo = resolve_root(root)
     project = require_project(repo)
     rec = _record(project, record)
+    if until_decided and not new_sequence and not resume:
+        _refuse_restart(project, rec, loads)
     if dry_run:
         plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
         sys.stdout.write(dry_run_text(plan, repo))
@@ -240,6 +251,33 @@ def _said_reran(outcome: Outcome, tried: set[str]) -> None:
     text = f"resume: ran {len(ran)} run(s)"
     text += f"; reran {', '.join(reran)}" if reran else "; none had been started before"
     sys.stderr.write(text + "\n")
+
+
+def _refuse_restart(project: Project, rec: RecordFile, loads: tuple[int, ...]) -> None:
+    """Refuse a new sequence of a comparison whose earlier sequence ended undecided: its
+    guarantee holds for one sequence, and starting another because the first did not settle
+    spends alpha again (docs/guide/run.md, "A new sequence")."""
+    from generator.base.problems import UsageProblem
+    from generator.model import reruns
+    from generator.runner.arms import record_arms
+
+    cfg = project.campaign.run
+    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
+    chosen: list[int | None] = [*(loads or (cfg.loads if cfg is not None else ()))] or [None]
+    arms = record_arms(project, rec)
+    base = next((a.label for a in arms if a.role == "baseline"), "")
+    for arm in (a for a in arms if a.role != "baseline"):
+        for load in chosen:
+            found = reruns.earlier_sequences(every, reruns.comparison_label(arm.label, base, load))
+            if found:
+                seq = found[-1].sequential
+                assert seq is not None
+                raise UsageProblem(
+                    f"`{found[-1].label}` ran a sequence that ended undecided ({seq.stopped or 'not stopped'}, "
+                    f"{seq.blocks_run} of at most {seq.max_blocks} blocks): a new sequence of the same comparison "
+                    "spends alpha again. Pass --new-sequence to start one all the same (the page then names "
+                    "both and what the guarantee covers), or plan a fixed design with --blocks"
+                )
 
 
 def _record(project: Project, ref: str) -> RecordFile:

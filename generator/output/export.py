@@ -94,6 +94,11 @@ def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str
                 "no_baseline": resolved.no_baseline,
                 "not_compared": resolved.not_compared,
                 "notes": list(resolved.notes),
+                # What one observation is, and whether the blocks' launches were paired: with
+                # several runs per launch the comparison counts launch means.
+                "unit": resolved.design.unit,
+                "launch_pairs": resolved.design.launch_pairs,
+                "unpaired_why": resolved.design.unpaired_why,
                 "comparisons": {
                     name: (
                         None

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.analysis.sequential import Look, look
+from generator.analysis.sequential import Look, block_difference, look
 from generator.base.fsio import write_temp
 from generator.project.runs.redact import redact_file, redact_text
 from generator.runner.journal import Journal, State, now, sync_dir
@@ -355,8 +355,6 @@ def interim_looks(plan: Plan, state: State, metric_of: Callable[[str], list[floa
     Every arm and load has a look, with too few blocks an inconclusive one: the plan stops only
     when all of them are settled, never because an arm that keeps failing has no numbers.
     """
-    import math
-
     seq = plan.sequential
     assert seq is not None
     base = next(a.name for a in plan.arms if a.role == "baseline")
@@ -370,11 +368,11 @@ def interim_looks(plan: Plan, state: State, metric_of: Callable[[str], list[floa
                 mine, theirs = by_place.get((b, load, arm.name)), by_place.get((b, load, base))
                 if mine is None or theirs is None or mine.key not in state.done or theirs.key not in state.done:
                     continue
-                x, y = metric_of(mine.key), metric_of(theirs.key)
-                if not x or not y or min(x) <= 0 or min(y) <= 0:
-                    continue
-                # A launch's sub-samples are one observation: its mean of logs.
-                diffs.append(sum(map(math.log, x)) / len(x) - sum(map(math.log, y)) / len(y))
+                # A launch's sub-samples are one observation, as the record page counts them:
+                # the same difference the page's final analysis makes (`as_sequential`).
+                d = block_difference(metric_of(mine.key), metric_of(theirs.key))
+                if d is not None:
+                    diffs.append(d)
             name = arm.name if len(plan.loads) == 1 else f"{arm.name} at load {load}"
             out[name] = look(diffs, alpha=seq.alpha, min_effect=seq.min_effect, higher_is_better=seq.higher_is_better)
     return out

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from generator.base.problems import CommandError, ProblemsFound, Report, rel
+from generator.model.reruns import comparison_label, planned_label
 from generator.project.load import Project
 from generator.project.runs.parse import ParsedFile
 from generator.project.runs.run import run_id
@@ -60,8 +61,7 @@ def _ids(files: list[ParsedFile]) -> list[str]:
 
 
 def result_label(plan: Plan, arm: str, load: int | None) -> str:
-    where = f", load {load}" if load is not None else ""
-    return f"{plan.arm(arm).label} against {plan.arm(_base(plan)).label}{where} (improvements run {plan.id})"
+    return planned_label(comparison_label(plan.arm(arm).label, plan.arm(_base(plan)).label, load), plan.id)
 
 
 def _base(plan: Plan) -> str:

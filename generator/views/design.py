@@ -58,12 +58,7 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             "one launch vary together, so they are one observation, and the comparison cannot say "
             "`better` or `worse` on them alone."
         )
-    if d.by_launch is not None:
-        own, base = d.by_launch
-        out.append(
-            f"Compared on launch means: {own} launch(es) against {base}, the runs of each launch averaged "
-            "into one observation (runs of one launch are not independent repetitions)."
-        )
+    out.extend(_launch_lines(d))
     if d.shared_launch is not None:
         out.append(
             f"Both sides ran inside one launch ({code(d.shared_launch)}), interleaved: the comparison holds "
@@ -74,5 +69,29 @@ def design_lines(d: Design, compared: bool) -> list[str]:
             f"Launches not recorded, and {side}'s runs all come from one file: they may share a launch. If "
             "they do, they are one observation rather than one per run, and the interval is narrower than "
             "the evidence allows."
+        )
+    return out
+
+
+def _launch_lines(d: Design) -> list[str]:
+    """What the comparison counted when runs share launches, and a pairing it had to drop."""
+    out: list[str] = []
+    if d.by_launch is not None and d.launch_pairs:
+        out.append(
+            f"Compared on launch means, paired by block: {d.by_launch[0]} block(s), the runs of each launch "
+            "averaged into one observation (runs of one launch are not independent repetitions), each "
+            "launch's mean paired with its block partner's."
+        )
+    elif d.by_launch is not None:
+        own, base = d.by_launch
+        out.append(
+            f"Compared on launch means: {own} launch(es) against {base}, the runs of each launch averaged "
+            "into one observation (runs of one launch are not independent repetitions)."
+        )
+    if d.unpaired_why is not None:
+        out.append(
+            f"**Pairing dropped.** The result pairs its runs by position, but {d.unpaired_why}: it is "
+            "compared unpaired (Welch's t on launch means), and a sequential run's confidence sequence "
+            "is not read."
         )
     return out

@@ -226,6 +226,7 @@ class SummaryLine:
     primary_spread_unknown: bool | None
     primary_baseline_n: int | None
     primary_decision: str | None
+    primary_test: str | None
     open_blockers: int
     open_blocker_titles: list[str]
     tier_source: str | None

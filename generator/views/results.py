@@ -40,10 +40,13 @@ _TESTS = {
 }
 
 
-def _test_text(c: Comparison) -> str | None:
+def test_text(c: Comparison, unit: str) -> str | None:
+    """The test a comparison was made with, as the page's Test column and the summary name it."""
     if not c.test:
         return None
-    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" else "")
+    # The unit counted, when a launch holds several runs: the analysis names what it compared.
+    on = ", on launch means" if unit == "launch" and c.test != "delta" else ""
+    return _TESTS[c.test] + (", log scale" if c.scale == "ratio" else "") + on
 
 
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
@@ -132,7 +135,7 @@ def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabul
         change=change,
         interval=interval,
         n=f"{c.n} / {c.baseline_n}" if c is not None else None,
-        test=_test_text(c) if c is not None else None,
+        test=test_text(c, resolved.design.unit) if c is not None else None,
         decision=_decision_text(c) if c is not None else None,
         word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,

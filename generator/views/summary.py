@@ -18,6 +18,7 @@ from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
 from generator.views.notes import own_load_text, unranked_text
+from generator.views.results import test_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
@@ -40,6 +41,9 @@ COLUMNS = (
     "primary_n",
     "primary_baseline_n",
     "primary_decision",
+    # The test the primary comparison was made with, as the record page's Test column names it
+    # ("paired t confidence sequence, log scale, on launch means"), or None.
+    "primary_test",
     # True when a side of the primary comparison is a mean published without its spread.
     "primary_spread_unknown",
     "open_blockers",
@@ -131,6 +135,7 @@ def summary_row(analysis: Analysis, entry: RecordAnalysis) -> dict[str, Any]:
         "primary_spread_unknown": c.spread_unknown if c else None,
         "primary_baseline_n": c.baseline_n if c else None,
         "primary_decision": decision,
+        "primary_test": primary_test(entry),
         "open_blockers": len(blockers),
         "open_blocker_titles": [b.title or "" for b in blockers],
         "tier_source": r.tier_source,
@@ -161,6 +166,15 @@ def variant_decisions_text(entry: RecordAnalysis) -> str | None:
     if not entry.variant_decisions:
         return None
     return ", ".join(f"{v.variant} {v.comparison.decision}" for v in entry.variant_decisions)
+
+
+def primary_test(entry: Any) -> str | None:
+    """The primary comparison's test in words, with the unit its result counted (runs or launches)."""
+    primary = entry.primary
+    if primary is None:
+        return None
+    metric = primary.kind == "metric" and primary.index < len(entry.headline)
+    return test_text(primary.comparison, entry.headline[primary.index].design.unit if metric else "run")
 
 
 def primary_design(entry: Any) -> tuple[str, ...]:
@@ -267,7 +281,8 @@ def _csv_row(row: dict[str, Any], columns: Sequence[str]) -> str:
 
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-    text = {"slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing"}
+    text = {"slug", "title", "status", "primary_metric", "primary_result", "primary_test", "open_blocker_titles"}
+    text |= {"standing"}
     text |= {"reported", "variants", "variant_decisions", "design", "regressions", "own_load", "unranked", *slo_text}
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
