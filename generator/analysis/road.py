@@ -56,13 +56,20 @@ class StepChange:
     before: Stat
     after: Stat
     delta: float  # what the step adds to the level before it, in the metric's unit (composed as a ratio)
-    change_percent: float
-    # Of `delta`, in the metric's unit (the ratio's interval applied to the level before); None for a single shot.
+    change_percent: float  # the record's change (its estimate: the geometric means' or paired ratio)
+    # Of `change`, in the metric's unit (the ratio's interval applied to the level before); None for a single shot.
     interval: tuple[float, float] | None
     decision: str | None
     comparison: Comparison | None = None
     # The step's measured change is only a single shot or inconclusive: counted, and marked.
     weak: str | None = None
+    # The record's change in the metric's unit, applied to the level before: the same estimate as
+    # `change_percent` (issue 50: "-0.7709 tok/s (-2.1%)" put the means' difference beside the
+    # geometric percent). 0 for a step not composed.
+    change: float = 0.0
+    # `delta` in percent of the level before: the ratio of the arithmetic means the level
+    # composes, another estimate than `change_percent`, printed under its own name.
+    means_percent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +311,19 @@ def _road(
         if c.ci_low_percent is not None and c.ci_high_percent is not None:
             interval = (level.value * c.ci_low_percent / 100, level.value * c.ci_high_percent / 100)
         delta = composed.value - level.value
-        change = StepChange(res.result, before, after, delta, c.change_percent or 0.0, interval, c.decision, c, weak)
+        change = StepChange(
+            res.result,
+            before,
+            after,
+            delta,
+            c.change_percent or 0.0,
+            interval,
+            c.decision,
+            c,
+            weak,
+            change=level.value * (c.change_percent or 0.0) / 100,
+            means_percent=100 * delta / level.value if level.value else None,
+        )
         steps.append(RoadStep(a.file, change, level.value, composed.value, None))
         level = composed
         prev_result, prev_name = res.result, f"in {a.file.number:02d}-{a.file.slug}"
