@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from generator.analysis.records import Decider, Guardrail, ResolvedResult
 from generator.analysis.ranking import smallest_breach
+from generator.analysis.records import Decider, Guardrail, ResolvedResult
 from generator.analysis.stats import Comparison, guardrail_state
 from generator.model import metrics
 from generator.model.record import Record
