@@ -145,3 +145,30 @@ def test_an_interleaved_trend_says_drift_cannot_bias_the_change() -> None:
         )
         assert d.trend == ("this record",)
         assert any(w.endswith(words) for w in d.warnings if "time trend" in w), d.warnings
+
+
+def test_a_not_shown_guardrail_names_the_smallest_breach_it_could_show() -> None:
+    from generator.analysis.ranking import guardrail_state, smallest_breach
+
+    rng = np.random.default_rng(54)
+    margin, checked = 10.0, 0
+    for higher_is_better in (True, False):
+        for _ in range(200):
+            x, b = _runs(rng, 5, 0.0), _runs(rng, 5, 0.0)
+            c = stats.compare(x, b, higher_is_better=higher_is_better)
+            if guardrail_state(c, margin) != "not shown":
+                continue
+            breach = smallest_breach(c, margin)
+            assert breach is not None and c.log_ratio is not None
+            # The same runs moved so that the point sits just past (or just short of) the breach:
+            # the interval keeps its width on the log scale, so it is broken exactly past it.
+            for nudge, state in ((1e-6, "broken"), (-1e-6, "not shown")):
+                past = math.log1p(breach / 100) - c.log_ratio + (nudge if not higher_is_better else -nudge)
+                moved = stats.compare([v * math.exp(past) for v in x], b, higher_is_better=higher_is_better)
+                assert guardrail_state(moved, margin) == state, (breach, nudge)
+            # A breach beyond the margin, the wrong way for the metric.
+            assert breach < -margin if higher_is_better else breach > margin
+            checked += 1
+    assert checked > 100
+    single = stats.compare([90.0], [100.0], higher_is_better=True)
+    assert guardrail_state(single, margin) == "not shown" and smallest_breach(single, margin) is None
