@@ -8,6 +8,9 @@ current level and the distance to each goal on that metric.
 The primary metric is the first goal's metric at its concurrency. Steps are composed as ratios:
 each step multiplies the level before it by what its record measured (mean / baseline mean), so
 a step measured 500 -> 600 on another day's baseline adds 20%, never +100 in the metric's unit.
+A step's change as printed is its record's own estimate (the geometric means' or paired ratio,
+in percent and applied to the level before); the level moves by the means' ratio, which the
+page names beside it where the two differ as printed (issue 50).
 The level carries an interval (issue #36). Its log is a sum of the log means of the sets of runs
 it rests on, each with a coefficient: the baseline's runs +1, then each step's runs +1 and its
 baseline's runs -1. A set that appears twice (a step's baseline is the runs of the step before
