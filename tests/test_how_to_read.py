@@ -145,6 +145,7 @@ def test_the_roads_change_in_the_unit_is_its_percent(built: dict[str, Path]) -> 
     home = (built["h200-decode"] / "docs" / "index.md").read_text(encoding="utf-8")
     road = home.split("## The road to the goal", 1)[1].split("</div>", 1)[0]
     rows = [line for line in road.splitlines() if line.startswith("| ") and not line.startswith("| Step")]
+    desc = (built["h200-decode"] / "docs" / "plots" / "road-to-goal.svg").read_text(encoding="utf-8")
     level_before: float | None = None
     steps = 0
     for row in rows:
@@ -154,6 +155,8 @@ def test_the_roads_change_in_the_unit_is_its_percent(built: dict[str, Path]) -> 
         if m is not None and level_before is not None:
             change, percent = float(m.group(1)), float(m.group(2))
             assert abs(100 * change / level_before - percent) <= 0.05 + 0.01 * abs(percent), row
+            # The chart prints the same estimate beside the same interval.
+            assert f"{m.group(1)} (interval" in desc, (m.group(1), desc)
             steps += 1
         if level is not None and level.group(1):
             level_before = float(level.group(1))

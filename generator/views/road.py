@@ -199,7 +199,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
     unit = metric.unit if metric else ""
     label = metric.label if metric else road.metric
     steps = [
-        charts.Step(s.label, s.change.delta, s.level_after, s.change.interval, s.chain_break)
+        charts.Step(s.label, s.change.delta, s.level_after, s.change.interval, s.chain_break, s.change.change)
         for s in road.steps
         if s.change is not None and s.level_after is not None
     ]
