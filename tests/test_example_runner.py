@@ -1,4 +1,4 @@
-"""The third shipped campaign, examples/h200-runner: made by `improvements run` on one H200.
+"""The third shipped campaign, examples/h200-runner: made by `improvements run` on H200s.
 
 Its runs, outputs and journals are the runner's own files, byte for byte. CI has no GPU, so it
 rebuilds the example from them; each decision is computed here again from the harness's

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -251,9 +252,15 @@ def edit_rename(root: Path, rng: random.Random) -> None:
 
 
 def edit_delete(root: Path, rng: random.Random) -> None:
-    """A record no other file names (its slug nowhere else), so the campaign still builds."""
+    """A record no other file names (its slug nowhere else, nor a shared blocker it defines), so
+    the campaign still builds."""
     texts = {p: p.read_text(encoding="utf-8") for p in (root / "improvements").glob("*.yaml")}
-    free = [p for p in records(root) if not any(slug(p) in text for q, text in texts.items() if q != p)]
+
+    def is_named(p: Path) -> bool:
+        ids = re.findall(r"\bid: (\S+)", texts[p])
+        return any(slug(p) in text or any(f"ref: {i}" in text for i in ids) for q, text in texts.items() if q != p)
+
+    free = [p for p in records(root) if not is_named(p)]
     if free:
         rng.choice(free).unlink()
     else:

@@ -462,13 +462,16 @@ def test_rank_key_orders_the_summary() -> None:
     shown = {
         "better, low +3": make("better", 6.0, 3.0),
         "better, low +0.5 but bigger change": make("better", 12.0, 0.5),
-        # Not settled: single shots and inconclusive results, one group by point change.
-        "single shot +12": make("unreplicated", 12.0),
+        # Not settled: replicated inconclusive results by their interval's worse end, then single
+        # shots that did not go the wrong way, by their point (issue 50).
         "inconclusive +5": make("inconclusive", 5.0, -2.0),
-        "single shot +2": make("unreplicated", 2.0),
         "inconclusive -1": make("inconclusive", -1.0, -20.0),
-        "single shot -40": make("unreplicated", -40.0),
+        "single shot +12": make("unreplicated", 12.0),
+        "single shot +2": make("unreplicated", 2.0),
         "no-change": make("no-change", 0.1, -0.3),
+        # A single shot that went the wrong way: below a settled no-change, above a shown regression.
+        "single shot -3": make("unreplicated", -3.0),
+        "single shot -40": make("unreplicated", -40.0),
         "worse": make("worse", -9.0, -12.0),
         "not measured": None,
     }
@@ -518,15 +521,18 @@ def test_holm_matches_statsmodels_and_never_exceeds_one() -> None:
     assert holm([0.6, 0.9]) == [1.0, 1.0]
 
 
-def test_single_shots_are_not_settled_and_ordered_by_point_change() -> None:
+def test_single_shots_rank_after_replicated_unsettled_results() -> None:
     from generator.analysis.stats import rank_group
 
-    # One group with replicated inconclusive results (issue 36), most promising first.
+    # One group with replicated inconclusive results (issue 36), the single shots last in it
+    # (issue 50); a single shot that went the wrong way has a group of its own below no-change.
     assert rank_group(make("unreplicated", 0.0)) == "not settled"
     assert rank_group(make("unreplicated", 0.5)) == "not settled"
+    assert rank_group(make("unreplicated", -0.5)) == "single-shot regression"
     assert rank_group(make("inconclusive", 0.2, -3.0)) == "not settled"
-    assert rank_key(make("unreplicated", 0.5)) < rank_key(make("inconclusive", 0.2, -3.0))
-    assert rank_key(make("inconclusive", 0.2, -3.0)) < rank_key(make("unreplicated", 0.0))
+    assert rank_key(make("inconclusive", 0.2, -3.0)) < rank_key(make("unreplicated", 30.0))
+    assert rank_key(make("unreplicated", 0.5)) < rank_key(make("unreplicated", 0.0))
+    assert rank_key(make("no-change", 0.1, -0.3)) < rank_key(make("unreplicated", -40.0))
 
 
 def test_worse_ranks_by_its_better_end_and_no_change_ties() -> None:

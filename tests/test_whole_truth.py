@@ -356,6 +356,13 @@ def test_only_a_broken_guardrail_ranks_with_worse_and_every_output_says_which(tm
     export = json.loads(files["docs/records.json"])
     states = {r["slug"]: [g["state"] for g in r["primary"]["guardrails"]] for r in export["records"]}
     assert states == {"broken": ["broken"], "unshown": ["not shown"]}
+    # A guardrail not shown says the smallest breach its data could have shown (issue 50): the
+    # change at which an interval as wide as its 90% one, on the log scale, clears the margin.
+    unshown = next(r for r in export["records"] if r["slug"] == "unshown")["primary"]["guardrails"][0]
+    low, high = (math.log1p(unshown[k] / 100) for k in ("ci_low_percent", "ci_high_percent"))
+    breach = 100 * math.expm1(math.log1p(5 / 100) + (high - low) / 2)
+    assert unshown["smallest_breach_percent"] == pytest.approx(breach)
+    assert f"at this spread only a change beyond {fmt_percent(breach)} could have shown it broken" in page
 
 
 # --- one answer: Holm over the arms with a p-value, and the interval that goes with the word ----------

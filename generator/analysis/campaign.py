@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.analysis import answers, design, expect, guards, noise_model, stats
+from generator.analysis import answers, design, expect, guards, noise_model, ranking, stats
 from generator.analysis.answers import value_side
 from generator.analysis.launches import launch_steps, record_launch
 from generator.analysis.quoting import Quote, file_quotes
@@ -381,6 +381,9 @@ def record_analysis(
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
         measured_instead=answers.measured_instead(headline) if primary is None else None,
         quotes=file_quotes(rec),
+        multiplicity=ranking.multiplicity(
+            (r.comparisons.values() for r in (*results, *(r for rs in by_variant for r in rs))), decision.alpha
+        ),
     )
 
 
@@ -494,7 +497,7 @@ def _guardrails(
     return guards.guardrails_across(results, first, metric, margins, project.campaign.vocabulary())
 
 
-def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
+def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, float, int]:
     """Tier; open and adopted before rejected and superseded; the ranking group and its number; then number.
 
     The number a group is ordered by is rounded to one decimal, as shown, so two records that
@@ -502,8 +505,8 @@ def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, int]:
     """
     closed = 1 if a.file.record.status in ("rejected", "superseded") else 0
     if a.primary is not None:
-        group, value = stats.rank_key(a.primary.comparison, guardrail_broken=a.primary.guardrail_broken)
+        group, part, value = stats.rank_key(a.primary.comparison, guardrail_broken=a.primary.guardrail_broken)
         value = round(value, 1) if math.isfinite(value) else value
     else:
-        group, value = stats.GROUPS.index(a.group), 0.0
-    return (a.file.record.tier, closed, group, value, a.file.number)
+        group, part, value = stats.GROUPS.index(a.group), 0, 0.0
+    return (a.file.record.tier, closed, group, part, value, a.file.number)

@@ -62,9 +62,7 @@ def findings(res: ResolvedResult) -> list[tuple[str, str]]:
     if d.blocked:
         out.append(("design-blocked", "run in blocks, not interleaved: drift can look like an effect"))
     for side in d.trend:
-        out.append(
-            ("design-trend", f"{side}'s `{d.trend_metric}` moves with its start times: drift can look like an effect")
-        )
+        out.append(("design-trend", f"{side}'s `{d.trend_metric}` moves with its start times: {d.trend_reading}"))
     for side in d.single_launch:
         out.append(("design-one-launch", f"{side}: one launch: a single shot, whatever its runs"))
     if d.unpaired_why is not None:

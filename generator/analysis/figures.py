@@ -42,11 +42,15 @@ Kind = Literal["percent", "share", "interval", "number", "ratio", "count", "p", 
 
 # field -> (what it is, in words for the guide and the errors)
 FIELDS: dict[str, str] = {
-    "change": "the change in percent of the baseline mean, signed (`+124.3%`)",
+    "change": "the change in percent, signed (`+124.3%`): the geometric mean of the ratios (paired) or "
+    "the ratio of the geometric means, minus 1, the estimate its interval is built on",
     "low": "the low end of the change's interval, in percent",
     "high": "the high end of the change's interval, in percent",
     "interval": "the change's interval (`+91.6% to +159.5%`)",
-    "ratio": "the record's mean over the baseline's (`2.24x`)",
+    "ratio": "the same estimate as `change`, as a factor (`2.24x`): 1 + change / 100",
+    "means_change": "the ratio of the arithmetic means minus 1, in percent: another estimator than "
+    "`change`, to be quoted under its own name (`the means differ by +9.1%`)",
+    "means_ratio": "the record's arithmetic mean over the baseline's (`2.25x`), under its own name",
     "mean": "the record's mean",
     "baseline_mean": "the baseline's mean",
     "min": "the record's smallest repetition",
@@ -60,7 +64,20 @@ FIELDS: dict[str, str] = {
     "p": "the p-value of the comparison",
     "decision": "the decision (`better`, `worse`, `no-change`, `inconclusive`, `unreplicated`)",
 }
-_NEEDS_COMPARISON = {"change", "low", "high", "interval", "ratio", "baseline_mean", "n", "baseline_n", "p", "decision"}
+_NEEDS_COMPARISON = {
+    "change",
+    "low",
+    "high",
+    "interval",
+    "ratio",
+    "means_change",
+    "means_ratio",
+    "baseline_mean",
+    "n",
+    "baseline_n",
+    "p",
+    "decision",
+}
 _NEEDS_BASELINE = {"baseline_min", "baseline_max", "baseline_cv"}
 
 
@@ -164,7 +181,14 @@ def _figure(field: str, own: Sequence[float], base: Sequence[float], c: Any) -> 
             return None
         return Figure("interval", (c.ci_low_percent, c.ci_high_percent))
     if field == "ratio":
+        # The headline's own estimate (issue 50): "1.63x eager's (+61.5%)" put the arithmetic
+        # means' 1.625 beside the geometric +61.5%.
+        return Figure("ratio", c.ratio) if c.ratio is not None else None
+    if field == "means_ratio":
         return Figure("ratio", c.mean / c.baseline_mean) if c.baseline_mean else None
+    if field == "means_change":
+        value = c.arith_change_percent
+        return Figure("percent", value) if value is not None else None
     if field in ("n", "baseline_n"):
         return Figure("count", float(c.n if field == "n" else c.baseline_n))
     if field == "p":

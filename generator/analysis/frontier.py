@@ -24,9 +24,17 @@ from generator.analysis.sweeps import THROUGHPUT, _load, _mean, _point, _workloa
 from generator.model import variants
 from generator.model.quantity import Value, fmt_number
 from generator.model.quantity import stat as value_stat
-from generator.model.result import Range
+from generator.model.result import Range, Statistics
 
 PER_USER = "throughput / concurrency"
+
+
+def _count(r: ResolvedResult) -> int | None:
+    """The repetitions behind a result's throughput, when known: listed or stated values, or runs."""
+    value = r.metrics[THROUGHPUT]
+    if isinstance(value, list | Statistics) or r.result.run_ids:
+        return value_stat(value).n
+    return None
 
 
 @dataclass(frozen=True)
@@ -35,7 +43,9 @@ class FrontierPoint:
     load_text: str  # "c=64" or "2 req/s"
     throughput: float  # output tok/s, per GPU when the GPU count is known
     interactivity: float  # tokens/s per user, on the chart's statistic
-    n: int  # repetitions behind the throughput
+    # Repetitions behind the throughput; None for a number the source typed without saying how
+    # many runs it rests on (issue 50: GLM-5's baseline read "n 1", which its seeds never say).
+    n: int | None
     decision: str | None  # the primary comparison's decision at this load, if any
 
 
@@ -161,7 +171,7 @@ def campaign_frontier(
                         load_text=f"c={fmt_number(load)}" if key[0] == "concurrency" else f"{fmt_number(load)} req/s",
                         throughput=point.throughput / gpus if gpus else point.throughput,
                         interactivity=x,
-                        n=value_stat(r.metrics[THROUGHPUT]).n,
+                        n=_count(r),
                         decision=comparison.decision if comparison is not None else None,
                     )
                 )
@@ -181,7 +191,7 @@ def campaign_frontier(
         return None
     return CampaignFrontier(
         statistic=stat,
-        repeated=stat in slo and any(p.n > 1 for c in configurations for p in c.points),
+        repeated=stat in slo and any((p.n or 1) > 1 for c in configurations for p in c.points),
         per_gpu=bool(gpus),
         gpus=gpus,
         configurations=tuple(configurations),

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from generator.analysis.ranking import smallest_breach
 from generator.analysis.records import Decider, Guardrail, ResolvedResult
 from generator.analysis.stats import Comparison, guardrail_state
 from generator.model import metrics
@@ -28,7 +29,18 @@ def measured_reading(name: str, margin: float, c: Comparison, label: str) -> Gua
     held (non-inferiority shown), broken (a regression beyond the margin shown), not shown."""
     state = guardrail_state(c, margin)
     held = {"held": True, "broken": False}.get(state)
-    return Guardrail(name, margin, c.change_percent, c.eq_low_percent, c.eq_high_percent, held, label, state=state)
+    breach = smallest_breach(c, margin) if state == "not shown" else None
+    return Guardrail(
+        name,
+        margin,
+        c.change_percent,
+        c.eq_low_percent,
+        c.eq_high_percent,
+        held,
+        label,
+        state=state,
+        smallest_breach=breach,
+    )
 
 
 def reported_reading(name: str, margin: float, change: float | Range, higher_is_better: bool, label: str) -> Guardrail:

@@ -15,6 +15,7 @@ from typing import Literal, Protocol
 from generator.analysis.design import Design
 from generator.analysis.noise_model import Noise
 from generator.analysis.quoting import Quote, record_names
+from generator.analysis.ranking import Multiplicity
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
 from generator.model.quantity import Stat, Value, stat
@@ -83,6 +84,9 @@ class Guardrail:
     reported: bool = False
     # "held", "broken", "not shown" or "not measured" (`stats.guardrail_state`).
     state: str = "not measured"
+    # Not shown: the smallest change (raw sign, percent) this spread could have shown as broken
+    # (`ranking.smallest_breach`); None for a single shot or a reported change.
+    smallest_breach: float | None = None
 
 
 @dataclass(frozen=True)
@@ -256,6 +260,8 @@ class RecordAnalysis:
     # The figures its prose quotes (`analysis.quoting`): noted here so that the pages and `check`
     # do not walk every record's data again.
     quotes: tuple[Quote, ...] = ()
+    # How many metrics one of its results decides at once, stated on its page (`ranking.multiplicity`).
+    multiplicity: Multiplicity | None = None
 
     def placed_results(self) -> list[tuple[tuple[str | int, ...], ResolvedResult]]:
         """Every resolved result with its place in the record file (its own, then its variants'),

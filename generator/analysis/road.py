@@ -8,6 +8,9 @@ current level and the distance to each goal on that metric.
 The primary metric is the first goal's metric at its concurrency. Steps are composed as ratios:
 each step multiplies the level before it by what its record measured (mean / baseline mean), so
 a step measured 500 -> 600 on another day's baseline adds 20%, never +100 in the metric's unit.
+A step's change as printed is its record's own estimate (the geometric means' or paired ratio,
+in percent and applied to the level before); the level moves by the means' ratio, which the
+page names beside it where the two differ as printed (issue 50).
 The level carries an interval (issue #36). Its log is a sum of the log means of the sets of runs
 it rests on, each with a coefficient: the baseline's runs +1, then each step's runs +1 and its
 baseline's runs -1. A set that appears twice (a step's baseline is the runs of the step before
@@ -56,13 +59,20 @@ class StepChange:
     before: Stat
     after: Stat
     delta: float  # what the step adds to the level before it, in the metric's unit (composed as a ratio)
-    change_percent: float
-    # Of `delta`, in the metric's unit (the ratio's interval applied to the level before); None for a single shot.
+    change_percent: float  # the record's change (its estimate: the geometric means' or paired ratio)
+    # Of `change`, in the metric's unit (the ratio's interval applied to the level before); None for a single shot.
     interval: tuple[float, float] | None
     decision: str | None
     comparison: Comparison | None = None
     # The step's measured change is only a single shot or inconclusive: counted, and marked.
     weak: str | None = None
+    # The record's change in the metric's unit, applied to the level before: the same estimate as
+    # `change_percent` (issue 50: "-0.7709 tok/s (-2.1%)" put the means' difference beside the
+    # geometric percent). 0 for a step not composed.
+    change: float = 0.0
+    # `delta` in percent of the level before: the ratio of the arithmetic means the level
+    # composes, another estimate than `change_percent`, printed under its own name.
+    means_percent: float | None = None
 
 
 @dataclass(frozen=True)
@@ -304,7 +314,19 @@ def _road(
         if c.ci_low_percent is not None and c.ci_high_percent is not None:
             interval = (level.value * c.ci_low_percent / 100, level.value * c.ci_high_percent / 100)
         delta = composed.value - level.value
-        change = StepChange(res.result, before, after, delta, c.change_percent or 0.0, interval, c.decision, c, weak)
+        change = StepChange(
+            res.result,
+            before,
+            after,
+            delta,
+            c.change_percent or 0.0,
+            interval,
+            c.decision,
+            c,
+            weak,
+            change=level.value * (c.change_percent or 0.0) / 100,
+            means_percent=100 * delta / level.value if level.value else None,
+        )
         steps.append(RoadStep(a.file, change, level.value, composed.value, None))
         level = composed
         prev_result, prev_name = res.result, f"in {a.file.number:02d}-{a.file.slug}"

@@ -8,10 +8,14 @@ docs/guide/decisions.md):
   that of the ratio of the two sides: Welch's t on the logarithms of the values, with
   Welch-Satterthwaite degrees of freedom, exponentiated (paired: a t interval on
   log(x_i / b_i)). Its bounds never pass -100%, and swapping the two sides gives the reciprocal
-  interval, so "106x lower" and its interval agree. The point change is the ratio of the
-  arithmetic means, the means the pages print; the interval is that of the geometric means'
-  ratio, which differs from it by a few hundredths of a point on serving data (the guide gives
-  the cases). A value <= 0 on either side has no logarithm: the interval is then that of the
+  interval, so "106x lower" and its interval agree. The point change is the estimate that
+  interval is built on, one estimator wherever a change is printed: the geometric mean of the
+  paired ratios (paired) or the ratio of the two sides' geometric means (unpaired), minus 1.
+  `difference` (baseline mean times that change) and `Comparison.ratio` (the "x") are the same
+  estimate. The ratio of the arithmetic means, the means the pages print, is another estimator
+  (`arith_change_percent`), shown under its own name where it differs as rounded: on serving
+  data by up to a point or more (+61.5% against +62.5% in the runner example's record 01). A
+  value <= 0 on either side has no logarithm: the change and its interval are then those of the
   difference of the means (Welch or paired t), as a percent of the baseline mean.
 - **Decision** (the change oriented so that + is better; m = ``min_effect`` percent):
   ``no-change`` when the 1 - 2 alpha interval lies inside +-m (the two one-sided tests, TOST, at

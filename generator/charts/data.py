@@ -48,7 +48,8 @@ class Step:
     `level` is the level after it, as the analysis composed it: the chart prints it and never
     sums the deltas itself. `chain_break` says why this step is not measured from the level
     before it (another workload or load); the chart leaves a gap there with the note instead of
-    a connector.
+    a connector. `change`, when given, is the step's change as its record estimated it, the
+    number printed beside `interval` (the same estimate); the bar still spans the two levels.
     """
 
     label: str
@@ -56,10 +57,18 @@ class Step:
     level: float
     interval: Interval | None = None
     chain_break: str | None = None
+    change: float | None = None
 
     def __post_init__(self) -> None:
         _check(self.label, self.delta, self.level)
+        if self.change is not None:
+            _check(self.label, self.change)
         _check_interval(self.label, self.interval)
+
+    @property
+    def shown(self) -> float:
+        """The number printed for the step: its change when given, else the bar's delta."""
+        return self.delta if self.change is None else self.change
 
 
 @dataclass(frozen=True)

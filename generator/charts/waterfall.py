@@ -157,7 +157,7 @@ def _step_column(x: float, slot: float, before: float, step: Step, scale: Linear
         lo, hi = scale(before + step.interval[0]), scale(before + step.interval[1])
         whisker = vwhisker(mid, min(lo, hi), max(lo, hi), 4)
         reach = min(reach, lo, hi)
-    delta = signed(step.delta)
+    delta = signed(step.shown)
     return _Column(
         x + slot * 0.2,
         w,
@@ -182,7 +182,7 @@ def _describe(
 ) -> str:
     parts = [f"{title}. {axis_label}: {labels[0]} {number(baseline)}"]
     for step, level in zip(steps, levels[1:], strict=True):
-        text = f"{one_line(step.label)} {signed(step.delta)}"
+        text = f"{one_line(step.label)} {signed(step.shown)}"
         if step.interval is not None:
             text += f" (interval {signed(step.interval[0])} to {signed(step.interval[1])})"
         if step.chain_break:

@@ -147,6 +147,8 @@ def _primary(entry: RecordAnalysis) -> dict[str, Any]:
                 "reported": g.reported,
                 # "held", "broken", "not shown" or "not measured".
                 "state": g.state,
+                # Not shown: the smallest change (raw sign) this spread could have shown as broken.
+                "smallest_breach_percent": g.smallest_breach,
             }
             for g in (p.guardrails if p else ())
         ],

@@ -50,7 +50,8 @@ def design_lines(d: Design, compared: bool) -> list[str]:
     for side in d.trend:
         out.append(
             f"**A clear time trend** in {code(d.trend_metric or '')} on {side}'s side (Kendall's tau against "
-            "the start times, at the campaign's alpha): drift can look like an effect."
+            "the start times, two-sided at half the campaign's alpha a side, so at most alpha for the two): "
+            f"{d.trend_reading}."
         )
     for side in d.single_launch:
         out.append(

@@ -41,11 +41,15 @@ def _decision(c: Configuration, p: FrontierPoint) -> str:
     return p.decision or "not compared at this load"
 
 
+def _n_text(p: FrontierPoint) -> str:
+    return f"n={p.n}" if p.n is not None else "n not stated by the source"
+
+
 def _note(c: Configuration, p: FrontierPoint, f: CampaignFrontier) -> str:
     unit = "tok/s per GPU" if f.per_gpu else "tok/s"
     return (
         f"{_name(c, f)}, {p.load_text}: {fmt_number(p.throughput)} {unit} at "
-        f"{fmt_number(p.interactivity)} tok/s per user, n={p.n}, decision against its baseline: {_decision(c, p)}"
+        f"{fmt_number(p.interactivity)} tok/s per user, {_n_text(p)}, decision against its baseline: {_decision(c, p)}"
     )
 
 
@@ -124,7 +128,7 @@ def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: Pu
             load=p.load_text,
             throughput=fmt_number(p.throughput),
             interactivity=fmt_number(p.interactivity),
-            n=str(p.n),
+            n=str(p.n) if p.n is not None else "not stated",
             decision=_decision(c, p),
         )
         for c in f.configurations

@@ -34,7 +34,12 @@ def guardrails_text(primary: Primary) -> str | None:
     for state, found in (("broken", primary.broken_guardrails), ("not shown", primary.unshown_guardrails)):
         if found:
             each = ", ".join(
-                f"{g.metric} {fmt_percent(g.change_percent)}" if g.change_percent is not None else g.metric
+                (f"{g.metric} {fmt_percent(g.change_percent)}" if g.change_percent is not None else g.metric)
+                + (
+                    f" (at this spread only a change beyond {fmt_percent(g.smallest_breach)} could have shown it)"
+                    if state == "not shown" and g.smallest_breach is not None
+                    else ""
+                )
                 for g in found
             )
             parts.append(f"guardrail {state}: {each}")

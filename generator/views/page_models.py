@@ -170,6 +170,9 @@ class RecordPage:
     # Each `{{ ... }}` reference in any text above, with the text the prose filters fill in for
     # it (None where it names nothing); filled in by `keyed`.
     figures: Figures = ()
+    # What "how to read" adds for this record: the decisions its results make at once, and why
+    # a sequential result has no Holm correction (`record_page.reading_text`).
+    reading: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -162,6 +162,7 @@ class RecordPages:
             in_stack=self.marks.get(rec.slug),
             header=record_header(analysis, rec),
             primary_text=primary_text(analysis, rec),
+            reading=reading_text(analysis, rec),
             **vars(self.rule),
             home_link=self.home_link,
             summary_link=self.summary_link,
@@ -235,6 +236,29 @@ def _result_order(analysis: Analysis, rec: RecordFile) -> list[int]:
     return sorted(range(len(ra.results)), key=lambda i: ra.results[i].result.label != first)
 
 
+def reading_text(analysis: Analysis, rec: RecordFile) -> list[str]:
+    """The multiplicity of a record's decisions, and why a sequential result has no Holm step (issue 50)."""
+    m = analysis.record(rec).multiplicity
+    if m is None:
+        return []
+    alpha = fmt_number(analysis.rule.alpha)
+    out = [
+        f"Each metric is decided on its own at alpha {alpha}, with no correction across metrics: a result "
+        f"here decides up to {m.metrics} metrics, so a change that moved none of them reads `better` or "
+        f"`worse` on at least one with a chance of up to {m.family_percent:.0f}% "
+        f"(1 − (1 − alpha)^{m.metrics}, less when the metrics move together); the record's decision reads "
+        "its primary metric alone, at alpha."
+    ]
+    if m.sequential:
+        out.append(
+            "Holm's correction does not apply to a sequential result: it steps down the p-values of "
+            "fixed-n tests, and a confidence sequence has none (its interval holds at every look, "
+            "whatever the stopping); each arm's decision keeps its own error rate of at most alpha, and "
+            "nothing here corrects for picking one arm among several."
+        )
+    return out
+
+
 def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
     """The comparison that ranks the record, in one sentence: which, why, and what limits it."""
     primary = analysis.record(rec).primary
@@ -276,14 +300,23 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
             f"{g.metric} (margin {fmt_number(g.margin)}%, change "
             f"{fmt_percent(g.change_percent) if g.change_percent is not None else 'not measured'}"
             + (
-                f", {fmt_percent(g.ci_low_percent)} to {fmt_percent(g.ci_high_percent)})"
+                f", {fmt_percent(g.ci_low_percent)} to {fmt_percent(g.ci_high_percent)}"
                 if g.ci_low_percent is not None and g.ci_high_percent is not None
-                else ", a single shot)"
+                else ", a single shot: no breach could have shown"
             )
+            + _breach_text(g)
+            + ")"
             for g in unshown
         )
         text += ": neither held nor broken, so it does not rank it with `worse`"
     return text
+
+
+def _breach_text(g: Guardrail) -> str:
+    """The smallest breach the data could have shown, beside a guardrail that shows none."""
+    if g.smallest_breach is None:
+        return ""
+    return f"; at this spread only a change beyond {fmt_percent(g.smallest_breach)} could have shown it broken"
 
 
 def _guardrail_where(g: Guardrail, primary_label: str) -> str:

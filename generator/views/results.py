@@ -50,7 +50,8 @@ def test_text(c: Comparison, unit: str) -> str | None:
 
 
 def _change(c: Comparison, unit: str) -> tuple[str, str | None]:
-    """(change, interval) as shown: in percent of the baseline mean, or in the unit when it is 0."""
+    """(change, interval) as shown: in percent (the change's own estimate), or in the unit when
+    the baseline mean is 0."""
     if c.change_percent is None:
         sign = "+" if c.difference > 0 else ""
         change = f"{sign}{fmt_number(c.difference)} {unit} (baseline mean 0, no percent)"

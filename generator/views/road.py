@@ -16,7 +16,7 @@ from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis
-from generator.analysis.road import Road, RoadStep, distance_text
+from generator.analysis.road import Road, RoadStep, StepChange, distance_text
 from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
 from generator.base.shell import visible
@@ -199,7 +199,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
     unit = metric.unit if metric else ""
     label = metric.label if metric else road.metric
     steps = [
-        charts.Step(s.label, s.change.delta, s.level_after, s.change.interval, s.chain_break)
+        charts.Step(s.label, s.change.delta, s.level_after, s.change.interval, s.chain_break, s.change.change)
         for s in road.steps
         if s.change is not None and s.level_after is not None
     ]
@@ -249,6 +249,8 @@ class RoadStepRow:
     after: str | None = None
     delta: str | None = None
     percent: str | None = None
+    # The arithmetic means' ratio the level composes, where it differs as printed from `percent`.
+    means: str | None = None
     interval: str | None = None
     decision: str | None = None
     level: str | None = None
@@ -370,6 +372,13 @@ def _reported_in(analysis: Analysis, road: Road) -> str | None:
     return None
 
 
+def _means_text(c: StepChange) -> str | None:
+    """The arithmetic means' ratio the level composes, where it differs as printed from the change."""
+    if c.means_percent is None or fmt_percent(c.means_percent) == fmt_percent(c.change_percent):
+        return None
+    return fmt_percent(c.means_percent)
+
+
 def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> RoadStepRow:
     rec = step.record
     link = record_link(analysis.project, rec, docs_root(analysis.project))
@@ -387,8 +396,9 @@ def _step_row(analysis: Analysis, step: RoadStep, unit: str) -> RoadStepRow:
         result=c.result.label,
         before=fmt_stat(c.before),
         after=fmt_stat(c.after),
-        delta=("+" if c.delta > 0 else "") + fmt_number(c.delta),
+        delta=("+" if c.change > 0 else "") + fmt_number(c.change),
         percent=fmt_percent(c.change_percent),
+        means=_means_text(c),
         interval=interval,
         decision=decision,
         level=fmt_number(step.level_after) if step.level_after is not None else None,
