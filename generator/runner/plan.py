@@ -57,6 +57,8 @@ class PlannedRun:
     load: int | None
     arm: str
     seed: int
+    # Measured runs of this launch when not the plan's `runs_per_launch` (a pilot varies them).
+    per_launch: int | None = None
 
     @property
     def key(self) -> str:
@@ -89,6 +91,8 @@ class Plan:
     sequential: Sequential | None = None
     shell: str = "bash"
     label_prefix: str = field(default="run")
+    # A pilot's plan (`--pilot N`): measures the noise and the costs, linked to nothing.
+    pilot: bool = False
 
     @property
     def settings(self) -> RunConfig:
@@ -96,6 +100,14 @@ class Plan:
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
+
+    def runs_of(self, run: PlannedRun) -> int:
+        """The measured runs of this run's launch."""
+        return run.per_launch if run.per_launch is not None else self.settings.runs_per_launch
+
+    def bench_calls(self, run: PlannedRun) -> int:
+        """Benchmark commands per launch: each a run in server mode; one making `{runs}` runs in one-shot mode."""
+        return self.runs_of(run) if self.settings.ready is not None else 1
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -148,6 +160,7 @@ class Plan:
             "seed": str(run.seed),
             "block": str(run.block),
             "arm": quote(arm.name),
+            "runs": str(self.runs_of(run)) if self.settings.ready is None else "1",
         }
         return PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], self.settings.bench.command)
 
@@ -175,14 +188,18 @@ def draw_runs(
     return out
 
 
-def dry_run_text(plan: Plan, root: Path) -> str:
-    """The plan and every command exactly as it runs: each run's lines run as printed under bash."""
+def dry_run_text(plan: Plan, root: Path, design: list[str] | tuple[str, ...] = ()) -> str:
+    """The plan and every command exactly as it runs: each run's lines run as printed under bash.
+
+    `design`: what the design can detect (`runner.powerplan`), printed as comments at the top.
+    """
     cfg = plan.settings
     mode = "server" if cfg.ready is not None else "one-shot"
     lines = [
         f"# improvements run {plan.slug}: plan {plan.id}, {len(plan.arms)} arms, {plan.blocks} block(s), "
         f"loads {', '.join(str(x) for x in plan.loads if x is not None) or 'as the benchmark sets'}, seed {plan.seed}",
         f"# {mode} mode; outputs read as `{cfg.format}`; commands run by {plan.shell} in {root}",
+        *(f"# {line}" for line in design),
         f"mkdir -p {quote(plan.tmpdir)}",
     ]
     if plan.sequential is not None:
@@ -202,7 +219,7 @@ def dry_run_text(plan: Plan, root: Path) -> str:
             for w in range(1, cfg.warmup + 1):
                 lines.append(f"# warm-up {w}, discarded")
                 lines.append(plan.bench_line(run, plan.output_tmp(run, 1, warmup=w)))
-            for sub in range(1, cfg.runs_per_launch + 1):
+            for sub in range(1, plan.bench_calls(run) + 1):
                 lines.append(plan.bench_line(run, plan.output_tmp(run, 1, sub=sub)))
             lines.append(f"# then SIGTERM to the process group, SIGKILL after {cfg.stop_grace_s:g} s")
         else:
