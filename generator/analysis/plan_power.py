@@ -42,8 +42,6 @@ POWER = 0.8
 # The most runs per launch `--runs auto` picks: past a dozen a launch's own noise is gone and a
 # longer launch only risks a drift inside it.
 RUNS_CAP = 12
-# The most blocks the planner searches for a design that reaches an effect.
-BLOCKS_CAP = 1000
 # With no runs of these arms measured yet: a stated assumption, printed as one.
 ASSUMED_LAUNCH_SD = 0.10
 ASSUMED_WITHIN_SD = 0.10
@@ -151,10 +149,7 @@ def pooled_noise(groups_by_arm: Mapping[str, Sequence[Sequence[float]]], source:
 
 def assumed_noise() -> Noise:
     return Noise(
-        source=(
-            f"assumed, no runs of these arms yet: launch-to-launch {100 * ASSUMED_LAUNCH_SD:.0f}% and "
-            f"within-launch {100 * ASSUMED_WITHIN_SD:.0f}% spreads"
-        ),
+        source="no runs of these arms yet",
         assumed=True,
         launches=0,
         launch_var=ASSUMED_LAUNCH_SD**2,
@@ -209,31 +204,6 @@ def best_runs(noise_: Noise, costs: Costs, cap: int = RUNS_CAP) -> int | None:
     return low if cost(low) <= cost(high) else high
 
 
-def blocks_for(
-    effect: float, sd_block: float, alpha: float, *, sequential: bool, power: float = POWER, cap: int = BLOCKS_CAP
-) -> int | None:
-    """The fewest blocks (>= 2) whose detectable change at `power` is at most `effect` percent; None past `cap`.
-
-    The detectable change falls as blocks are added (more blocks, or more looks, never detect
-    less), so a bisection finds it.
-    """
-    target = abs(effect)
-
-    def enough(n: int) -> bool:
-        return noise.detectable_change(sd_block, n, alpha, power, sequential) <= target
-
-    if target <= 0 or not enough(cap):
-        return None
-    low, high = 1, cap  # not enough at low (1 block detects nothing), enough at high
-    while high - low > 1:
-        mid = (low + high) // 2
-        if enough(mid):
-            high = mid
-        else:
-            low = mid
-    return high
-
-
 @dataclass(frozen=True)
 class Need:
     """What a design needs for one effect: blocks and GPU seconds, fixed and sequential (None: past the cap)."""
@@ -261,18 +231,20 @@ class PowerPlan:
     detectable: float | None  # percent, at `blocks` (sequential: looking after every block)
     detectable_other: float | None  # the other design's, at the same blocks
     block_s: float | None
+    costs_source: str  # where the costs were read: "this record's journals", ...
     needs: tuple[Need, ...]
     alpha: float
     power: float = POWER
 
     @property
-    def short_of(self) -> Need | None:
-        """The first effect the planned blocks cannot reach at `power`, when one is asked for."""
+    def short_of(self) -> tuple[Need, ...]:
+        """The effects the planned blocks cannot reach at `power`."""
+        out = []
         for need in self.needs:
             blocks = need.sequential_blocks if self.sequential else need.fixed_blocks
             if blocks is None or blocks > self.blocks:
-                return need
-        return None
+                out.append(need)
+        return tuple(out)
 
 
 def plan(
@@ -286,6 +258,7 @@ def plan(
     launches_per_block: int,
     alpha: float,
     effects: Sequence[tuple[float, str]],
+    costs_source: str = "",
     power: float = POWER,
 ) -> PowerPlan:
     """The detectable change of this design and the blocks each effect needs."""
@@ -300,8 +273,8 @@ def plan(
         for effect, why in effects:
             if effect <= 0:
                 continue
-            f = blocks_for(effect, sd, alpha, sequential=False, power=power)
-            s = blocks_for(effect, sd, alpha, sequential=True, power=power)
+            f = noise.blocks_needed(effect, sd, alpha, power, sequential=False)
+            s = noise.blocks_needed(effect, sd, alpha, power, sequential=True)
             needs.append(
                 Need(
                     effect,
@@ -324,6 +297,7 @@ def plan(
         detectable=detectable,
         detectable_other=other,
         block_s=block_s,
+        costs_source=costs_source,
         needs=tuple(needs),
         alpha=alpha,
         power=power,

@@ -11,7 +11,17 @@ import datetime as dt
 import math
 from pathlib import Path
 
-from generator.analysis.plan_power import Costs, Noise, PowerPlan, best_runs, fit_costs, measured_noise, plan
+from generator.analysis.noise import BLOCKS_CAP, SEQUENTIAL_CAP
+from generator.analysis.plan_power import (
+    Costs,
+    Noise,
+    PowerPlan,
+    best_runs,
+    fit_costs,
+    measured_noise,
+    plan,
+    pooled_noise,
+)
 from generator.project.load import Project, RecordFile
 from generator.runner.execute import Parse
 from generator.runner.journal import JOURNAL_DIR, State, read
@@ -57,7 +67,6 @@ def journal_costs(root: Path, slug: str) -> tuple[Costs | None, str]:
 
 def pilot_noise(root: Path, state: State, parse: Parse, metric: str) -> Noise | None:
     """The noise a pilot measured: its launches' values of `metric`, grouped by arm and load."""
-    from generator.analysis.plan_power import pooled_noise
 
     groups: dict[str, list[list[float]]] = {}
     by_key = {r.key: r for r in state.plan.runs}
@@ -118,7 +127,7 @@ def power_plan(
     expected = rec.record.expected
     gain = expected.gain if expected is not None and expected.metric == metric else None
     if gain is not None:
-        low = gain if isinstance(gain, int | float) else min(abs(gain.low), abs(gain.high))
+        low = gain if isinstance(gain, int | float) else min(abs(gain.min), abs(gain.max))
         effects.append((abs(float(low)), "the record's expected gain"))
     return plan(
         found,
@@ -130,6 +139,7 @@ def power_plan(
         launches_per_block=len(draft.arms) * len(draft.loads),
         alpha=alpha,
         effects=effects,
+        costs_source=where,
     )
 
 
@@ -137,8 +147,8 @@ def _minutes(seconds: float | None) -> str:
     return f", {seconds / 60:.0f} GPU-min" if seconds is not None else ""
 
 
-def _blocks(n: int | None, seconds: float | None) -> str:
-    return f"{n} blocks{_minutes(seconds)}" if n is not None else "more than 1000 blocks"
+def _blocks(n: int | None, seconds: float | None, cap: int) -> str:
+    return f"{n} blocks{_minutes(seconds)}" if n is not None else f"more than {cap} blocks"
 
 
 def describe(pp: PowerPlan) -> list[str]:
@@ -169,21 +179,25 @@ def describe(pp: PowerPlan) -> list[str]:
         f"(a block's log difference spreads {100 * pp.sd_block:.1f}%; a {other} design: {_pct(pp.detectable_other)})"
     )
     if pp.block_s is not None:
-        lines.append(f"GPU time: {pp.block_s:.0f} s a block, {pp.blocks * pp.block_s / 60:.0f} min for {most}{pp.blocks}")
+        total = pp.blocks * pp.block_s / 60
+        lines.append(
+            f"GPU time: {pp.block_s:.0f} s a block, {total:.0f} min for {most}{pp.blocks} blocks "
+            f"(launch durations in {pp.costs_source})"
+        )
     else:
-        lines.append("GPU time: unknown (no journal of these launches yet)")
+        lines.append(f"GPU time: unknown ({pp.costs_source})")
     for need in pp.needs:
         lines.append(
-            f"to detect {need.effect:g}% ({need.why}): {_blocks(need.fixed_blocks, need.fixed_s)} fixed, "
-            f"{_blocks(need.sequential_blocks, need.sequential_s)} sequential"
+            f"to detect {need.effect:g}% ({need.why}): {_blocks(need.fixed_blocks, need.fixed_s, BLOCKS_CAP)} "
+            f"fixed, {_blocks(need.sequential_blocks, need.sequential_s, SEQUENTIAL_CAP)} sequential"
         )
-    short = pp.short_of
-    if short is not None:
+    flag = "--max-blocks" if pp.sequential else "--blocks"
+    cap = SEQUENTIAL_CAP if pp.sequential else BLOCKS_CAP
+    for short in pp.short_of:
         needed = short.sequential_blocks if pp.sequential else short.fixed_blocks
-        flag = "--max-blocks" if pp.sequential else "--blocks"
         lines.append(
             f"WARNING: {flag} {pp.blocks} cannot reach {short.effect:g}% ({short.why}) at {100 * pp.power:.0f}% "
-            f"power: it needs {needed if needed is not None else 'more than 1000'} blocks"
+            f"power: it needs {needed if needed is not None else 'more than ' + str(cap)} blocks"
         )
     return lines
 

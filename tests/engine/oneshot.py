@@ -1,6 +1,6 @@
 """A one-shot harness for the runner's tests: starts the arm's command itself, measures it, stops it.
 
-    python oneshot.py --output OUT --load C -- COMMAND...
+    python oneshot.py --output OUT --load C [--runs N] -- COMMAND...
 
 COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT.
 """
@@ -25,6 +25,7 @@ def main() -> None:
     ap.add_argument("--load", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--garbage", action="store_true", help="write what no importer reads")
+    ap.add_argument("--runs", type=int, default=1, help="measured runs in this one launch, one JSON line each")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -43,7 +44,7 @@ def main() -> None:
                         break
             except OSError:
                 time.sleep(0.01)
-        result = measure(url, args.load, 6, 10)
+        results = [measure(url, args.load, 6, 10) for _ in range(args.runs)]
     finally:
         engine.terminate()
         engine.wait()
@@ -51,7 +52,7 @@ def main() -> None:
         if args.garbage:
             fh.write("this is no benchmark output\n")
         else:
-            json.dump(result, fh)
+            fh.write("".join(json.dumps(r) + "\n" for r in results))
 
 
 if __name__ == "__main__":
