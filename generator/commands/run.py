@@ -269,9 +269,12 @@ def _designed(
 
 def _pilot_plan(project: Project, rec: RecordFile, blocks: int, seed: int, loads: list[int]) -> Plan:
     from generator.runner import session
-    from generator.runner.powerplan import PILOT_RUNS
+    from generator.runner.powerplan import PILOT_RUNS, PILOT_SEED
 
-    return session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=None, pilot=PILOT_RUNS)
+    # Another seed than the run's: the pilot's prompts are not the run's first blocks' again.
+    return session.new_plan(
+        project, rec, blocks=blocks, seed=seed + PILOT_SEED, loads=loads, max_blocks=None, pilot=PILOT_RUNS
+    )
 
 
 def _run_pilot(
@@ -284,8 +287,7 @@ def _run_pilot(
     from generator.runner.journal import State, read
     from generator.runner.powerplan import pilot_noise
 
-    # Another seed than the run's: the pilot's prompts are not the run's first blocks' again.
-    plan = _pilot_plan(project, rec, blocks, seed + 1_000_000, loads)
+    plan = _pilot_plan(project, rec, blocks, seed, loads)
     journal = session.start_journal(project, plan)
     parse = session.parser(project, plan.settings.format)
     sys.stderr.write(f"pilot {plan.id}: {len(plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")

@@ -31,6 +31,8 @@ from generator.runner.plan import Plan
 # a launch's fixed cost from a run's, and the launches with several runs measure the spread inside one.
 PILOT_RUNS = (6, 1)
 PILOT_DIR = f"{JOURNAL_DIR}/pilot"
+# Added to the run's seed for its pilot's: the pilot's prompts are not the run's first blocks' again.
+PILOT_SEED = 1_000_000
 
 
 def launch_durations(state: State) -> list[tuple[int, float]]:
