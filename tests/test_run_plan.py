@@ -117,6 +117,21 @@ def test_pilot_then_runs_auto_then_sequential(tmp_path: Path) -> None:
     assert ": better" in done.stdout
 
 
+def test_several_runs_a_launch_stay_paired_by_block_and_read_the_sequence(tmp_path: Path) -> None:
+    root = _with_runs(make_campaign(tmp_path / "c", server=False, speed="--speed 2000"))
+    args = ("run", "faster", "--root", str(root), "--runs", "3", "--until-decided", "--max-blocks", "8")
+    done = run_cli(*args, "--seed", "2")
+    assert done.returncode == 0, done.stderr + done.stdout
+    result = linked(root)
+    assert len(result["run"]) == 3 * result["sequential"]["blocks_run"]
+    # The page compares the launch means paired by block, read from the confidence sequence (as
+    # the runner's looks did), not as unpaired launch means with a fixed-n interval.
+    built = run_cli("build", "--root", str(root))
+    assert built.returncode == 0, built.stderr
+    page = next(p for p in (root / "docs").rglob("*.md") if "01" in p.name and "faster" in p.name).read_text()
+    assert "paired t confidence sequence" in page and "Welch" not in page
+
+
 def test_pilot_dry_run_prints_the_pilot_s_commands(tmp_path: Path) -> None:
     root = _with_runs(make_campaign(tmp_path / "c", server=False))
     shown = run_cli("run", "faster", "--root", str(root), "--dry-run", "--pilot", "2", "--runs", "auto")

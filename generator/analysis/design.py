@@ -239,8 +239,14 @@ def of_result(
 
 def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired: bool) -> tuple[Value, Value, bool]:
     """The two sides a comparison counts, and whether it stays paired: launch means when runs
-    share launches (unpaired: a launch's runs have no partner of their own), else as given.
-    Each side given as repetitions is counted so; one given as a number or statistics stays."""
+    share launches, else as given. Each side given as repetitions is counted so; one given as a
+    number or statistics stays.
+
+    Launch means stay paired only when the launches themselves are paired: a paired result whose
+    i-th runs on the two sides always come from partner launches (a block of `improvements run`
+    with several runs per launch). Otherwise a launch's runs have no partner of their own, and
+    the launch means are compared unpaired.
+    """
     if chosen.by_launch is None:
         return value, base, paired
 
@@ -250,4 +256,21 @@ def counted(value: Value, base: Value, found: Numbers, chosen: Design, *, paired
         means = launch_means(side, origins)
         return means if len(means) > 1 else means[0]
 
-    return per_launch(value, found.origins), per_launch(base, found.baseline_origins), False
+    keep = paired and _launches_paired(value, base, found.origins, found.baseline_origins)
+    return per_launch(value, found.origins), per_launch(base, found.baseline_origins), keep
+
+
+def _launches_paired(value: Value, base: Value, mine: Sequence[Origin], theirs: Sequence[Origin]) -> bool:
+    """Whether position i's launches pair one to one across the sides, for every i."""
+    if not isinstance(value, list) or not isinstance(base, list) or len(value) != len(base):
+        return False
+    a = [o.launch for o in mine[: len(value)]]
+    b = [o.launch for o in theirs[: len(base)]]
+    if len(a) != len(value) or len(b) != len(base) or None in a or None in b:
+        return False
+    forth: dict[object, object] = {}
+    back: dict[object, object] = {}
+    for x, y in zip(a, b, strict=True):
+        if forth.setdefault(x, y) != y or back.setdefault(y, x) != x:
+            return False
+    return len(forth) > 1

@@ -328,8 +328,9 @@ def interim_looks(plan: Plan, state: State, metric_of: Callable[[str], list[floa
                 x, y = metric_of(mine.key), metric_of(theirs.key)
                 if not x or not y or min(x) <= 0 or min(y) <= 0:
                     continue
-                # A launch's sub-samples are one observation: its mean of logs.
-                diffs.append(sum(map(math.log, x)) / len(x) - sum(map(math.log, y)) / len(y))
+                # A launch's sub-samples are one observation: their mean, as the record's analysis
+                # counts a launch (`design.launch_means`), so the page reads the sequence the runner did.
+                diffs.append(math.log(sum(x) / len(x)) - math.log(sum(y) / len(y)))
             name = arm.name if len(plan.loads) == 1 else f"{arm.name} at load {load}"
             out[name] = look(diffs, alpha=seq.alpha, min_effect=seq.min_effect, higher_is_better=seq.higher_is_better)
     return out
