@@ -175,13 +175,11 @@ def _run(
     if resume:
         state, journal = session.resume_state(project, rec)
     else:
-        noise = None
-        if pilot is not None:
-            noise = _run_pilot(repo, project, rec, pilot, seed, loads, keep_going)
+        # The pilot first, when asked for; then the plan, its power printed before any run.
+        noise = _run_pilot(repo, project, rec, pilot, seed, loads, keep_going) if pilot is not None else None
         draft = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
         lines, plan = _designed(project, rec, draft, runs, seed, loads, max_blocks, noise)
-        for line in lines:
-            sys.stderr.write(line + "\n")
+        sys.stderr.write("".join(line + "\n" for line in lines))
         journal = session.start_journal(project, plan)
         state = State(plan, [])
     runner = Runner(

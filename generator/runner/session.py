@@ -15,13 +15,16 @@ import socket
 import subprocess
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import CommandError, ProblemsFound, Report, UsageProblem, rel
 from generator.project.load import Project, RecordFile
 from generator.runner.execute import Parse
 from generator.runner.journal import JOURNAL_DIR, Journal, State, journal_path, latest, read
 from generator.runner.plan import Plan, Sequential, draw_runs
+
+if TYPE_CHECKING:
+    from generator.model.runconfig import RunConfig
 from generator.runner.processes import stop_leftovers
 
 
@@ -58,23 +61,12 @@ def new_plan(
     `runs_per_launch` replaces `run.runs_per_launch` (`--runs`); a pilot runs `blocks` blocks,
     with no sequential rule, under results/journal/pilot/, and is linked to nothing.
     """
-    from pydantic import ValidationError
-
-    from generator.analysis.sequential import RULE
     from generator.runner.arms import record_arms
 
     cfg = project.campaign.run
     if cfg is None:
         raise UsageProblem("campaign.yaml has no `run:` section: say how to benchmark an arm (docs/guide/run.md)")
-    config = cfg.model_dump(mode="json")
-    for m in {runs_per_launch, *pilot} - {None}:
-        try:
-            cfg.model_validate({**config, "runs_per_launch": m})
-        except ValidationError as exc:
-            why = exc.errors()[0]["msg"].removeprefix("Value error, ")
-            raise UsageProblem(f"{m} runs per launch: {why}") from None
-    if runs_per_launch is not None:
-        config["runs_per_launch"] = runs_per_launch
+    config = _config(cfg, runs_per_launch, pilot)
     arms = record_arms(project, rec)
     chosen: list[int | None] = list(loads or cfg.loads) or [None]
     if chosen == [None] and "{load}" in cfg.bench.command:
@@ -83,15 +75,8 @@ def new_plan(
             "the benchmark command uses {load} and no load is given: "
             "pass --load N (repeatable), or set `run.loads` in campaign.yaml"
         )
-    sequential = None
-    planned = blocks
-    if max_blocks is not None and not pilot:
-        rule = project.campaign.decision
-        if rule is None:
-            raise UsageProblem("--until-decided needs campaign.yaml's `decision:` (its metric, alpha and min_effect)")
-        metric, higher = decided_metric(project, rec)
-        sequential = Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
-        planned = max_blocks
+    sequential = _sequential(project, rec, max_blocks) if not pilot else None
+    planned = sequential.max_blocks if sequential is not None else blocks
     # The time sorts the plans; the random part keeps two plans started in one second apart (their
     # processes' marker too, which a resume uses to stop what a killed runner left).
     plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
@@ -114,6 +99,35 @@ def new_plan(
         shell=shutil.which("bash") or "/bin/sh",
         pilot=bool(pilot),
     )
+
+
+def _sequential(project: Project, rec: RecordFile, max_blocks: int | None) -> Sequential | None:
+    """`--until-decided --max-blocks`: the campaign's rule on the record's metric."""
+    from generator.analysis.sequential import RULE
+
+    if max_blocks is None:
+        return None
+    rule = project.campaign.decision
+    if rule is None:
+        raise UsageProblem("--until-decided needs campaign.yaml's `decision:` (its metric, alpha and min_effect)")
+    metric, higher = decided_metric(project, rec)
+    return Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
+
+
+def _config(cfg: RunConfig, runs_per_launch: int | None, pilot: tuple[int, ...]) -> dict[str, Any]:
+    """`run:` as the plan keeps it, with `--runs`; each runs per launch asked for checked against it."""
+    from pydantic import ValidationError
+
+    config = cfg.model_dump(mode="json")
+    for m in {runs_per_launch, *pilot} - {None}:
+        try:
+            cfg.model_validate({**config, "runs_per_launch": m})
+        except ValidationError as exc:
+            why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise UsageProblem(f"{m} runs per launch: {why}") from None
+    if runs_per_launch is not None:
+        config["runs_per_launch"] = runs_per_launch
+    return config
 
 
 def decided_metric(project: Project, rec: RecordFile) -> tuple[str, bool]:
