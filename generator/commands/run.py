@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 RUN_LOCK_GRACE_S = 5.0
 
 
-class RunsType(click.ParamType):
+class RunsType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2; 8.1 is allowed
     """`--runs`: a count of runs per launch, or `auto`."""
 
     name = "N|auto"
