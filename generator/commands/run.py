@@ -85,12 +85,14 @@ Examples:
     "--runs",
     "runs",
     type=RunsType(),
+    metavar="N|auto",
     help="Measured runs per launch (default: run.runs_per_launch), or `auto`: the cheapest for the noise "
     "and the costs measured so far.",
 )
 @click.option(
     "--pilot",
     type=click.IntRange(2, 100),
+    metavar="N",
     help="First run N blocks that measure the noise and the costs (linked to nothing), then plan from them.",
 )
 def command(
