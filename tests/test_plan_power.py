@@ -5,17 +5,17 @@ simulations of the tool's own decision on real H200 launches replayed."""
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-from conftest import REPO
 from generator.analysis import sequential as seq
 from generator.analysis.noise import components
 from generator.analysis.plan_power import Costs, Noise, best_runs, fit_costs, measured_noise, plan, pooled_noise
 from generator.base.problems import Report
 from generator.checks.validate import load_project
+
+from conftest import REPO
 
 H200 = REPO / "examples" / "h200-runner"
 
@@ -233,3 +233,32 @@ def test_replayed_h200_launches_detect_what_the_plan_prints(
     diffs = _replayed_blocks(_centred_launches(h200, slug, "output_throughput"), blocks, seed=blocks)
     simulated = _detectable_by_simulation(diffs, 0.05, sequential)
     assert pp.detectable == pytest.approx(simulated, rel=0.10)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("runs", "blocks"), [(4, 30), (1, 12)])
+def test_sequential_plan_detects_what_a_simulation_of_launches_and_runs_gives(runs: int, blocks: int) -> None:
+    """The whole model, simulated: each block two launches (a launch effect, then `runs` runs with
+    their own noise), the block's log ratio of the launch means, the tool's sequence after every block."""
+    lv, wv = 0.012, 0.013
+    pp = plan(
+        _noise(lv, wv),
+        None,
+        runs_per_launch=runs,
+        runs_chosen="",
+        blocks=blocks,
+        sequential=True,
+        launches_per_block=2,
+        alpha=0.05,
+        effects=[],
+    )
+    assert pp.detectable is not None
+    rng = np.random.default_rng(runs * 100 + blocks)
+
+    def launch_means() -> np.ndarray:
+        values = rng.normal(0, math.sqrt(lv), (4000, blocks, 1)) + rng.normal(0, math.sqrt(wv), (4000, blocks, runs))
+        return np.log(np.exp(values).mean(axis=2))
+
+    diffs = launch_means() - launch_means()
+    power = _sequential_power(diffs, math.log1p(pp.detectable / 100), 0.05)
+    assert power == pytest.approx(0.8, abs=0.03)

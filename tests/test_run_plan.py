@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
+from test_runner import journal_events, linked, make_campaign
 
 from conftest import run_cli
-from test_runner import journal_events, linked, make_campaign
 
 pytestmark = pytest.mark.slow
 
@@ -27,9 +27,7 @@ def _with_runs(root: Path) -> Path:
 
 def test_dry_run_without_data_prints_an_assumed_noise_labelled_as_such(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=False)
-    shown = run_cli(
-        "run", "faster", "--root", str(root), "--dry-run", "--until-decided", "--max-blocks", "5"
-    )
+    shown = run_cli("run", "faster", "--root", str(root), "--dry-run", "--until-decided", "--max-blocks", "5")
     assert shown.returncode == 0, shown.stderr
     text = shown.stdout
     assert "# noise (ASSUMED): no runs of these arms yet" in text
