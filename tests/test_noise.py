@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from generator.analysis import sequential as seq
-from generator.analysis.noise import components, detectable_change
+from generator.analysis.noise import blocks_needed, components, detectable_change
 
 
 def _launches(rng: np.random.Generator, sizes: list[int], launch_sd: float, within_sd: float) -> list[list[float]]:
@@ -182,3 +183,56 @@ def test_a_short_pass_is_the_start_of_a_long_one() -> None:
     from generator.analysis.noise import _sequential_curve
 
     assert _sequential_curve(256, 0.05, 0.8)[:64] == _sequential_curve(64, 0.05, 0.8)
+
+
+RUN_GUIDE = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide" / "run.md").read_text().split())
+NOISE_GUIDE = " ".join((Path(__file__).resolve().parent.parent / "docs" / "guide" / "noise.md").read_text().split())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("change", "sd"), [(10, 0.19), (10, 0.25)])
+def test_the_guides_real_noise_rows(change: int, sd: float) -> None:
+    """run.md's cost table at the example's real noise, recomputed from the closed form of the
+    sequence with arrays (as tests/test_sequential.py does for the quiet rows, over more blocks)."""
+    from scipy import stats
+
+    horizon = 400
+    delta = math.log1p(change / 100)
+    d = np.random.default_rng(1).normal(delta, sd, (2000, horizon))
+    k = np.arange(1, horizon + 1)
+    mean = d.cumsum(axis=1) / k
+    ss = (d**2).cumsum(axis=1) - k * mean**2
+    c = (1 - (0.05**2 / (1 + k)) ** (1 / k)) * (1 + k)  # tau = 1
+    with np.errstate(invalid="ignore", divide="ignore"):
+        r = np.where(c < k, np.sqrt(c * ss / (k * (k - c))), np.inf)
+    thr = math.log1p(0.01)
+    low, high = mean - r, mean + r
+    settled = np.isfinite(r) & ((low > 0) | (high < 0) | ((low >= -thr) & (high <= thr)))
+    settled[:, 0] = False
+    assert settled.any(axis=1).all()
+    stops = settled.argmax(axis=1) + 1
+    fixed = next(
+        n
+        for n in range(2, 500)
+        if 1 - stats.nct.cdf(stats.t.ppf(0.975, n - 1), n - 1, delta / (sd / math.sqrt(n))) >= 0.8
+    )
+    row = (
+        f"| +{change}% | {round(sd * 100)}% | {fixed} blocks | {np.median(stops):g} | "
+        f"{stops.mean():.1f} | {np.percentile(stops, 80):g} |"
+    )
+    assert row in RUN_GUIDE, row
+    # The 80th percentile against the fixed design: the guide's "1.8-1.9x".
+    assert 1.75 <= np.percentile(stops, 80) / fixed <= 1.95
+
+
+def test_the_noise_guides_table() -> None:
+    rows = [
+        (0.05, "5% (a quiet serving benchmark)"),
+        (0.19, "19% (the example, mean of 4 runs per launch)"),
+        (0.25, "25% (the example, one run per launch)"),
+    ]
+    for sd, label in rows:
+        cells = [f"{detectable_change(sd, n, 0.05, 0.8, False):+.1f}%" for n in (5, 10, 20)]
+        needed = [blocks_needed(c, sd, 0.05, 0.8, s) for c, s in ((10, False), (10, True), (20, False), (20, True))]
+        row = f"| {label} | {' | '.join(cells)} | {needed[0]} / {needed[1]} | {needed[2]} / {needed[3]} |"
+        assert row in NOISE_GUIDE, row

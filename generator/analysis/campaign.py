@@ -17,7 +17,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from generator.analysis import answers, design, expect, guards, stats
+from generator.analysis import answers, design, expect, guards, noise_model, stats
 from generator.analysis.answers import value_side
 from generator.analysis.launches import launch_steps, record_launch
 from generator.analysis.quoting import Quote, file_quotes
@@ -284,8 +284,17 @@ def resolve(
             # Looked at after every block: the interval valid at every look, not the fixed-n t.
             out[name] = as_sequential(made_here, samples(value), samples(base))
     notes = found.notes if not_compared is None else (*found.notes, f"Not compared: {not_compared}.")
+    noise = noise_model.of_result(
+        shown,
+        (found.origins, found.baseline_origins),
+        out,
+        {name: m.higher_is_better for name in shown if (m := vocabulary.lookup(name)) is not None},
+        paired=result.paired,
+        sequential=result.sequential is not None,
+        alpha=d.alpha,
+    )
     return ResolvedResult(
-        found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made
+        found.result, found.metrics, found.baseline, notes, found.no_baseline, out, shown, not_compared, made, noise
     )
 
 

@@ -19,10 +19,11 @@ Intervals (95%):
   chi-square with N - k degrees of freedom under the model.
 - sigma^2_L: the modified large-sample (MLS) interval for a difference of expected mean squares
   (Graybill and Wang 1980; Ting, Burdick, Graybill and Gui 1990; Burdick and Graybill 1992,
-  section 5.2), with n0 in place of the common launch size when launches are unbalanced (their
-  suggested approximation). It keeps close to its nominal coverage even with few launches and
-  a small sigma^2_L, where the Satterthwaite interval does not; the test checks the coverage by
-  a seeded simulation. Bounds are truncated at 0.
+  section 5.2), written for balanced launches; with unbalanced ones n0 stands in for the common
+  launch size, an approximation (the exact-for-balanced interval read at the effective size).
+  It keeps close to its nominal coverage even with few launches and a small sigma^2_L, where
+  the Satterthwaite interval does not; tests/test_noise.py checks the coverage by a seeded
+  simulation, launches of 1 to 4 runs among them. Bounds are truncated at 0.
 
 `detectable_change` is the smallest true change a design of `blocks` paired blocks calls
 `better` with probability `power`, at a block-to-block spread `sd_block_log` of the paired log
@@ -40,8 +41,8 @@ from generator.analysis import sequential as seq
 
 CONFIDENCE = 0.95
 # The sequential design's power (`detectable_change`): seeded block paths of the confidence
-# sequence; 20,000 put the 80% quantile of the critical change within about 1% of its limit.
-SEQUENTIAL_PATHS = 20_000
+# sequence; 10,000 put the 80% quantile of the critical change within about 1% of its limit.
+SEQUENTIAL_PATHS = 10_000
 SEQUENTIAL_SEED = 20261203
 # The most blocks `blocks_needed` looks for: the fixed design's (cheap, a root each) and the
 # sequential one's (one simulated pass of this many blocks, about a second, once per process).
@@ -73,7 +74,7 @@ def components(groups: Sequence[Sequence[float]]) -> Components | None:
     the within-launch part), a value <= 0 or not finite (no logarithm), or no spread at all (a
     deterministic metric has no noise to split, and its ICC is 0/0).
     """
-    from scipy import stats
+    from scipy import special
 
     kept = [list(g) for g in groups if len(g) > 0]
     values = [v for g in kept for v in g]
@@ -95,7 +96,8 @@ def components(groups: Sequence[Sequence[float]]) -> Components | None:
     launch_var = max(0.0, (msb - msw) / n0)
     within_var = msw
     a = 1 - CONFIDENCE
-    within_ci = (ssw / float(stats.chi2.ppf(1 - a / 2, df_w)), ssw / float(stats.chi2.ppf(a / 2, df_w)))
+    # chdtri(df, q): the chi-square quantile with upper tail q (scipy.stats.chi2.isf, its ufunc).
+    within_ci = (ssw / float(special.chdtri(df_w, a / 2)), ssw / float(special.chdtri(df_w, 1 - a / 2)))
     return Components(
         launches=k,
         runs=n,
@@ -110,12 +112,13 @@ def components(groups: Sequence[Sequence[float]]) -> Components | None:
 
 def _mls_interval(msb: float, msw: float, df_b: int, df_w: int, n0: float, a: float) -> tuple[float, float]:
     """The MLS interval for (MSB - MSW) / n0 (Burdick and Graybill 1992, eq. 5.11), truncated at 0."""
-    from scipy import stats
+    from scipy import special
 
-    # F with infinite denominator degrees of freedom is chi-square over its df (scipy's F gives nan there).
-    f1, f2 = float(stats.chi2.ppf(1 - a / 2, df_b)) / df_b, float(stats.chi2.ppf(a / 2, df_b)) / df_b
-    f3, f4 = float(stats.chi2.ppf(1 - a / 2, df_w)) / df_w, float(stats.chi2.ppf(a / 2, df_w)) / df_w
-    f5, f6 = float(stats.f.ppf(1 - a / 2, df_b, df_w)), float(stats.f.ppf(a / 2, df_b, df_w))
+    # F with infinite denominator degrees of freedom is chi-square over its df; scipy.special's
+    # ufuncs (those behind scipy.stats, which builds do not import: docs/guide/performance.md).
+    f1, f2 = float(special.chdtri(df_b, a / 2)) / df_b, float(special.chdtri(df_b, 1 - a / 2)) / df_b
+    f3, f4 = float(special.chdtri(df_w, a / 2)) / df_w, float(special.chdtri(df_w, 1 - a / 2)) / df_w
+    f5, f6 = float(special.fdtri(df_b, df_w, 1 - a / 2)), float(special.fdtri(df_b, df_w, a / 2))
     g1, g2 = 1 - 1 / f1, 1 - 1 / f3
     h1, h2 = 1 / f2 - 1, 1 / f4 - 1
     g12 = ((f5 - 1) ** 2 - g1 * g1 * f5 * f5 - h2 * h2) / f5
@@ -159,17 +162,14 @@ def detectable_change(sd_block_log: float, blocks: int, alpha: float, power: flo
 @functools.lru_cache(maxsize=4096)
 def _standard_fixed(n: int, alpha: float, power: float) -> float:
     """The change in standard deviations of a block difference that the paired t detects."""
-    from scipy import optimize, stats
+    from scipy import special
 
-    crit = float(stats.t.ppf(1 - alpha / 2, n - 1))
+    from generator.analysis.tdist import t_quantile
 
-    def gap(nc: float) -> float:
-        return float(stats.nct.sf(crit, n - 1, nc)) - power
-
-    high = crit + 10.0
-    while gap(high) < 0:
-        high *= 2
-    nc = float(optimize.brentq(gap, 0.0, high, xtol=1e-10))
+    crit = t_quantile(n - 1, 1 - alpha / 2)
+    # The noncentrality at which the noncentral t's cdf at the critical value is 1 - power
+    # (scipy.special.nctdtrinc: the inverse of scipy.stats.nct.cdf in its noncentrality).
+    nc = float(special.nctdtrinc(n - 1, 1 - power, crit))
     return nc / math.sqrt(n)
 
 
@@ -186,7 +186,11 @@ def blocks_needed(
         return 2
     need = target / sd_block_log  # in block standard deviations
     if sequential:
-        for horizon in HORIZONS:
+        # The sequence is wider than the fixed t at every n, so it never needs fewer blocks.
+        fixed = blocks_needed(change_percent, sd_block_log, alpha, power, False)
+        if fixed is None or fixed > SEQUENTIAL_CAP:
+            return None
+        for horizon in (h for h in HORIZONS if h >= fixed):
             curve = _sequential_curve(horizon, alpha, power)
             found = next((k + 1 for k, d in enumerate(curve) if k >= 1 and d <= need), None)
             if found is not None:

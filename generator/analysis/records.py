@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from generator.analysis.design import Design
+from generator.analysis.noise_model import Noise
 from generator.analysis.quoting import Quote, record_names
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Sweep
@@ -41,6 +42,8 @@ class ResolvedResult:
     not_compared: str | None = None
     # How its two sides were run, as far as known: blocks, trends, launches (analysis.design).
     design: Design = field(default_factory=Design)
+    # Where the spread of its launches comes from, when its runs name their launches (analysis.noise_model).
+    noise: Noise | None = None
 
     # Each metric's mean, spread and range (`quantity.stat`), as the charts draw it: summarised
     # here, once, so that a view reads numbers and never computes them.

@@ -104,6 +104,9 @@ def _results(entry: RecordAnalysis, variant: int | None = None) -> list[dict[str
                 },
                 # "reported": evidence as the source gave it, never compared, so `comparisons` is empty.
                 "evidence": result_evidence(result),
+                # Where the spread of its launches comes from (analysis.noise_model), when its runs
+                # name their launches; variances on the log scale.
+                "noise": None if resolved.noise is None else dataclasses.asdict(resolved.noise),
             }
         )
     return out

@@ -208,6 +208,7 @@ GUIDE_PAGES = (
     ("Results from benchmark files", "results.md"),
     ("Running a comparison", "run.md"),
     ("How decisions are made", "decisions.md"),
+    ("Reducing noise", "noise.md"),
     ("Capacity under an SLO", "capacity.md"),
     ("Command reference", "cli.md"),
     ("Error catalogue", "errors.md"),

@@ -99,6 +99,9 @@ class ResultView:
     strip: ChartLink | None = None
     # How its runs were made (views.design): start times, blocks, trends, launches; markdown.
     design: list[str] = field(default_factory=list)
+    # Where its launches' spread comes from (views.noise): the table's lines and the list below it.
+    noise_table: list[str] = field(default_factory=list)
+    noise: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,7 @@ from generator.model.quantity import Value, fmt_number, fmt_percent, fmt_summari
 from generator.model.reported import changes, figures
 from generator.views import variants as experiments
 from generator.views.design import design_lines
+from generator.views.noise import noise_lines, noise_table
 from generator.views.page_models import MetricRow, ResultView
 from generator.views.paths import ChartLink
 
@@ -165,4 +166,6 @@ def result_view(
         reported_changes=changes(result),
         strip=strip,
         design=design_lines(resolved.design, any(c is not None for c in resolved.comparisons.values())),
+        noise_table=noise_table(resolved.noise, vocabulary) if resolved.noise is not None else [],
+        noise=noise_lines(resolved.noise, dict(resolved.comparisons), vocabulary) if resolved.noise is not None else [],
     )
