@@ -136,3 +136,11 @@ def test_pilot_dry_run_prints_the_pilot_s_commands(tmp_path: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     assert "# a pilot of 2 blocks, linked to nothing" in shown.stdout
     assert " --runs 6 -- " in shown.stdout and " --runs 1 -- " in shown.stdout
+
+
+def test_a_resume_journals_where_the_rest_runs(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False)
+    assert run_cli("run", "faster", "--root", str(root), "--blocks", "2").returncode == 0
+    assert run_cli("run", "faster", "--root", str(root), "--resume").returncode == 0
+    (resumed,) = [e for e in journal_events(root) if e["event"] == "resumed"]
+    assert resumed["provenance"]["host"] and "git_commit" in resumed["provenance"]

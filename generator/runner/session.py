@@ -211,7 +211,8 @@ def resume_state(project: Project, rec: RecordFile) -> tuple[State, Journal]:
         raise CommandError(f"{rel(path, project.root)}: cannot be read as a journal: {exc}") from None
     journal = Journal(path)
     stopped = stop_leftovers(state.plan.id, state.plan.settings.stop_grace_s)
-    journal.append("resumed", stopped_leftover_groups=stopped, done=sorted(state.done))
+    # Where the rest runs: a resume may be on another machine than the plan's first runs.
+    journal.append("resumed", stopped_leftover_groups=stopped, done=sorted(state.done), provenance=provenance(project))
     state.stopped = None
     return state, journal
 
