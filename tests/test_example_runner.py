@@ -179,15 +179,17 @@ def test_the_examples_own_commands_run_again_and_it_still_checks_and_builds(tmp_
     root = tmp_path / "example"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("docs"))
     shutil.copy(REPO / "tests" / "engine" / "decode_standin.py", root / "harness" / "decode.py")
-    commands = re.findall(r"^improvements run .*$", (EXAMPLE / "README.md").read_text(), re.M)
-    assert len(commands) == 3
+    typed = re.findall(r"^improvements run [^#\n]*", (EXAMPLE / "README.md").read_text(), re.M)
+    # The `--resume` line went on with a run a device call's time limit stopped: nothing to resume here.
+    commands = [c for c in typed if "--resume" not in c]
+    assert len(typed) == 5 and len(commands) == 4
     for command in commands:
         done = run_cli(*command.split()[1:], "--root", str(root))
         assert done.returncode == 0, done.stderr
     checked = run_cli("check", "--root", str(root))
     assert checked.returncode == 0, checked.stderr
     # Each earlier run is named as not used, at its result, and the build quotes the latest.
-    assert checked.stderr.count("warning[rerun-unused]") == 3
+    assert checked.stderr.count("warning[rerun-unused]") == 4
     built = run_cli("build", "--root", str(root))
     assert built.returncode == 0, built.stderr
     data = export_data(analyse(require_project(root)))
@@ -201,10 +203,10 @@ def test_a_harness_writing_four_runs_a_launch_reports_the_sequence_it_stopped_on
     root = tmp_path / "example"
     shutil.copytree(EXAMPLE, root, ignore=shutil.ignore_patterns("docs"))
     shutil.copy(REPO / "tests" / "engine" / "decode_standin.py", root / "harness" / "decode.py")
-    campaign = root / "improvements" / "campaign.yaml"
-    campaign.write_text(campaign.read_text().replace("--warmup 1 --runs 1", "--warmup 1 --runs 4"))
     done = run_cli(
-        "run", "sdpa-attention", "--until-decided", "--max-blocks", "8", "--load", "256", "--root", str(root)
+        "run",
+        *("sdpa-attention", "--runs", "4", "--until-decided", "--max-blocks", "8", "--load", "256", "--new-sequence"),
+        *("--root", str(root)),
     )
     assert done.returncode == 0, done.stderr
     (path,) = [
@@ -224,3 +226,61 @@ def test_a_harness_writing_four_runs_a_launch_reports_the_sequence_it_stopped_on
     assert (c["ci_low_percent"], c["ci_high_percent"]) == pytest.approx(
         (runner["low_percent"], runner["high_percent"]), rel=1e-9
     )
+
+
+def _launch_log_ratios(slug: str) -> np.ndarray:
+    """log(arm) - log(baseline) of each block's launch means (several timed calls a launch)."""
+    path, _ = journal(slug)
+    out = path.with_suffix("") / "out"
+
+    def side(name: str) -> dict[int, float]:
+        found = {}
+        for f in out.glob(f"c*-b*-{name}.json"):
+            rows = [json.loads(line) for line in f.read_text().splitlines() if line.strip()]
+            timed = [r["output_tok_s"] for r in rows if not r["warmup"]]
+            found[int(f.name.split("-")[1][1:])] = sum(timed) / len(timed)
+        return found
+
+    mine, base = side(slug), side("baseline")
+    assert sorted(mine) == sorted(base)
+    return np.array([math.log(mine[k]) - math.log(base[k]) for k in sorted(mine)])
+
+
+def test_the_planned_run_is_its_confidence_sequence_over_launch_means(export: dict[str, dict]) -> None:
+    # Record 04: six timed calls a launch, the launches paired by block, decided sequentially.
+    d = _launch_log_ratios("sdpa-batch64")
+    (result,) = export["sdpa-batch64"]["results"]
+    c = result["comparisons"]["output_throughput"]
+    sequential = export["sdpa-batch64"]["record"]["results"][0]["sequential"]
+    assert sequential["blocks_run"] == len(d) == 16 and sequential["max_blocks"] == 40
+    assert c["test"] == "sequence" and c["decision"] == "better"
+    assert c["change_percent"] == pytest.approx(math.expm1(d.mean()) * 100, rel=1e-9)
+    m, threshold = float(d.mean()), math.log(1 / 0.05)
+    low = optimize.brentq(lambda mu: _log_mixture(d, mu) - threshold, m - 5, m)
+    high = optimize.brentq(lambda mu: _log_mixture(d, mu) - threshold, m, m + 5)
+    assert c["ci_low_percent"] == pytest.approx(math.expm1(low) * 100, rel=1e-6)
+    assert c["ci_high_percent"] == pytest.approx(math.expm1(high) * 100, rel=1e-6)
+    assert 10 <= c["change_percent"] <= 20 and c["ci_low_percent"] > 0
+
+
+def test_the_planned_run_used_the_runs_per_launch_its_pilot_gives() -> None:
+    """The plan the runner printed before record 04's run (device/console-1.log), again from the
+    shipped pilot: its costs, its noise and the runs per launch they give."""
+    from generator.analysis.plan_power import best_runs, fit_costs
+    from generator.runner.journal import read
+    from generator.runner.powerplan import launch_durations, pilot_noise
+    from generator.runner.session import parser
+
+    project = require_project(EXAMPLE)
+    (pilot,) = sorted((JOURNAL / "pilot").glob("sdpa-batch64-*.jsonl"))
+    state = read(pilot)
+    assert state.plan.pilot and [r.per_launch for r in state.plan.runs] == [6, 6, 1, 1, 6, 6, 1, 1]
+    noise = pilot_noise(EXAMPLE, state, parser(project, state.plan.settings.format), "output_throughput")
+    costs = fit_costs(launch_durations(state))
+    assert noise is not None and costs is not None and noise.icc is not None
+    printed = (EXAMPLE / "device" / "console-1.log").read_text()
+    assert f"a launch's {costs.launch_s:.1f} s, a run's {costs.run_s:.2f} s" in printed
+    assert f"ICC {noise.icc:.2f}" in printed and "(8 launches, 28 runs)" in printed
+    assert best_runs(noise, costs) == 6
+    _, events = journal("sdpa-batch64")
+    assert events[0]["plan"]["config"]["runs_per_launch"] == 6

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -14,13 +15,28 @@ from generator.cli import resolve_root, root_option
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from generator.analysis.plan_power import Noise
     from generator.project.load import Project, RecordFile
     from generator.runner.execute import Outcome
     from generator.runner.journal import Journal, State
-    from generator.runner.plan import PlannedRun
+    from generator.runner.plan import Plan, PlannedRun
 
 # How long a run waits for its record's run lock before it says another run is going.
 RUN_LOCK_GRACE_S = 5.0
+
+
+class RunsType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2; 8.1 is allowed
+    """`--runs`: a count of runs per launch, or `auto`."""
+
+    name = "N|auto"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> int | str:
+        if isinstance(value, int) or value == "auto":
+            return value
+        text = str(value)
+        if text.isdigit() and 1 <= int(text) <= 100:
+            return int(text)
+        self.fail(f"{text!r} is neither `auto` nor a count from 1 to 100", param, ctx)
 
 
 @click.command(
@@ -31,6 +47,7 @@ Examples:
   improvements run radix-cache --blocks 5 --load 16 --load 64
   improvements run radix-cache --until-decided --max-blocks 20
   improvements run radix-cache --resume
+  improvements run radix-cache --runs auto --pilot 4 --until-decided --max-blocks 40
 """,
 )
 @root_option
@@ -79,6 +96,20 @@ Examples:
     metavar="ID",
     help="With --resume: the plan to finish (its id, as in results/journal/SLUG-ID.jsonl).",
 )
+@click.option(
+    "--runs",
+    "runs",
+    type=RunsType(),
+    metavar="N|auto",
+    help="Measured runs per launch (default: run.runs_per_launch), or `auto`: the cheapest for the noise "
+    "and the costs measured so far.",
+)
+@click.option(
+    "--pilot",
+    type=click.IntRange(2, 100),
+    metavar="N",
+    help="First run N blocks that measure the noise and the costs (linked to nothing), then plan from them.",
+)
 def command(
     root: Path | None,
     record: str,
@@ -92,6 +123,8 @@ def command(
     dry_run: bool,
     resume: bool,
     plan_id: str | None,
+    runs: int | str | None,
+    pilot: int | None,
 ) -> None:
     """Run RECORD's comparison: its arms in randomized complete blocks, then link and decide.
 
@@ -101,6 +134,9 @@ def command(
     `run:` says how to benchmark an arm (docs/guide/run.md). Every step is appended to a journal
     under results/journal/; after a crash or `kill -9`, `--resume` finishes the plan. The runs are
     linked from the record paired by block, with the baseline arm's runs as the baseline.
+
+    Before it runs (and under --dry-run) it prints what the design can detect at 80% power at
+    the noise measured so far, and the blocks and GPU time the campaign's min_effect needs.
     """
     from generator.base.fsio import LockBusy, edit_lock_now
     from generator.base.problems import CommandError
@@ -112,7 +148,7 @@ def command(
         raise click.UsageError("--until-decided and --max-blocks go together")
     if new_sequence and not until_decided:
         raise click.UsageError("--new-sequence starts a new sequence: it goes with --until-decided")
-    if resume and (until_decided or loads or dry_run):
+    if resume and (until_decided or loads or dry_run or runs is not None or pilot is not None):
         raise click.UsageError("--resume finishes the plan as it was made: give no other plan options")
     if plan_id is not None and not resume:
         raise click.UsageError("--plan goes with --resume")
@@ -122,8 +158,14 @@ def command(
     if until_decided and not new_sequence and not resume:
         _refuse_restart(project, rec, loads)
     if dry_run:
-        plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
-        sys.stdout.write(dry_run_text(plan, repo))
+        if pilot is not None:
+            plan = _pilot_plan(project, rec, pilot, seed, list(loads))
+            then = "then the run is planned from its numbers (runs per launch, the detectable change)"
+            sys.stdout.write(dry_run_text(plan, repo, [f"a pilot of {pilot} blocks, linked to nothing; {then}"]))
+            return
+        draft = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
+        lines, plan = _designed(project, rec, draft, runs, seed, list(loads), max_blocks)
+        sys.stdout.write(dry_run_text(plan, repo, lines))
         return
     try:
         # One runner of a record at a time: a second would start the same arms beside the first.
@@ -135,7 +177,21 @@ def command(
             edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S),
             _beside_other_runs(repo),
         ):
-            _run(repo, project, rec, blocks, seed, list(loads), max_blocks, keep_going, resume, plan_id, root)
+            _run(
+                repo,
+                project,
+                rec,
+                blocks,
+                seed,
+                list(loads),
+                max_blocks,
+                keep_going,
+                resume,
+                plan_id,
+                root,
+                runs,
+                pilot,
+            )
     except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
 
@@ -170,6 +226,8 @@ def _run(
     resume: bool,
     plan_id: str | None,
     given_root: Path | None,
+    runs: int | str | None,
+    pilot: int | None,
 ) -> None:
     from generator.base.problems import CommandError
     from generator.runner import session
@@ -180,7 +238,11 @@ def _run(
         state, journal = session.resume_state(project, rec, plan_id, say=_say)
         _said_found(repo, state, journal)
     else:
-        plan = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
+        # The pilot first, when asked for; then the plan, its power printed before any run.
+        noise = _run_pilot(repo, project, rec, pilot, seed, loads, keep_going) if pilot is not None else None
+        draft = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
+        lines, plan = _designed(project, rec, draft, runs, seed, loads, max_blocks, noise)
+        sys.stderr.write("".join(line + "\n" for line in lines))
         journal = session.start_journal(project, plan)
         state = State(plan, [])
     runner = Runner(
@@ -278,6 +340,95 @@ def _refuse_restart(project: Project, rec: RecordFile, loads: tuple[int, ...]) -
                     "spends alpha again. Pass --new-sequence to start one all the same (the page then names "
                     "both and what the guarantee covers), or plan a fixed design with --blocks"
                 )
+
+
+def _designed(
+    project: Project,
+    rec: RecordFile,
+    draft: Plan,
+    runs: int | str | None,
+    seed: int,
+    loads: list[int],
+    max_blocks: int | None,
+    noise: Noise | None = None,
+) -> tuple[list[str], Plan]:
+    """The design's lines (what it detects, what min_effect needs) and the plan with its runs per launch."""
+    from generator.base.problems import UsageProblem
+    from generator.runner import session
+    from generator.runner.powerplan import describe, power_plan
+
+    rule = project.campaign.decision
+    try:
+        metric, _ = session.decided_metric(project, rec)
+    except UsageProblem:
+        if runs == "auto":
+            raise
+        return ["detectable change: unknown (no metric to decide on: no `decision:` in campaign.yaml)"], draft
+    given = None if runs == "auto" else int(runs) if runs is not None else draft.settings.runs_per_launch
+    pp = power_plan(
+        project,
+        rec,
+        draft,
+        metric=metric,
+        alpha=rule.alpha if rule else 0.05,
+        min_effect=rule.min_effect if rule else None,
+        runs=given,
+        noise_=noise,
+    )
+    if runs is None:
+        pp = replace(pp, runs_chosen="campaign.yaml's run.runs_per_launch")
+    plan = draft
+    if pp.runs_per_launch != draft.settings.runs_per_launch:
+        plan = session.new_plan(
+            project,
+            rec,
+            blocks=draft.blocks,
+            seed=seed,
+            loads=loads,
+            max_blocks=max_blocks,
+            runs_per_launch=pp.runs_per_launch,
+        )
+    return describe(pp), plan
+
+
+def _pilot_plan(project: Project, rec: RecordFile, blocks: int, seed: int, loads: list[int]) -> Plan:
+    from generator.runner import session
+    from generator.runner.powerplan import PILOT_RUNS, PILOT_SEED
+
+    # Another seed than the run's: the pilot's prompts are not the run's first blocks' again.
+    return session.new_plan(
+        project, rec, blocks=blocks, seed=seed + PILOT_SEED, loads=loads, max_blocks=None, pilot=PILOT_RUNS
+    )
+
+
+def _run_pilot(
+    repo: Path, project: Project, rec: RecordFile, blocks: int, seed: int, loads: list[int], keep_going: bool
+) -> Noise | None:
+    """Run the pilot's blocks and read the noise they measured; its journal is under results/journal/pilot/."""
+    from generator.base.problems import CommandError
+    from generator.runner import session
+    from generator.runner.execute import Interrupted, Runner
+    from generator.runner.journal import State, read
+    from generator.runner.powerplan import pilot_noise
+
+    plan = _pilot_plan(project, rec, blocks, seed, loads)
+    journal = session.start_journal(project, plan)
+    parse = session.parser(project, plan.settings.format)
+    sys.stderr.write(f"pilot {plan.id}: {len(plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
+    runner = Runner(repo, State(plan, []), journal, parse, keep_going=keep_going, progress=_progress(), say=_say)
+    try:
+        outcome = runner.execute()
+        _say("")
+    except Interrupted as why:
+        sys.stderr.write(f"\nstopped by {why} during the pilot: every process it started is stopped\n")
+        sys.exit(130)
+    if outcome.failed and not keep_going:
+        raise CommandError(
+            f"pilot run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); "
+            "nothing else was run"
+        )
+    metric, _ = session.decided_metric(project, rec)
+    return pilot_noise(repo, read(journal.path), parse, metric)
 
 
 def _record(project: Project, ref: str) -> RecordFile:

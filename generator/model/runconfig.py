@@ -1,8 +1,11 @@
 """campaign.yaml's `run:`: how `improvements run` starts an arm and benchmarks it.
 
-The benchmark command is a template: `{output}`, `{command}`, `{load}`, `{seed}`, `{block}` and
-`{arm}` are filled per run (already quoted for the shell), and any other `{name}` is refused so a
-typo never reaches the shell. A `${NAME}` is the shell's own and is left alone.
+The benchmark command is a template: `{output}`, `{command}`, `{load}`, `{seed}`, `{block}`,
+`{arm}` and `{runs}` are filled per run (already quoted for the shell), and any other `{name}` is
+refused so a typo never reaches the shell. A `${NAME}` is the shell's own and is left alone.
+`{runs}` is how many measured runs the command makes: in one-shot mode the launch's runs per
+launch (the benchmark times that many calls in one process, and writes each), in server mode 1
+(each benchmark command is one run against the started server).
 
 With `ready`, the arm's launch command is a server started in its own process group and the
 benchmark talks to it (server mode); without, the benchmark runs the arm itself (one-shot mode),
@@ -18,7 +21,7 @@ from pydantic import Field, field_validator, model_validator
 
 from generator.model.result import Count, NonEmpty, Strict
 
-PLACEHOLDERS: tuple[str, ...] = ("output", "command", "load", "seed", "block", "arm")
+PLACEHOLDERS: tuple[str, ...] = ("output", "command", "load", "seed", "block", "arm", "runs")
 # `{name}` not preceded by `$`: `${MODEL}` is a shell expansion, not a placeholder.
 PLACEHOLDER_RE = re.compile(r"(?<!\$)\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
@@ -91,7 +94,8 @@ class RunConfig(Strict):
     format: NonEmpty
     # Benchmark runs against each launch before the measured ones: discarded, and journalled.
     warmup: Annotated[int, Field(ge=0, le=100)] = 0
-    # Measured benchmark runs per launch (server mode): sub-samples of one launch, not repetitions.
+    # Measured benchmark runs per launch: sub-samples of one launch, not repetitions. Server mode
+    # runs the benchmark this many times against each launch; one-shot mode puts it in `{runs}`.
     runs_per_launch: Annotated[int, Field(ge=1, le=100)] = 1
     # Seconds between SIGTERM and SIGKILL when a launch's process group is stopped.
     stop_grace_s: Seconds = 10.0
@@ -107,6 +111,14 @@ class RunConfig(Strict):
             raise ValueError(
                 "without `ready` (one-shot mode) the benchmark runs the arm itself: put {command} in `bench.command`"
             )
-        if self.ready is None and self.runs_per_launch > 1:
-            raise ValueError("`runs_per_launch` needs `ready` (server mode): in one-shot mode each run is a launch")
+        if self.ready is None and self.runs_per_launch > 1 and "runs" not in names:
+            raise ValueError(
+                "`runs_per_launch` above 1 needs `ready` (server mode), or `{runs}` in a one-shot "
+                "`bench.command` (the benchmark makes that many measured runs in its one launch)"
+            )
         return self
+
+    @property
+    def one_shot_runs(self) -> bool:
+        """One-shot mode with `{runs}`: runs per launch are the benchmark's own, inside one launch."""
+        return self.ready is None and "runs" in PLACEHOLDER_RE.findall(self.bench.command)

@@ -204,7 +204,7 @@ class Runner:
                 self.journal.append("warmup", run=run.key, attempt=attempt, number=w, discarded=True)
                 with contextlib.suppress(OSError):
                     (self.root / out).unlink()
-            subs = cfg.runs_per_launch if cfg.ready is not None else 1
+            subs = self.plan.bench_calls(run)
             tmp = [self.plan.output_tmp(run, attempt, sub=s) for s in range(1, subs + 1)]
             began: list[str] = []
             kept: list[bytes] = []

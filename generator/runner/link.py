@@ -126,7 +126,7 @@ def _note(plan: Plan, state: State, made: list[int], dropped: list[str], journal
         f"Run by `improvements run` (journal {rel(journal, root)}): {len(plan.arms)} arms in randomized "
         f"complete blocks (seed {plan.seed}), paired by block."
     ]
-    if cfg.ready is not None and cfg.runs_per_launch > 1:
+    if cfg.runs_per_launch > 1:
         parts.append(f"{cfg.runs_per_launch} runs per launch are sub-samples of one launch, not repetitions.")
     if plan.sequential is not None:
         s = plan.sequential

@@ -73,6 +73,8 @@ class PlannedRun:
     arm: str  # the arm's name
     seed: int
     slot: str  # the arm's slot: in the key, so in the marker, the paths and `{arm}`
+    # Measured runs of this launch when not the plan's `runs_per_launch` (a pilot varies them).
+    per_launch: int | None = None
 
     @property
     def key(self) -> str:
@@ -106,6 +108,8 @@ class Plan:
     shell: str = "bash"
     label_prefix: str = field(default="run")
     format_version: int = PLAN_FORMAT
+    # A pilot's plan (`--pilot N`): measures the noise and the costs, linked to nothing.
+    pilot: bool = False
 
     @property
     def settings(self) -> RunConfig:
@@ -113,6 +117,14 @@ class Plan:
 
     def arm(self, name: str) -> Arm:
         return next(a for a in self.arms if a.name == name)
+
+    def runs_of(self, run: PlannedRun) -> int:
+        """The measured runs of this run's launch."""
+        return run.per_launch if run.per_launch is not None else self.settings.runs_per_launch
+
+    def bench_calls(self, run: PlannedRun) -> int:
+        """Benchmark commands per launch: each a run in server mode; one making `{runs}` runs in one-shot mode."""
+        return self.runs_of(run) if self.settings.ready is not None else 1
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -181,6 +193,7 @@ class Plan:
             "seed": str(run.seed),
             "block": str(run.block),
             "arm": quote(arm.slot),
+            "runs": str(self.runs_of(run)) if self.settings.ready is None else "1",
         }
         return PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], self.settings.bench.command)
 

@@ -89,14 +89,17 @@ def code(text: str) -> _Line:
     return _Line(text, True)
 
 
-def dry_run_text(plan: Plan, root: Path) -> str:
-    """The plan and every command exactly as it runs: the script runs as printed under bash."""
-    sections = [_header(plan, root), *(_run(plan, run_index) for run_index in range(len(plan.runs)))]
+def dry_run_text(plan: Plan, root: Path, design: list[str] | tuple[str, ...] = ()) -> str:
+    """The plan and every command exactly as it runs: the script runs as printed under bash.
+
+    `design`: what the design can detect (`runner.powerplan`), printed as comments at the top.
+    """
+    sections = [_header(plan, root, design), *(_run(plan, run_index) for run_index in range(len(plan.runs)))]
     _verify(sections)
     return "\n".join("\n".join(line.text for line in section) for section in sections) + "\n"
 
 
-def _header(plan: Plan, root: Path) -> list[_Line]:
+def _header(plan: Plan, root: Path, design: list[str] | tuple[str, ...]) -> list[_Line]:
     cfg = plan.settings
     server = cfg.ready is not None
     loads = ", ".join(str(x) for x in plan.loads if x is not None) or "as the benchmark sets"
@@ -109,6 +112,7 @@ def _header(plan: Plan, root: Path) -> list[_Line]:
             f"{'server' if server else 'one-shot'} mode; outputs read as `{cfg.format}`; "
             f"commands run by {plan.shell} in {root}"
         ),
+        *(comment(line) for line in design),
         code(f"mkdir -p {quote(plan.tmpdir)}"),
     ]
     if plan.sequential is not None:
@@ -150,7 +154,9 @@ def _run(plan: Plan, index: int) -> list[_Line]:
         ]
         for w in range(1, cfg.warmup + 1):
             lines += [comment(f"warm-up {w}, discarded"), code(plan.bench_line(run, plan.output_tmp(run, 1, warmup=w)))]
-        lines += [code(plan.bench_line(run, plan.output_tmp(run, 1, sub=s))) for s in range(1, cfg.runs_per_launch + 1)]
+        lines += [
+            code(plan.bench_line(run, plan.output_tmp(run, 1, sub=s))) for s in range(1, plan.bench_calls(run) + 1)
+        ]
         lines += [
             comment(f"then SIGTERM to the process group, SIGKILL after {cfg.stop_grace_s:g} s"),
             code("improvements_stop"),

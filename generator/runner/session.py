@@ -14,15 +14,19 @@ import shutil
 import socket
 import subprocess
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import CommandError, ProblemsFound, Report, UsageProblem, rel
 from generator.project.load import Project, RecordFile
 from generator.project.runs.redact import redact
 from generator.runner.execute import Parse
-from generator.runner.journal import Journal, State, journal_path
+from generator.runner.journal import JOURNAL_DIR, Journal, State, journal_path
 from generator.runner.plan import Plan, Sequential, draw_runs, with_slots
+
+if TYPE_CHECKING:
+    from generator.model.runconfig import RunConfig
 from generator.runner.processes import stop_leftovers
 
 
@@ -51,14 +55,20 @@ def new_plan(
     seed: int,
     loads: list[int],
     max_blocks: int | None,
+    runs_per_launch: int | None = None,
+    pilot: tuple[int, ...] = (),
 ) -> Plan:
-    from generator.analysis.sequential import RULE
-    from generator.model import metrics
+    """The plan of a run, or with `pilot` (runs per launch, cycled block by block) a pilot's.
+
+    `runs_per_launch` replaces `run.runs_per_launch` (`--runs`); a pilot runs `blocks` blocks,
+    with no sequential rule, under results/journal/pilot/, and is linked to nothing.
+    """
     from generator.runner.arms import record_arms
 
     cfg = project.campaign.run
     if cfg is None:
         raise UsageProblem("campaign.yaml has no `run:` section: say how to benchmark an arm (docs/guide/run.md)")
+    config = _config(cfg, runs_per_launch, pilot)
     arms = with_slots(record_arms(project, rec))
     chosen: list[int | None] = list(loads or cfg.loads) or [None]
     if chosen == [None] and "{load}" in cfg.bench.command:
@@ -67,25 +77,15 @@ def new_plan(
             "the benchmark command uses {load} and no load is given: "
             "pass --load N (repeatable), or set `run.loads` in campaign.yaml"
         )
-    sequential = None
-    planned = blocks
-    if max_blocks is not None:
-        rule = project.campaign.decision
-        if rule is None:
-            raise UsageProblem("--until-decided needs campaign.yaml's `decision:` (its metric, alpha and min_effect)")
-        metric = (
-            rec.record.expected.metric if rec.record.expected and rec.record.expected.metric else None
-        ) or rule.primary_metric
-        known = project.campaign.vocabulary().lookup(metric) or metrics.lookup(metric)
-        if known is None:
-            raise UsageProblem(f"`{metric}` is not a metric of the vocabulary: its better direction is unknown")
-        higher = known.higher_is_better
-        sequential = Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
-        planned = max_blocks
+    sequential = _sequential(project, rec, max_blocks) if not pilot else None
+    planned = sequential.max_blocks if sequential is not None else blocks
     # The time sorts the plans; the random part keeps two plans started in one second apart (their
     # processes' marker too, which a resume uses to stop what a killed runner left).
     plan_id = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
     runs = draw_runs(arms, planned, chosen, seed)
+    if pilot:
+        runs = [replace(r, per_launch=pilot[(r.block - 1) % len(pilot)]) for r in runs]
+    where = f"{JOURNAL_DIR}/pilot" if pilot else JOURNAL_DIR
     return Plan(
         id=plan_id,
         slug=rec.slug,
@@ -95,11 +95,58 @@ def new_plan(
         loads=tuple(chosen),
         arms=tuple(arms),
         runs=tuple(runs),
-        config=cfg.model_dump(mode="json"),
-        workdir=f"results/journal/{rec.slug}-{plan_id}",
+        config=config,
+        workdir=f"{where}/{rec.slug}-{plan_id}",
         sequential=sequential,
         shell=shutil.which("bash") or "/bin/sh",
+        pilot=bool(pilot),
     )
+
+
+def _sequential(project: Project, rec: RecordFile, max_blocks: int | None) -> Sequential | None:
+    """`--until-decided --max-blocks`: the campaign's rule on the record's metric."""
+    from generator.analysis.sequential import RULE
+
+    if max_blocks is None:
+        return None
+    rule = project.campaign.decision
+    if rule is None:
+        raise UsageProblem("--until-decided needs campaign.yaml's `decision:` (its metric, alpha and min_effect)")
+    metric, higher = decided_metric(project, rec)
+    return Sequential(max_blocks, metric, rule.alpha, rule.min_effect, higher, RULE)
+
+
+def _config(cfg: RunConfig, runs_per_launch: int | None, pilot: tuple[int, ...]) -> dict[str, Any]:
+    """`run:` as the plan keeps it, with `--runs`; each runs per launch asked for checked against it."""
+    from pydantic import ValidationError
+
+    config = cfg.model_dump(mode="json")
+    for m in {runs_per_launch, *pilot} - {None}:
+        try:
+            cfg.model_validate({**config, "runs_per_launch": m})
+        except ValidationError as exc:
+            why = exc.errors()[0]["msg"].removeprefix("Value error, ")
+            raise UsageProblem(f"{m} runs per launch: {why}") from None
+    if runs_per_launch is not None:
+        config["runs_per_launch"] = runs_per_launch
+    return config
+
+
+def decided_metric(project: Project, rec: RecordFile) -> tuple[str, bool]:
+    """The metric a run of `rec` is decided on (its expected metric, else the rule's), and whether higher is better."""
+    from generator.model import metrics
+
+    rule = project.campaign.decision
+    expected = rec.record.expected
+    metric = (expected.metric if expected and expected.metric else None) or (rule.primary_metric if rule else None)
+    if metric is None:
+        raise UsageProblem(
+            "no metric to decide on: give the record an `expected.metric` or campaign.yaml a `decision:`"
+        )
+    known = project.campaign.vocabulary().lookup(metric) or metrics.lookup(metric)
+    if known is None:
+        raise UsageProblem(f"`{metric}` is not a metric of the vocabulary: its better direction is unknown")
+    return metric, known.higher_is_better
 
 
 NVIDIA_FIELDS = "index,name,uuid,driver_version,vbios_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit"
@@ -198,6 +245,8 @@ def _output(argv: list[str], cwd: Path | None = None) -> str | None:
 
 def start_journal(project: Project, plan: Plan) -> Journal:
     path = journal_path(project.root, plan.slug, plan.id)
+    if plan.pilot:
+        path = path.parent / "pilot" / path.name
     if path.exists():
         raise CommandError(f"{rel(path, project.root)} exists already; run again for a plan of its own")
     journal = Journal(path)
@@ -222,7 +271,13 @@ def resume_state(
     for key, attempt in unended(state):
         if key in runs:
             redact_logs(project.root, state.plan, runs[key], attempt)
-    journal.append("resumed", stopped_leftover_groups=stopped, done=sorted(state.done))
+    # Where the rest runs: a resume may be on another machine than the plan's first runs.
+    journal.append(
+        "resumed",
+        stopped_leftover_groups=stopped,
+        done=sorted(state.done),
+        provenance=redact(provenance(project, state.plan))[0],
+    )
     for d in discard_changed(project.root, state, journal):
         if say is not None:
             kept = f"; kept as {d.moved_to}" if d.moved_to else ""

@@ -1,6 +1,6 @@
 """A one-shot harness for the runner's tests: starts the arm's command itself, measures it, stops it.
 
-    python oneshot.py --output OUT --load C -- COMMAND...
+    python oneshot.py --output OUT --load C [--runs N] -- COMMAND...
 
 COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT. --report adds
 this process's own environment size and argument lengths to the output (bench.itself).
@@ -28,6 +28,7 @@ def main() -> None:
     ap.add_argument("--garbage", action="store_true", help="write what no importer reads")
     ap.add_argument("--arm", default="")
     ap.add_argument("--report", action="store_true", help="add this process's environment and argv sizes")
+    ap.add_argument("--runs", type=int, default=1, help="measured runs in this one launch, one JSON line each")
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -46,7 +47,7 @@ def main() -> None:
                         break
             except OSError:
                 time.sleep(0.01)
-        result = measure(url, args.load, 6, 10)
+        results = [measure(url, args.load, 6, 10) for _ in range(args.runs)]
     finally:
         engine.terminate()
         engine.wait()
@@ -54,7 +55,8 @@ def main() -> None:
         if args.garbage:
             fh.write("this is no benchmark output\n")
         else:
-            json.dump({**result, **(itself() if args.report else {})}, fh)
+            extra = itself() if args.report else {}
+            fh.write("".join(json.dumps({**r, **extra}) + "\n" for r in results))
 
 
 if __name__ == "__main__":
