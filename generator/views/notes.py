@@ -75,7 +75,7 @@ def _label(vocabulary: metrics.Vocabulary, name: str) -> str:
     return metric.label if metric else name
 
 
-def one_decider_text(d: Decider, vocabulary: metrics.Vocabulary) -> str:
+def one_decider_text(d: Decider, vocabulary: metrics.Vocabulary, *, beside_variant: bool = False) -> str:
     """One `decided_by` read on its numbers, with its note."""
     c = d.comparison
     if c is not None and c.change_percent is not None:
@@ -89,7 +89,8 @@ def one_decider_text(d: Decider, vocabulary: metrics.Vocabulary) -> str:
         seen = f"{fmt_percent(d.reported_change)} as reported"
     else:
         seen = "not compared"
-    where = f"variant {d.variant}'s result {d.result}" if d.variant and d.owner is None else f"result {d.result}"
+    named = d.variant and d.owner is None and not beside_variant
+    where = f"variant {d.variant}'s result {d.result}" if named else f"result {d.result}"
     text = f"{_label(vocabulary, d.metric)} in {where}: {seen}"
     if d.stated is not None:
         text += f"; stated {fmt_percent(d.stated)}" + (
@@ -110,7 +111,9 @@ def variant_reasons(ra: RecordAnalysis, vocabulary: metrics.Vocabulary = metrics
     ):
         parts = [v.reason] if v.reason else []
         parts += [
-            "decided by " + one_decider_text(d, vocabulary) for d in ra.deciders if v.label in (d.owner, d.variant)
+            "decided by " + one_decider_text(d, vocabulary, beside_variant=True)
+            for d in ra.deciders
+            if v.label in (d.owner, d.variant)
         ]
         broken = [g for g in guards if g.state == "broken"]
         if broken:
