@@ -124,7 +124,8 @@ def test_reasons_are_shown_beside_each_variant_on_the_page_and_summary(fractions
     reasons = rows[0]["variant_reasons"]
     assert reasons[0].startswith("0 diagnostic: arm 1, the baseline configuration")
     assert any(
-        r.startswith("1/3 rejected: the tested fractions regressed; decided by Output token throughput") for r in reasons
+        r.startswith("1/3 rejected: the tested fractions regressed; decided by Output token throughput")
+        for r in reasons
     )
     assert "the tested fractions regressed" in (fractions / "docs" / "summary.md").read_text()
 
@@ -238,7 +239,10 @@ def test_a_stated_ratio_breaks_a_guardrail_at_face_value(minimal: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "complaint"),
     [
-        ("{ratio: 0.5, direction: lower}", "`results[1].reported_change.itl_p50.ratio` is 0.5; expected a number of at least 1"),
+        (
+            "{ratio: 0.5, direction: lower}",
+            "`results[1].reported_change.itl_p50.ratio` is 0.5; expected a number of at least 1",
+        ),
         ("{ratio: 5, direction: more}", "'higher' or 'lower'"),
     ],
 )

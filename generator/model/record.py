@@ -23,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from generator.model.decided import DecidedBy as DecidedBy
+from generator.model.decided import DecidedByMany, Headline, deciders_of
 from generator.model.result import (
     Count,
     Finite,
@@ -278,40 +280,6 @@ class Change(Strict):
         if self.command == "not-recorded" and self.base_command:
             raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
         return self
-
-
-class DecidedBy(Strict):
-    """The metric that decided the record, as its write-up says it ("rejected: TTFT +38% at 124K").
-
-    Shown beside the decision and checked against the numbers of the result it names.
-    """
-
-    metric: MetricName
-    # The result the deciding number is read on: the record's own, or that of `variant`.
-    result: NonEmpty
-    variant: NonEmpty | None = None
-    # The change as the write-up states it, in percent with the number's own sign (+38 for a
-    # TTFT that rose 38%); `check` warns when the computed or reported change says otherwise.
-    change: Finite | None = None
-    note: str | None = None
-
-
-# One metric that decided, or several (a list): "rejected because TTFT and ITL regressed".
-DecidedByMany = DecidedBy | Annotated[list[DecidedBy], Field(min_length=1)]
-
-
-def deciders_of(value: DecidedByMany | None) -> tuple[DecidedBy, ...]:
-    """`decided_by` as a tuple, whichever form it was written in."""
-    if value is None:
-        return ()
-    return (value,) if isinstance(value, DecidedBy) else tuple(value)
-
-
-class Headline(Strict):
-    """The result the author leads with ("124K C=2, -38.2%"): the one the record is ranked on."""
-
-    result: NonEmpty
-    note: str | None = None
 
 
 class Attempt(Strict):
