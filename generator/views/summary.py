@@ -53,8 +53,6 @@ COLUMNS = (
     "in_stack",
     # "retained 8192; 4 of 5 rejected" for a record with variants, else None.
     "variants",
-    # Why each variant came out as it did ("1/2: rejected, the tested fractions regressed"), else [].
-    "variant_reasons",
     # "metric" or "capacity" (a load sweep's capacity under the SLO), or None.
     "primary_kind",
     # The guardrails the primary comparison broke (a regression beyond the margin shown), by metric name.
@@ -81,6 +79,8 @@ COLUMNS = (
     "own_load",
     # Without a primary comparison: why, and what was measured instead, in words; else None.
     "unranked",
+    # Why each variant came out as it did ("1/3 rejected: the tested fractions regressed"), else [].
+    "variant_reasons",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
