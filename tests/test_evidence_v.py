@@ -314,12 +314,8 @@ def test_a_container_start_is_shown_on_the_page_and_in_the_stack(minimal: Path) 
     head = "# How the container starts (docker run options; this script does not start it):"
     start = lines.index(head)
     # Comments only: piped to bash, nothing here runs on the host.
-    assert lines[start + 1 : start + 5] == [
-        "# from 01-moe:",
-        "#   --shm-size 32g",
-        "# from 01-moe:",
-        "#   --ipc=host",
-    ]
+    # One heading per record, then its options, volumes and files.
+    assert lines[start + 1 : start + 4] == ["# from 01-moe:", "#   --shm-size 32g", "#   --ipc=host"]
     assert "#   -v /srv/moe-configs:/configs" in lines
     assert (
         "#   file /etc/sglang/extra.yaml (sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08)"

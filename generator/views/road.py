@@ -120,8 +120,10 @@ def step_lines(
     container as comments, in stack order: what `stack` prints and a record page's launch block.
     First, as comments, how the container starts (`docker run` options, volumes, mounted files)."""
     out = ["# How the container starts (docker run options; this script does not start it):"] if container else []
-    for label, line in container:
-        out += [f"# from {label}:", visible(f"#   {line}")]
+    for i, (label, line) in enumerate(container):
+        # One heading per record: its options, volumes and files follow under it.
+        out += [f"# from {label}:"] if i == 0 or container[i - 1][0] != label else []
+        out.append(visible(f"#   {line}"))
     out += ["# On the host:"] if before and inside else []
     for label, line in before:
         out += [f"# before the launch, from {label}:", line]
