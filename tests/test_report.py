@@ -98,7 +98,7 @@ def test_report_shows_the_analysis_stack_when_it_has_one() -> None:
     rec = analysis.project.records[0]
     command = "python -m sglang.launch_server \\\n    --tp-size 8"
     stack = SimpleNamespace(
-        stack=SimpleNamespace(command=command, before=(), inside=(), image=None),
+        stack=SimpleNamespace(command=command, before=(), inside=(), image=None, container=()),
         records=(rec,),
         notes=(("01", "a patch"),),
         has=lambda slug: slug == rec.slug,

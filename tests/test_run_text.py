@@ -281,10 +281,18 @@ def test_a_label_too_long_for_a_file_name_is_refused_where_it_is(tmp_path: Path)
     assert line2.startswith(f"improvements/01-{slug}.yaml:1:1:") and "140 bytes" in line2
 
 
-# --- inside: and image: -------------------------------------------------------------------------
+# --- inside:, image: and container: -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("key", "value", "col"), [("inside", "['pip install x']", 11), ("image", "img:1", 10)])
+@pytest.mark.parametrize(
+    ("key", "value", "col"),
+    [
+        ("inside", "['pip install x']", 11),
+        ("image", "img:1", 10),
+        # How the container starts (issue 51): the runner starts none, so it refuses it too.
+        ("container", "{options: ['--shm-size 32g'], volumes: ['/data:/data:ro']}", 14),
+    ],
+)
 def test_a_change_run_in_a_container_is_refused_by_run_and_said_by_check(
     tmp_path: Path, key: str, value: str, col: int
 ) -> None:

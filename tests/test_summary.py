@@ -294,14 +294,14 @@ def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
     for column in ("best_of", "best_of_tested", "holm_p"):
         frame[column] = frame[column].map(lambda v: "" if v is None else str(v))
     frame["primary_spread_unknown"] = frame["primary_spread_unknown"].map(lambda v: v if v is None else str(v).lower())
-    for column in ("design", "regressions", "unshown_guardrails"):
+    for column in ("design", "regressions", "unshown_guardrails", "variant_reasons"):
         frame[column] = frame[column].map("; ".join)
     for column in ("primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"):
         frame[column] = frame[column].map(lambda v: "" if v is None else f"{v:.1f}")
     frame["in_stack"] = frame["in_stack"].map(lambda v: str(v).lower())
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
     text_columns = ("slug", "title", "status", "primary_metric", "primary_result", "open_blocker_titles", "standing")
-    extra = ("variant_decisions", "design", "regressions", "own_load", "unranked")
+    extra = ("variant_decisions", "variant_reasons", "design", "regressions", "own_load", "unranked")
     for column in (*text_columns, "reported", "variants", *extra, *slo_text):
         frame[column] = frame[column].map(lambda v: formula_safe(v) if isinstance(v, str) else v)
     return str(frame.to_csv(index=False, lineterminator="\n"))

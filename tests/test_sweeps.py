@@ -340,7 +340,7 @@ def test_summary_column_in_every_format(sweep_campaign: Path) -> None:
     assert {k: got[k] for k in expected} == expected
     csv_text = run_cli("summary", "--root", str(sweep_campaign), "--format", "csv").stdout
     assert csv_text.splitlines()[0].endswith(
-        ",variants,primary_kind,broken_guardrails,unshown_guardrails,best_of,best_of_tested,variant_decisions,standing,design,holm_p,regressions,own_load,unranked,capacity_under_slo"
+        ",variants,primary_kind,broken_guardrails,unshown_guardrails,best_of,best_of_tested,variant_decisions,standing,design,holm_p,regressions,own_load,unranked,variant_reasons,capacity_under_slo"
     )
     assert "\n5,interpolated,Interpolated," in csv_text and ",2200 tok/s (+37.5% vs baseline)\n" in csv_text
     for fmt in ("table", "markdown"):

@@ -21,6 +21,7 @@ from generator.analysis import answers, design, expect, guards, noise_model, ran
 from generator.analysis.answers import value_side
 from generator.analysis.launches import launch_steps, record_launch
 from generator.analysis.quoting import Quote, file_quotes
+from generator.analysis.ranking import standing_rank
 from generator.analysis.records import (
     BlockerIndex,
     Guardrail,
@@ -331,6 +332,7 @@ def record_analysis(
     steps: Mapping[str, Step] | None,
 ) -> RecordAnalysis:
     """One record's analysis: its results resolved and compared, its primary comparison and what is read beside it."""
+    vocabulary = project.campaign.vocabulary()
     results = answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in rec.record.results), decision.alpha)
     by_variant = tuple(
         answers.rerun_notes(tuple(resolve(project, r, rec, decision) for r in v.results), decision.alpha)
@@ -375,7 +377,10 @@ def record_analysis(
         launch=record_launch(project, rec, steps) if steps is not None else None,
         group=group,
         variant_decisions=compared,
-        decider=guards.decider(rec.record, results, by_variant),
+        deciders=guards.deciders(rec.record, results, by_variant),
+        variant_guardrails=guards.variant_guardrails(
+            by_variant, metric, guards.margins(rec.record, decision.guardrails), vocabulary
+        ),
         expectations=expect.expectation_checks(expected, primary, headline, decision.alpha),
         regressions=answers.regressions(headline, primary, decision.min_effect),
         unranked_why=answers.unranked_why(headline, metric) if primary is None else None,
@@ -418,7 +423,8 @@ def _primary(
     """The comparison that ranks the record (docs/guide/decisions.md, "The primary comparison").
 
     `results` are the record's headline results (its retained variant's, when it has variants);
-    `Primary.index` is the position among them. In order: the result at the load of the
+    `Primary.index` is the position among them. In order: the result the record names as its
+    `headline` (the author's, chosen in the write-up, not here from the numbers); the result at the load of the
     campaign's goal on this metric, so records that share it are ranked at one load; the result
     at the record's own `expected.concurrency` (shown beside the goal's load when both exist,
     never silently put in its place); when the campaign sets an SLO and the record has a load
@@ -433,8 +439,14 @@ def _primary(
     found = [(i, r, c) for i, r in enumerate(results) if i not in gone and (c := r.comparisons.get(metric)) is not None]
     expected = rec.record.expected
     picked, why = None, "the first result"
+    named = rec.record.headline
+    if named is not None:
+        # The author's own headline ("124K C=2, -38.2%"), named before any number was read.
+        at = [f for f in found if f[1].result.label == named.result]
+        if at:
+            picked, why = at[0], f"the record's headline result, {named.result}"
     goal = next((g for g in project.campaign.goals if g.metric == metric and g.concurrency is not None), None)
-    if goal is not None:
+    if goal is not None and picked is None:
         at = [f for f in found if f[1].result.concurrency == goal.concurrency]
         if at:
             picked, why = at[0], f"at the goal's load, concurrency {goal.concurrency}"
@@ -456,7 +468,8 @@ def _primary(
     i, res, c = picked
     if i in gone.values():
         why += ", the latest of its runs"
-    read = _guardrails(rec, results, i, metric, decision, project)
+    margins = guards.margins(rec.record, decision.guardrails)
+    read = guards.guardrails_across(results, i, metric, margins, project.campaign.vocabulary())
     return Primary(
         metric, i, res.result.label, res.result.concurrency, c, chosen=why, guardrails=read, expected_load=own
     )
@@ -488,25 +501,19 @@ def _capacity_primary(found: tuple[Sweep, ...], decision: Rule) -> Primary | Non
     return None
 
 
-def _guardrails(
-    rec: RecordFile, results: tuple[ResolvedResult, ...], first: int, metric: str, decision: Rule, project: Project
-) -> tuple[Guardrail, ...]:
-    """Each guardrail read on every result of the record that measures it (`guards.guardrails_across`)."""
-    expected = rec.record.expected
-    margins = expected.guardrails if expected is not None and expected.guardrails is not None else decision.guardrails
-    return guards.guardrails_across(results, first, metric, margins, project.campaign.vocabulary())
-
-
-def rank_key(a: RecordAnalysis) -> tuple[int, int, int, float, float, int]:
-    """Tier; open and adopted before rejected and superseded; the ranking group and its number; then number.
+def rank_key(a: RecordAnalysis) -> tuple[int, int, int, int, float, float, int]:
+    """Tier; open and adopted before rejected and superseded; the author's standing
+    (`ranking.standing_rank`: recommended first, historical last); the ranking group and its
+    number; then number.
 
     The number a group is ordered by is rounded to one decimal, as shown, so two records that
     read the same tie on number.
     """
-    closed = 1 if a.file.record.status in ("rejected", "superseded") else 0
+    r = a.file.record
+    closed = 1 if r.status in ("rejected", "superseded") else 0
     if a.primary is not None:
         group, part, value = stats.rank_key(a.primary.comparison, guardrail_broken=a.primary.guardrail_broken)
         value = round(value, 1) if math.isfinite(value) else value
     else:
         group, part, value = stats.GROUPS.index(a.group), 0, 0.0
-    return (a.file.record.tier, closed, group, part, value, a.file.number)
+    return (r.tier, closed, standing_rank(r.standing), group, part, value, a.file.number)

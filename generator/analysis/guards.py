@@ -17,8 +17,8 @@ from generator.analysis.ranking import smallest_breach
 from generator.analysis.records import Decider, Guardrail, ResolvedResult
 from generator.analysis.stats import Comparison, guardrail_state
 from generator.model import metrics
-from generator.model.record import Record
-from generator.model.result import Range
+from generator.model.record import DecidedBy, Record
+from generator.model.result import Range, stated_percent
 
 # A write-up rounds its percents: a stated change agrees with the numbers within this many points.
 STATED_TOLERANCE = 1.0
@@ -58,6 +58,12 @@ def reported_reading(name: str, margin: float, change: float | Range, higher_is_
     return Guardrail(name, margin, point, low, high, held, label, reported=True, state=state)
 
 
+def margins(record: Record, campaign: Mapping[str, float]) -> Mapping[str, float]:
+    """The record's guardrails (metric -> margin percent): its own `expected.guardrails`, else the campaign's."""
+    expected = record.expected
+    return expected.guardrails if expected is not None and expected.guardrails is not None else campaign
+
+
 def guardrails_across(
     results: Sequence[ResolvedResult],
     first: int,
@@ -77,7 +83,8 @@ def guardrails_across(
         found: list[Guardrail] = []
         for res in order:
             c = res.comparisons.get(name)
-            reported = res.result.reported_change.get(name)
+            given = res.result.reported_change.get(name)
+            reported = stated_percent(given) if given is not None else None
             metric = vocabulary.lookup(name)
             if c is not None:
                 found.append(measured_reading(name, margin, c, res.result.label))
@@ -85,6 +92,17 @@ def guardrails_across(
                 found.append(reported_reading(name, margin, reported, metric.higher_is_better, res.result.label))
         out += found or [Guardrail(name, margin, None, None, None, None)]
     return tuple(out)
+
+
+def variant_guardrails(
+    by_variant: Sequence[Sequence[ResolvedResult]],
+    primary_metric: str | None,
+    margins: Mapping[str, float],
+    vocabulary: metrics.Vocabulary,
+) -> tuple[tuple[Guardrail, ...], ...]:
+    """Each variant's guardrails read on its own results, as the retained one's are: a rejected
+    arm whose TTFT broke its guardrail says so beside it. A variant without results reads none."""
+    return tuple(guardrails_across(rs, 0, primary_metric or "", margins, vocabulary) if rs else () for rs in by_variant)
 
 
 def _find(
@@ -95,25 +113,66 @@ def _find(
     return [r for v, rs in zip(record.variants, by_variant, strict=True) if v.label == variant for r in rs]
 
 
+# A variant's outcome read as the status it decided, for `_agrees`.
+_OUTCOME_STATUS = {"retained": "adopted", "rejected": "rejected"}
+
+
+def deciders(
+    record: Record, own: Sequence[ResolvedResult], by_variant: Sequence[Sequence[ResolvedResult]]
+) -> tuple[Decider, ...]:
+    """Every `decided_by` of the record (its own, one mapping or a list, then each variant's), read
+    on the numbers of the result each names; one whose result is not there is left out (`check`
+    reports the reference)."""
+    out: list[Decider] = []
+    for i, d in enumerate(record.deciders):
+        at: tuple[str | int, ...] = ("decided_by",) if isinstance(record.decided_by, DecidedBy) else ("decided_by", i)
+        found = _read(d, _find(record, own, by_variant, d.variant), record.status, d.variant, None, at)
+        out += [found] if found is not None else []
+    for k, (v, rs) in enumerate(zip(record.variants, by_variant, strict=True)):
+        status = _OUTCOME_STATUS.get(v.outcome, "")
+        for i, d in enumerate(v.deciders):
+            at = ("variants", k, "decided_by") + (() if isinstance(v.decided_by, DecidedBy) else (i,))
+            found = _read(d, rs, status, v.label, v.label, at)
+            out += [found] if found is not None else []
+    return tuple(out)
+
+
 def decider(
     record: Record, own: Sequence[ResolvedResult], by_variant: Sequence[Sequence[ResolvedResult]]
 ) -> Decider | None:
-    """The record's `decided_by` read on the numbers of the result it names; None without one or
-    when the result is not there (`check` reports the reference)."""
-    d = record.decided_by
-    if d is None:
-        return None
-    res = next((r for r in _find(record, own, by_variant, d.variant) if r.result.label == d.result), None)
+    """The record's first own `decided_by` read on its numbers (`deciders`); None without one."""
+    return next((d for d in deciders(record, own, by_variant) if d.owner is None), None)
+
+
+def _read(
+    d: DecidedBy,
+    results: Sequence[ResolvedResult],
+    status: str,
+    variant: str | None,
+    owner: str | None,
+    at: tuple[str | int, ...],
+) -> Decider | None:
+    res = next((r for r in results if r.result.label == d.result), None)
     if res is None:
         return None
     c = res.comparisons.get(d.metric)
     given = res.result.reported_change.get(d.metric)
     reported: float | tuple[float, float] | None = None
-    if isinstance(given, Range):
-        reported = (given.min, given.max)
-    elif given is not None:
-        reported = float(given)
-    return Decider(d.metric, d.result, d.variant, c, reported, d.change, _agrees(record.status, d.change, c, reported))
+    if given is not None:
+        percent = stated_percent(given)
+        reported = (percent.min, percent.max) if isinstance(percent, Range) else float(percent)
+    return Decider(
+        d.metric,
+        d.result,
+        variant,
+        c,
+        reported,
+        d.change,
+        _agrees(status, d.change, c, reported),
+        note=d.note,
+        owner=owner,
+        at=at,
+    )
 
 
 def _agrees(

@@ -51,6 +51,7 @@ def launch_of(
     picked = launch_chain(rec.slug, steps if steps.get(rec.slug) == own else {**steps, rec.slug: own})
     before: tuple[tuple[str, str], ...] = ()
     inside: tuple[tuple[str, str], ...] = ()
+    container = tuple((own.label, line) for line in own.container)
     image = change.image if change is not None else None
     if not isinstance(picked, Cycle):
         # Without `builds_on` only the host commands are wanted: no baseline command to split.
@@ -58,13 +59,13 @@ def launch_of(
         found = apply_ordered(
             campaign.baseline.command if stacked else "", campaign.baseline.env if stacked else {}, picked
         )
-        before, inside = found.before, found.inside
+        before, inside, container = found.before, found.inside, found.container
         image = found.image[1] if found.image is not None else None
         if stacked:
             by_slug = project.slug_index
             tokens, env = list(found.tokens), dict(found.env)
             chain = tuple(by_slug[s.slug] for s in picked if s.slug != rec.slug and s.slug in by_slug)
-    return Launch(tuple(tokens), env, chain, before, inside, image)
+    return Launch(tuple(tokens), env, chain, before, inside, image, container)
 
 
 def launch_below(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -> Launch:
@@ -80,4 +81,4 @@ def launch_below(project: Project, rec: RecordFile, steps: Mapping[str, Step]) -
     found = apply_ordered(campaign.baseline.command, campaign.baseline.env, below)
     by_slug = project.slug_index
     chain = tuple(by_slug[s.slug] for s in below if s.slug in by_slug)
-    return Launch(found.tokens, dict(found.env), chain, found.before, found.inside)
+    return Launch(found.tokens, dict(found.env), chain, found.before, found.inside, container=found.container)

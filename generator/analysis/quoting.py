@@ -34,6 +34,7 @@ PROSE_FIELDS = frozenset(
         "missing",
         "note",
         "quote",
+        "reason",
         "standing_note",
         "summary",
         "symptom",

@@ -151,3 +151,15 @@ def rank_key(c: Comparison | None, *, guardrail_broken: bool = False) -> tuple[i
     else:
         value = c.gain_low_percent if c.gain_low_percent is not None else c.gain_percent
     return (index, part, math.inf if value is None else -value)
+
+
+# The author's standing, before the evidence within a tier (docs/guide/decisions.md, "Ranking"):
+# the configuration the campaign recommends above an undecided patch however large its point
+# change, and an adopted record since overtaken ("historical") below the open ones. A record
+# without a standing sits between.
+STANDING_ORDER = {"recommended": 0, "latest": 1, None: 2, "undecided": 2, "historical": 3}
+
+
+def standing_rank(standing: str | None) -> int:
+    """The sort key component of a record's standing (ascending = shown first)."""
+    return STANDING_ORDER.get(standing, 2)

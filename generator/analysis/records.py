@@ -153,6 +153,10 @@ class Decider:
     # The change the record states, and whether the numbers bear it out (None: nothing to check).
     stated: float | None
     agrees: bool | None
+    note: str | None = None
+    # The variant whose own `decided_by` this is (None: the record's), and where it is written.
+    owner: str | None = None
+    at: tuple[str | int, ...] = ("decided_by",)
 
 
 Verdict = Literal["met", "missed", "undecided"]
@@ -221,6 +225,8 @@ class Launch:
     # names its own (None: the campaign engine's).
     inside: tuple[tuple[str, str], ...] = ()
     image: str | None = None
+    # How the container starts (`Change.container`, `launch.container_lines`), likewise.
+    container: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -245,8 +251,10 @@ class RecordAnalysis:
     group: str = "not measured"
     # No variant retained: each candidate's decision on the primary metric (never ranked).
     variant_decisions: tuple[VariantDecision, ...] = ()
-    # The record's own `decided_by`, read on its numbers; None without one.
-    decider: Decider | None = None
+    # Every `decided_by` (the record's own, then its variants'), read on their numbers.
+    deciders: tuple[Decider, ...] = ()
+    # Each variant's guardrails, read on its own results (in the order of `variants`).
+    variant_guardrails: tuple[tuple[Guardrail, ...], ...] = ()
     # Its `expected` gain and thresholds read on its results (`analysis.expect`).
     expectations: tuple[ExpectationCheck, ...] = ()
     # Regressions beyond min_effect among its headline results' other comparisons (issue #36).
@@ -262,6 +270,11 @@ class RecordAnalysis:
     quotes: tuple[Quote, ...] = ()
     # How many metrics one of its results decides at once, stated on its page (`ranking.multiplicity`).
     multiplicity: Multiplicity | None = None
+
+    @property
+    def decider(self) -> Decider | None:
+        """The record's own first `decided_by`, read on its numbers; None without one."""
+        return next((d for d in self.deciders if d.owner is None), None)
 
     def placed_results(self) -> list[tuple[tuple[str | int, ...], ResolvedResult]]:
         """Every resolved result with its place in the record file (its own, then its variants'),

@@ -61,28 +61,31 @@ def decider_problems(analysis: Analysed) -> list[Problem]:
     """A warning where the metric a record says decided it (`decided_by`) disagrees with its numbers."""
     out: list[Problem] = []
     for entry in analysis.records:
-        d, rec = entry.decider, entry.file
-        if d is None or d.agrees is not False:
-            continue
-        c = d.comparison
-        if c is not None:
-            seen = f"`{c.decision}`" + (f" ({fmt_percent(c.change_percent)})" if c.change_percent is not None else "")
-        elif isinstance(d.reported_change, tuple):
-            seen = f"reported as {fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}%"
-        else:
-            seen = f"reported as {fmt_percent(d.reported_change or 0.0)}"
-        stated = f", stated as {fmt_percent(d.stated)}" if d.stated is not None else ""
-        out.append(
-            Problem(
-                rel(rec.path, analysis.project.root),
-                *rec.positions.of(("decided_by",)),
-                "status-contradicts-evidence",
-                f"status `{rec.record.status}` is said to be decided by `{d.metric}` in result `{d.result}`"
-                f"{stated}, but its numbers give {seen}",
-                "correct `decided_by.change`, or name the result and metric that decided it",
-                severity="warning",
+        rec = entry.file
+        for d in entry.deciders:
+            if d.agrees is not False:
+                continue
+            c = d.comparison
+            if c is not None:
+                change = f" ({fmt_percent(c.change_percent)})" if c.change_percent is not None else ""
+                seen = f"`{c.decision}`{change}"
+            elif isinstance(d.reported_change, tuple):
+                seen = f"reported as {fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}%"
+            else:
+                seen = f"reported as {fmt_percent(d.reported_change or 0.0)}"
+            stated = f", stated as {fmt_percent(d.stated)}" if d.stated is not None else ""
+            whose = f"variant `{d.owner}`'s outcome" if d.owner is not None else f"status `{rec.record.status}`"
+            out.append(
+                Problem(
+                    rel(rec.path, analysis.project.root),
+                    *rec.positions.of(d.at),
+                    "status-contradicts-evidence",
+                    f"{whose} is said to be decided by `{d.metric}` in result `{d.result}`"
+                    f"{stated}, but its numbers give {seen}",
+                    "correct `decided_by.change`, or name the result and metric that decided it",
+                    severity="warning",
+                )
             )
-        )
     return out
 
 

@@ -11,8 +11,9 @@
   that hands the words to `eval` or `sh -c`, which read them as code once more.
 - The names the runner makes file names from (a record's slug, a variant's label as its arm's
   name) fit a file name with what the runner adds around them (`bad-filename`).
-- `improvements run` cannot run a change's `inside:` steps or its own `image:` (how the container
-  is entered is not recorded): said where the change names them, a warning here, since a record
+- `improvements run` cannot run a change's `inside:` steps, its own `image:` or its own
+  `container:` start (it starts no container: how one is entered is not recorded): said where the
+  change names them, a warning here, since a record
   measured elsewhere is still right; `run` refuses such an arm with the same problem as an error.
 """
 
@@ -135,7 +136,7 @@ def _name_problems(project: Project) -> list[Problem]:
 
 
 def not_runnable(project: Project, severity: Severity) -> list[Problem]:
-    """Every change with `inside:` steps or its own `image:`, which `improvements run` cannot run."""
+    """Every change with `inside:` steps, its own `image:` or `container:` start, which `run` cannot run."""
     out: list[Problem] = []
     for rec in project.records:
         if rec.record.change is not None:
@@ -147,11 +148,16 @@ def not_runnable(project: Project, severity: Severity) -> list[Problem]:
 
 
 def change_not_runnable(project: Project, rec: Loaded, at: Path_, change: Change, severity: Severity) -> list[Problem]:
-    """The change's `inside:` and `image:`, each a problem where it is written: the runner would drop them."""
+    """The change's `inside:`, `image:` and `container:`, each a problem where it is written: the
+    runner would drop them."""
     out: list[Problem] = []
-    for key in ("inside", "image"):
+    whats = {
+        "inside": "the steps this change runs inside the container",
+        "image": "this change's own image",
+        "container": "this change's own container start (`docker run` options, volumes, mounted files)",
+    }
+    for key, what in whats.items():
         if getattr(change, key):
-            what = "the steps this change runs inside the container" if key == "inside" else "this change's own image"
             msg = (
                 f"`{dotted((*at, key))}`: `improvements run` cannot run {what}: it runs every arm on the host, "
                 "since how the container is entered is not recorded, and without them it would measure "

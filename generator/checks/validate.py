@@ -24,7 +24,7 @@ from generator.checks.stack import stack_problems
 from generator.checks.values import value_problems
 from generator.checks.variants import variant_problems
 from generator.model import variants
-from generator.model.record import Record
+from generator.model.record import DecidedBy, Record
 from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
 
@@ -325,22 +325,52 @@ def _record_problems(
 
 
 def _decided_by_problems(r: Record, pos: Positions, shown: str) -> list[Problem]:
-    """`decided_by` names a result (of a variant, when it says which) that the record holds."""
-    d = r.decided_by
-    if d is None or variants.find_result(r, d.variant, d.result) is not None:
-        return []
-    where = f"variant `{d.variant}`'s results" if d.variant is not None else "the record's own results"
-    held = [x.label for x in (r.results if d.variant is None else variants.all_results(r))]
-    return [
-        Problem(
-            shown,
-            *pos.of(("decided_by", "result")),
-            "unknown-result",
-            f"`decided_by` names result `{d.result}`, not among {where}",
-            f"the results are labelled: {', '.join(f'`{x}`' for x in held) or 'none'}"
-            + ("; a variant's result needs `variant`" if d.variant is None and r.variants else ""),
-        )
-    ]
+    """Every `decided_by` (the record's, one or a list; each variant's) names a result the record
+    holds: of the variant it says, or, on a variant, of that variant; and `headline` names one
+    of the record's headline results."""
+    out: list[Problem] = []
+    many = not isinstance(r.decided_by, DecidedBy)
+    for i, d in enumerate(r.deciders):
+        if variants.find_result(r, d.variant, d.result) is None:
+            at: tuple[str | int, ...] = ("decided_by", i, "result") if many else ("decided_by", "result")
+            where = f"variant `{d.variant}`'s results" if d.variant is not None else "the record's own results"
+            held = [x.label for x in (r.results if d.variant is None else variants.all_results(r))]
+            hint = "; a variant's result needs `variant`" if d.variant is None and r.variants else ""
+            out.append(
+                _unknown_result(
+                    shown, pos.of(at), f"`decided_by` names result `{d.result}`, not among {where}", held, hint
+                )
+            )
+    for k, v in enumerate(r.variants):
+        many = not isinstance(v.decided_by, DecidedBy)
+        for i, d in enumerate(v.deciders):
+            base: tuple[str | int, ...] = ("variants", k, "decided_by") + ((i,) if many else ())
+            if d.variant is not None and d.variant != v.label:
+                out.append(
+                    Problem(
+                        shown,
+                        *pos.of((*base, "variant")),
+                        "unknown-result",
+                        f"variant `{v.label}`'s `decided_by` names variant `{d.variant}`",
+                        "a variant's `decided_by` reads its own results: leave `variant` out",
+                    )
+                )
+            elif not any(x.label == d.result for x in v.results):
+                msg = f"variant `{v.label}`'s `decided_by` names result `{d.result}`, not among its results"
+                out.append(_unknown_result(shown, pos.of((*base, "result")), msg, [x.label for x in v.results], ""))
+    if r.headline is not None:
+        kept = variants.retained(r)
+        held = [x.label for x in (kept.results if kept is not None else r.results)]
+        if r.headline.result not in held:
+            where = f"the retained variant `{kept.label}`'s results" if kept is not None else "the record's own results"
+            msg = f"`headline` names result `{r.headline.result}`, not among {where}"
+            out.append(_unknown_result(shown, pos.of(("headline", "result")), msg, held, ""))
+    return out
+
+
+def _unknown_result(shown: str, at: tuple[int, int], msg: str, held: list[str], hint: str) -> Problem:
+    labels = ", ".join(f"`{x}`" for x in held) or "none"
+    return Problem(shown, *at, "unknown-result", msg, f"the results are labelled: {labels}{hint}")
 
 
 def _docs_dir_problem(docs_dir: str, root: Path) -> str | None:

@@ -262,7 +262,8 @@ def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
         seen.setdefault(variant.value, i)
     sweep = record.sweep
     if sweep is not None and sweep.metric is not None and record.variants:
-        measured = {name for result in all_results(record) for name in result.metrics}
+        # A change the source stated counts: its points are drawn as stated (`views.variants`).
+        measured = {name for result in all_results(record) for name in (*result.metrics, *result.reported_change)}
         if sweep.metric not in measured:
             line, col = rec.positions.of(("sweep", "metric"))
             listed = ", ".join(f"`{n}`" for n in sorted(measured)) or "none"

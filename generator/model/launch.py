@@ -8,7 +8,7 @@ Rules (the format guide repeats them):
 - Order: a step comes after every step it `builds_on`; among steps free to go next, the lowest
   number goes first. `builds_on` naming a slug that is not among the steps is reported in
   `Stack.unresolved` and otherwise ignored. A cycle is returned as a `Cycle` (its slugs), never
-  half-applied.
+  half-applied, one at a time (the first `graphlib` finds; with it fixed, the next shows).
 - Applying one step is `model.apply_change`: the step's flags and `remove_flags` drop every
   occurrence of those flags (with their values), then its flags are appended. So one step on the
   baseline gives exactly `apply_change`'s tokens.
@@ -20,7 +20,6 @@ Rules (the format guide repeats them):
   stack order wins in the tokens, so the output is still deterministic, and the clash is reported.
 - A step's `base_command` replaces the campaign command as the base; every step's flags apply on
   top of it, the last such step in stack order deciding (`Stack.base_from`).
-- A cycle is reported one at a time (the first `graphlib` finds); with it fixed, the next shows.
 - Quoting: `command` is `shlex.join`'s quoting except for `$NAME` and `${NAME...}` references,
   which stay double-quoted so the shell expands them (`--model-path "$MODEL_PATH"`) without word
   splitting. The campaign writes `$MODEL_PATH` for values it did not record, so a quoted literal
@@ -38,11 +37,11 @@ import heapq
 import itertools
 import re
 import shlex
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from generator.model.record import Change
+from generator.model.record import Change, ContainerStart
 
 ConflictKind = Literal["flag", "env", "remove", "base-command"]
 LineKind = Literal["env", "baseline", "added", "changed", "removed"]
@@ -65,6 +64,7 @@ class Step:
     # Commands run inside the container before the launch (`Change.inside`), and its own image.
     inside: tuple[str, ...] = ()
     image: str | None = None
+    container: tuple[str, ...] = ()  # how the container starts, a line each (`container_lines`)
 
     @property
     def label(self) -> str:
@@ -85,7 +85,14 @@ class Step:
             before=tuple(change.before),
             inside=tuple(change.inside),
             image=change.image,
+            container=container_lines(change.container),
         )
+
+
+def container_lines(c: ContainerStart | None) -> tuple[str, ...]:
+    """A change's container start, a line each: `docker run` options as words, `-v` per volume, each file."""
+    out = [words(_split_value(o)) for o in c.options] + [words(["-v", v.option()]) for v in c.volumes] if c else []
+    return (*out, *(f"file {f.path} ({f.digest or 'its text on the record page'})" for f in (c.files if c else ())))
 
 
 @dataclass(frozen=True)
@@ -140,6 +147,7 @@ class Stack:
     # step that names its own image: the image in force (None: the campaign engine's).
     inside: tuple[tuple[str, str], ...] = ()
     image: tuple[str, str] | None = None
+    container: tuple[tuple[str, str], ...] = ()  # (step label, line) of the container's start, likewise
 
     @property
     def command(self) -> str:
@@ -326,17 +334,18 @@ def apply_ordered(command: str, env: Mapping[str, str], ordered: tuple[Step, ...
         unresolved=tuple((s.slug, d) for s in ordered for d in s.builds_on if d not in by_slug),
         absent=tuple(absent),
         base_from=base.slug if base else None,
-        before=_before(ordered),
-        inside=_before(ordered, inside=True),
+        before=_lines_of(ordered, lambda step: step.before),
+        inside=_lines_of(ordered, lambda step: step.inside),
+        container=_lines_of(ordered, lambda step: step.container),
         image=next(((s.label, s.image) for s in reversed(ordered) if s.image), None),
     )
 
 
-def _before(ordered: Sequence[Step], *, inside: bool = False) -> tuple[tuple[str, str], ...]:
+def _lines_of(ordered: Sequence[Step], of: Callable[[Step], tuple[str, ...]]) -> tuple[tuple[str, str], ...]:
     seen: set[str] = set()
     out: list[tuple[str, str]] = []
     for step in ordered:
-        for line in step.inside if inside else step.before:
+        for line in of(step):
             if line not in seen:
                 seen.add(line)
                 out.append((step.label, line))

@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
+    BeforeValidator,
     Field,
     ModelWrapValidatorHandler,
     PrivateAttr,
@@ -22,6 +23,8 @@ from pydantic import (
     model_validator,
 )
 
+from generator.model.decided import DecidedBy as DecidedBy
+from generator.model.decided import DecidedByMany, Headline, deciders_of
 from generator.model.result import (
     Count,
     Finite,
@@ -186,6 +189,63 @@ class Patch(Strict):
     upstream: str | None = None
 
 
+def _volume_form(value: Any) -> Any:
+    # "host:container[:ro]", as `docker run -v` takes it; the mapping form says the same.
+    if isinstance(value, str):
+        parts = value.split(":")
+        if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("ro", "rw")):
+            raise ValueError("a volume is `host:container` or `host:container:ro` (or a mapping)")
+        return {"host": parts[0], "container": parts[1], "read_only": len(parts) == 3 and parts[2] == "ro"}
+    return value
+
+
+class Volume(Strict):
+    """A folder (or a named volume) the container sees: `docker run -v host:container[:ro]`."""
+
+    host: NonEmpty
+    container: Annotated[str, Field(pattern=r"^/")]
+    read_only: bool = False
+    note: str | None = None
+
+    def option(self) -> str:
+        return f"{self.host}:{self.container}{':ro' if self.read_only else ''}"
+
+
+class MountedFile(Strict):
+    """A file the container reads (a config file, a heredoc written before the launch), with its
+    text or, where the text is too long or private to keep, its digest."""
+
+    # Where the container sees it.
+    path: Annotated[str, Field(pattern=r"^/")]
+    content: str | None = None
+    digest: Annotated[str, Field(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _text_or_digest(self) -> MountedFile:
+        if self.content is None and self.digest is None:
+            raise ValueError("a mounted file needs its `content` or its `digest` (sha256:...)")
+        return self
+
+
+class ContainerStart(Strict):
+    """How the engine's container starts, where the change needs it: `docker run` options, the
+    volumes and the files it mounts. Shown on the page and in the stack; `improvements run` runs
+    every arm on the host and refuses a change that needs its own container start."""
+
+    # `docker run` options as written, each one option with its value: "--shm-size 16g", "--ipc=host".
+    options: list[ShellText] = Field(default_factory=list)
+    volumes: list[Annotated[Volume, BeforeValidator(_volume_form)]] = Field(default_factory=list)
+    files: list[MountedFile] = Field(default_factory=list)
+    note: str | None = None
+
+    @model_validator(mode="after")
+    def _says_something(self) -> ContainerStart:
+        if not (self.options or self.volumes or self.files):
+            raise ValueError("`container` needs `options`, `volumes` or `files`")
+        return self
+
+
 class Change(Strict):
     # Host commands run before the launch, in order (kill stale GPU processes, a sysctl): each a
     # whole shell command line, printed as written before the launch line. bash itself reads
@@ -196,6 +256,8 @@ class Change(Strict):
     inside: list[NonEmpty] = Field(default_factory=list)
     # The container image this change runs in, when not the campaign engine's (with its tag or digest).
     image: NonEmpty | None = None
+    # How the container starts for this change (`docker run` options, volumes, mounted files).
+    container: ContainerStart | None = None
     flags: list[Flag] = Field(default_factory=list)
     remove_flags: list[Annotated[str, Field(pattern=r"^--?[A-Za-z0-9][A-Za-z0-9_.-]*$")]] = Field(default_factory=list)
     env: dict[str, str] = Field(default_factory=dict)
@@ -218,22 +280,6 @@ class Change(Strict):
         if self.command == "not-recorded" and self.base_command:
             raise ValueError("`command: not-recorded` and `base_command` contradict each other; keep one")
         return self
-
-
-class DecidedBy(Strict):
-    """The metric that decided the record, as its write-up says it ("rejected: TTFT +38% at 124K").
-
-    Shown beside the decision and checked against the numbers of the result it names.
-    """
-
-    metric: MetricName
-    # The result the deciding number is read on: the record's own, or that of `variant`.
-    result: NonEmpty
-    variant: NonEmpty | None = None
-    # The change as the write-up states it, in percent with the number's own sign (+38 for a
-    # TTFT that rose 38%); `check` warns when the computed or reported change says otherwise.
-    change: Finite | None = None
-    note: str | None = None
 
 
 class Attempt(Strict):
@@ -303,8 +349,9 @@ class Record(Strict):
     status: Status
     # Finer than the status: "recommended" (the configuration the campaign recommends) or
     # "latest" (the newest adopted, not yet the recommended one), both adopted; "undecided"
-    # (measured, no decision yet). `standing_note` says more ("kept for the Dev branch").
-    standing: Literal["recommended", "latest", "undecided"] | None = None
+    # (measured, no decision yet); "historical" (adopted once, since overtaken, kept as the
+    # record of what was run). `standing_note` says more ("kept for the Dev branch").
+    standing: Literal["recommended", "latest", "undecided", "historical"] | None = None
     standing_note: str | None = None
     hypothesis: NonEmpty
     summary: str | None = None
@@ -315,8 +362,11 @@ class Record(Strict):
     blockers: list[Blocker] = Field(default_factory=list)
     results: list[Result] = Field(default_factory=list)
     verdict: str | None = None
-    # The metric whose change decided the status, when it is not the primary one (or to say so).
-    decided_by: DecidedBy | None = None
+    # The metric whose change decided the status, when it is not the primary one (or to say so);
+    # a list when several did.
+    decided_by: DecidedByMany | None = None
+    # The result the author leads with, when it is not the first: the record is ranked on it.
+    headline: Headline | None = None
     caveats: list[str] = Field(default_factory=list)
     related: list[Slug] = Field(default_factory=list)
     superseded_by: Slug | None = None
@@ -329,9 +379,14 @@ class Record(Strict):
     # Where this record's runs differ from the campaign's setup.
     setup: Setup | None = None
 
+    @property
+    def deciders(self) -> tuple[DecidedBy, ...]:
+        """The record's own `decided_by`, as a tuple (one mapping or a list)."""
+        return deciders_of(self.decided_by)
+
     @model_validator(mode="after")
     def _standing_fits_status(self) -> Record:
-        if self.standing in ("recommended", "latest") and self.status != "adopted":
+        if self.standing in ("recommended", "latest", "historical") and self.status != "adopted":
             raise ValueError(f"`standing: {self.standing}` is for an adopted record; this one is `{self.status}`")
         if self.standing == "undecided" and self.status in ("adopted", "rejected", "superseded"):
             raise ValueError(f"`standing: undecided` contradicts status `{self.status}`, which is a decision")
@@ -359,7 +414,15 @@ class Variant(Strict):
     # its own hardware, benchmark, base command, or `command: not-recorded`.
     setup: Setup | None = None
     results: list[Result] = Field(default_factory=list)
+    # Why it was retained or rejected, in the write-up's words ("the tested fractions regressed").
+    reason: str | None = None
+    # The metric (or metrics) whose change decided this variant's outcome, read on its own results.
+    decided_by: DecidedByMany | None = None
     note: str | None = None
+
+    @property
+    def deciders(self) -> tuple[DecidedBy, ...]:
+        return deciders_of(self.decided_by)
 
 
 class Sweep(Strict):

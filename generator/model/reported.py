@@ -14,7 +14,7 @@ from typing import Literal
 from generator.model import metrics
 from generator.model.quantity import fmt_percent, fmt_value
 from generator.model.record import Record
-from generator.model.result import Range, Result
+from generator.model.result import Range, Ratio, Result
 
 # "measured": numbers a comparison may use (typed `metrics` or an imported run);
 # "reported": only evidence as the sources gave it.
@@ -50,11 +50,15 @@ def figures(result: Result) -> list[ReportedMetric]:
 
 
 def changes(result: Result) -> list[ReportedMetric]:
-    """The result's `reported_change`s, signed as the source signs them."""
+    """The result's `reported_change`s, signed as the source signs them; a ratio as stated."""
     out = []
     for name, v in result.reported_change.items():
         label, unit = _metric(name)
-        text = f"{fmt_value(v)}%" if isinstance(v, Range) else fmt_percent(v)
+        if isinstance(v, Ratio):
+            # As stated ("106x lower"), its percent beside it: never a measured change.
+            text = f"{v.text} ({fmt_percent(v.percent)})"
+        else:
+            text = f"{fmt_value(v)}%" if isinstance(v, Range) else fmt_percent(v)
         out.append(ReportedMetric(name, label, unit, text))
     return out
 

@@ -186,6 +186,41 @@ class Workload(Strict):
     note: str | None = None
 
 
+class Ratio(Strict):
+    """A change stated as a ratio, as a write-up states it: "106x lower" is
+    `{ratio: 106, direction: lower}`, "doubles p50" `{ratio: 2, direction: higher}`, "~2x"
+    `{ratio: 2, direction: higher, about: true}`.
+
+    Like a reported percent, one stated number: never compared, never called better or worse,
+    shown as written with its percent beside it (`percent`), read by guardrails at face value.
+    """
+
+    # How many times over (or under) the baseline: 1 or more, the direction says which way.
+    ratio: Annotated[float, Field(ge=1, le=1e15, allow_inf_nan=False), BeforeValidator(_not_boolean)]
+    direction: Literal["higher", "lower"]
+    about: bool = False
+
+    @property
+    def percent(self) -> float:
+        """The change in percent, raw sign: "2x higher" is +100, "106x lower" is -99.06."""
+        return (self.ratio - 1) * 100 if self.direction == "higher" else (1 / self.ratio - 1) * 100
+
+    @property
+    def text(self) -> str:
+        """As written: "106x lower", "~2x higher"."""
+        return f"{'~' if self.about else ''}{self.ratio:g}x {self.direction}"
+
+
+# A change as the source states it: percent (signed as the source signs it), a range of
+# percents, or a ratio ("106x lower").
+StatedChange = Finite | Range | Ratio
+
+
+def stated_percent(value: StatedChange) -> float | Range:
+    """A stated change in percent (a ratio turned into its percent), raw sign."""
+    return value.percent if isinstance(value, Ratio) else value
+
+
 class Reported(Strict):
     """Numbers given as the source reported them, when it does not say which run each comes from.
 
@@ -275,7 +310,7 @@ class Result(Strict):
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.
     reported: list[Reported] = Field(default_factory=list)
-    reported_change: dict[MetricName, Finite | Range] = Field(default_factory=dict)
+    reported_change: dict[MetricName, StatedChange] = Field(default_factory=dict)
     finding: str | None = None
     note: str | None = None
     provenance: Provenance | None = None

@@ -36,7 +36,9 @@ def _stack(analysis: Analysis) -> dict[str, Any]:
     `stack` prints them (`inside:` ones as comments), and what to know before running it."""
     found = analysis.stack
     return {
-        "command": "\n".join([*road.step_lines(found.stack.before, found.stack.inside), found.stack.command])
+        "command": "\n".join(
+            [*road.step_lines(found.stack.before, found.stack.inside, found.stack.container), found.stack.command]
+        )
         if found.stack is not None
         else None,
         "image": road.image_in_force(analysis)[1] if found.stack is not None else None,

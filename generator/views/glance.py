@@ -16,7 +16,7 @@ from generator.model.launch import assignment, words
 from generator.model.quantity import fmt_number, fmt_percent, unreplicated_text
 from generator.model.record import Change
 from generator.project.load import Project, RecordFile
-from generator.views.notes import guardrails_text, own_load_text, regressions_text, unranked_text
+from generator.views.notes import guardrails_text, one_decider_text, own_load_text, regressions_text, unranked_text
 from generator.views.paths import Figures, docs_root, record_link
 from generator.views.sweeps import capacity_cell, slo_text
 
@@ -195,33 +195,10 @@ def record_header(analysis: Analysis, rec: RecordFile) -> RecordHeader:
 
 
 def decider_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> str | None:
-    """The metric the record says decided it, as its numbers give it: "TTFT (P99) in result `124K`:
-    +37.6% (interval ...), worse; stated +38%"."""
-    d = ra.decider
-    if d is None:
-        return None
-    c = d.comparison
-    if c is not None and c.change_percent is not None:
-        seen = fmt_percent(c.change_percent)
-        if c.ci_low_percent is not None and c.ci_high_percent is not None:
-            seen += f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
-        seen += f", {c.decision}"
-    elif isinstance(d.reported_change, tuple):
-        seen = f"{fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}% as reported"
-    elif d.reported_change is not None:
-        seen = f"{fmt_percent(d.reported_change)} as reported"
-    else:
-        seen = "not compared"
-    where = f"variant {d.variant}'s result {d.result}" if d.variant else f"result {d.result}"
-    text = f"{_label(vocabulary, d.metric)} in {where}: {seen}"
-    if d.stated is not None:
-        text += f"; stated {fmt_percent(d.stated)}" + (
-            "" if d.agrees is not False else ", which the numbers do not give"
-        )
-    elif d.agrees is False:
-        text += "; the numbers went the other way"
-    note = ra.file.record.decided_by.note if ra.file.record.decided_by is not None else None
-    return f"{text} ({note})" if note else text
+    """The metric (or metrics) the record says decided it, as its numbers give them: "TTFT (P99)
+    in result `124K`: +37.6% (interval ...), worse; stated +38%"; several joined by "; and "."""
+    own = [d for d in ra.deciders if d.owner is None]
+    return "; and ".join(one_decider_text(d, vocabulary) for d in own) or None
 
 
 _KIND = {"gain": "expected gain", "gain_absolute": "expected gain in the metric's unit", "threshold": "threshold"}
@@ -256,7 +233,12 @@ def expectation_lines(ra: RecordAnalysis, vocabulary: metrics.Vocabulary) -> lis
 
 def standing_text(status: str, standing: str | None, note: str | None) -> str:
     """The status with its standing: "adopted, recommended (kept for the Dev branch)"."""
-    words = {"recommended": "recommended", "latest": "latest, not the recommended", "undecided": "measured, undecided"}
+    words = {
+        "recommended": "recommended",
+        "latest": "latest, not the recommended",
+        "undecided": "measured, undecided",
+        "historical": "historical, since overtaken",
+    }
     text = status if standing is None else f"{status}, {words[standing]}"
     return f"{text} ({note})" if note else text
 

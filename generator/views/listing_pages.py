@@ -124,6 +124,7 @@ def _summary_row(line: SummaryLine, slo: bool) -> SummaryRow:
         blockers_text=line.blockers_text,
         slo=slo,
         capacity=line.capacity_under_slo,
+        variant_reasons=tuple(line.variant_reasons),
     )
 
 

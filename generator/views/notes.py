@@ -9,8 +9,9 @@ home page, the road and the report read them.
 from __future__ import annotations
 
 from generator.analysis.campaign import Primary, RecordAnalysis, Regression
+from generator.analysis.records import Decider, Guardrail
 from generator.model import metrics
-from generator.model.quantity import fmt_percent
+from generator.model.quantity import fmt_number, fmt_percent
 
 
 def regressions_text(found: tuple[Regression, ...], vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> str | None:
@@ -72,3 +73,62 @@ def unranked_text(ra: RecordAnalysis, vocabulary: metrics.Vocabulary = metrics.B
         word = "unreplicated (single shot)" if c.decision == "unreplicated" else c.decision
         return f"no {name} in this run; {other} {change} ({label}), {word}"
     return f"{name} not measured"
+
+
+def _label(vocabulary: metrics.Vocabulary, name: str) -> str:
+    metric = vocabulary.lookup(name)
+    return metric.label if metric else name
+
+
+def one_decider_text(d: Decider, vocabulary: metrics.Vocabulary, *, beside_variant: bool = False) -> str:
+    """One `decided_by` read on its numbers, with its note."""
+    c = d.comparison
+    if c is not None and c.change_percent is not None:
+        seen = fmt_percent(c.change_percent)
+        if c.ci_low_percent is not None and c.ci_high_percent is not None:
+            seen += f" (interval {fmt_percent(c.ci_low_percent)} to {fmt_percent(c.ci_high_percent)})"
+        seen += f", {c.decision}"
+    elif isinstance(d.reported_change, tuple):
+        seen = f"{fmt_number(d.reported_change[0])}% to {fmt_number(d.reported_change[1])}% as reported"
+    elif d.reported_change is not None:
+        seen = f"{fmt_percent(d.reported_change)} as reported"
+    else:
+        seen = "not compared"
+    named = d.variant and d.owner is None and not beside_variant
+    where = f"variant {d.variant}'s result {d.result}" if named else f"result {d.result}"
+    text = f"{_label(vocabulary, d.metric)} in {where}: {seen}"
+    if d.stated is not None:
+        text += f"; stated {fmt_percent(d.stated)}" + (
+            "" if d.agrees is not False else ", which the numbers do not give"
+        )
+    elif d.agrees is False:
+        text += "; the numbers went the other way"
+    return f"{text} ({d.note})" if d.note else text
+
+
+def variant_reasons(ra: RecordAnalysis, vocabulary: metrics.Vocabulary = metrics.BUILTIN) -> list[tuple[str, str]]:
+    """Why each variant came out as it did, beside it: its `reason` as written, the `decided_by`
+    that names it (its own, or the record's naming it), and the guardrails its own results broke
+    (read on every variant, not only the retained one). (label, text) per variant with any."""
+    out: list[tuple[str, str]] = []
+    for v, guards in zip(
+        ra.file.record.variants, ra.variant_guardrails or [()] * len(ra.file.record.variants), strict=True
+    ):
+        parts = [v.reason] if v.reason else []
+        parts += [
+            "decided by " + one_decider_text(d, vocabulary, beside_variant=True)
+            for d in ra.deciders
+            if v.label in (d.owner, d.variant)
+        ]
+        broken = [g for g in guards if g.state == "broken"]
+        if broken:
+            parts.append("guardrail broken: " + ", ".join(_guardrail_at(g, vocabulary) for g in broken))
+        if parts:
+            out.append((v.label, "; ".join(parts)))
+    return out
+
+
+def _guardrail_at(g: Guardrail, vocabulary: metrics.Vocabulary) -> str:
+    change = f" {fmt_percent(g.change_percent)}" if g.change_percent is not None else ""
+    stated = " as reported" if g.reported else ""
+    return f"{_label(vocabulary, g.metric)}{change}{stated} ({g.result})"

@@ -237,6 +237,7 @@ class SummaryLine:
     reported: str | None
     in_stack: bool
     variants: str | None
+    variant_reasons: list[str]
     primary_kind: str | None
     broken_guardrails: list[str]
     unshown_guardrails: list[str]
@@ -293,6 +294,8 @@ class SummaryRow:
     slo: bool
     capacity: str | None
     figures: Figures = ()
+    # Why each variant came out as it did ("1/2 rejected: the tested fractions regressed").
+    variant_reasons: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -226,8 +226,8 @@ def _blocker_views(analysis: Analysis, rec: RecordFile, blockers_page: str) -> l
     return blockers
 
 
-def _steps(launch: Launch | None) -> tuple[tuple[tuple[str, str], ...], tuple[tuple[str, str], ...]]:
-    return (launch.before, launch.inside) if launch is not None else ((), ())
+def _steps(launch: Launch | None) -> tuple[tuple[tuple[str, str], ...], ...]:
+    return (launch.before, launch.inside, launch.container) if launch is not None else ((), (), ())
 
 
 def _result_order(analysis: Analysis, rec: RecordFile) -> list[int]:

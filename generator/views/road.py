@@ -101,7 +101,7 @@ def before_lines(analysis: Analysis) -> list[str]:
     source, image = image_in_force(analysis)
     from_ = f" (from {source})" if source else ""
     out = [f"# The engine runs in the container image {image}{from_}".replace("\n", " ")] if image else []
-    return [*out, *step_lines(found.before, found.inside)]
+    return [*out, *step_lines(found.before, found.inside, found.container)]
 
 
 def image_in_force(analysis: Analysis) -> tuple[str | None, str | None]:
@@ -111,10 +111,20 @@ def image_in_force(analysis: Analysis) -> tuple[str | None, str | None]:
     return found.image if found.image is not None else (None, analysis.project.campaign.engine.image)
 
 
-def step_lines(before: Sequence[tuple[str, str]], inside: Sequence[tuple[str, str]]) -> list[str]:
+def step_lines(
+    before: Sequence[tuple[str, str]],
+    inside: Sequence[tuple[str, str]],
+    container: Sequence[tuple[str, str]] = (),
+) -> list[str]:
     """Each (step label, command) of `before:` on the host, as written, then of `inside:` in the
-    container as comments, in stack order: what `stack` prints and a record page's launch block."""
-    out = ["# On the host:"] if before and inside else []
+    container as comments, in stack order: what `stack` prints and a record page's launch block.
+    First, as comments, how the container starts (`docker run` options, volumes, mounted files)."""
+    out = ["# How the container starts (docker run options; this script does not start it):"] if container else []
+    for i, (label, line) in enumerate(container):
+        # One heading per record: its options, volumes and files follow under it.
+        out += [f"# from {label}:"] if i == 0 or container[i - 1][0] != label else []
+        out.append(visible(f"#   {line}"))
+    out += ["# On the host:"] if before and inside else []
     for label, line in before:
         out += [f"# before the launch, from {label}:", line]
     if inside:
@@ -140,6 +150,7 @@ def stack_json(analysis: Analysis) -> str:
         "image_from": image_in_force(analysis)[0],
         "before": [{"command": line, "record": label} for label, line in found.before],
         "inside": [{"command": line, "record": label} for label, line in found.inside],
+        "container": [{"line": line, "record": label} for label, line in found.container],
         "lines": [
             {"text": line.text, "kind": line.kind, "record": line.source, "replaces": line.replaces}
             for line in found.lines

@@ -17,7 +17,7 @@ from generator.base.cache import memo
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
-from generator.views.notes import own_load_text, unranked_text
+from generator.views.notes import own_load_text, unranked_text, variant_reasons
 from generator.views.results import test_text
 from generator.views.sweeps import capacity_cell
 
@@ -70,7 +70,8 @@ COLUMNS = (
     "best_of_tested",
     # A record that retained none of its variants: each one's decision on the primary metric.
     "variant_decisions",
-    # "recommended", "latest" (adopted, not the recommended) or "undecided" (measured, no decision), or None.
+    # "recommended", "latest" (adopted, not the recommended), "undecided" (measured, no decision) or
+    # "historical" (adopted, since overtaken), or None.
     "standing",
     # How the primary comparison's runs were made, where it weakens it (analysis.design): blocks,
     # a time trend, a single launch.
@@ -82,6 +83,8 @@ COLUMNS = (
     "own_load",
     # Without a primary comparison: why, and what was measured instead, in words; else None.
     "unranked",
+    # Why each variant came out as it did ("1/3 rejected: the tested fractions regressed"), else [].
+    "variant_reasons",
 )
 # Added after COLUMNS when the campaign sets an SLO: each sweep's capacity under it, in words.
 SLO_COLUMN = "capacity_under_slo"
@@ -143,6 +146,10 @@ def summary_row(analysis: Analysis, entry: RecordAnalysis) -> dict[str, Any]:
         "reported": record_text(r),
         "in_stack": analysis.stack.has(rec.slug),
         "variants": variants.variants_cell(r),
+        "variant_reasons": [
+            f"{label} {next(v.outcome for v in r.variants if v.label == label)}: {why}"
+            for label, why in variant_reasons(entry, analysis.project.campaign.vocabulary())
+        ],
         "primary_kind": primary.kind if primary else None,
         "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
         "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
@@ -197,7 +204,8 @@ def gain_text(row: dict[str, Any]) -> str:
     word says whether that is better.
     """
     decision = row["primary_decision"]
-    tried = f" ({row['variants']})" if row.get("variants") else ""
+    reasons = "".join(f"; {why}" for why in row.get("variant_reasons") or [])
+    tried = f" ({row['variants']}{reasons})" if row.get("variants") else ""
     if decision is None and row.get("variant_decisions"):
         return f"none retained; variants compared on {row['primary_metric']}: {row['variant_decisions']}{tried}"
     if decision is None:
@@ -281,13 +289,38 @@ def _csv_row(row: dict[str, Any], columns: Sequence[str]) -> str:
 
     # Text columns only: the numeric ones are numbers formatted here, and -2.8 stays a number.
     slo_text = (SLO_COLUMN,) if SLO_COLUMN in columns else ()
-    text = {"slug", "title", "status", "primary_metric", "primary_result", "primary_test", "open_blocker_titles"}
-    text |= {"standing"}
-    text |= {"reported", "variants", "variant_decisions", "design", "regressions", "own_load", "unranked", *slo_text}
+    text = {
+        "slug",
+        "title",
+        "status",
+        "primary_metric",
+        "primary_result",
+        "primary_test",
+        "open_blocker_titles",
+        "standing",
+    }
+    text |= {
+        "reported",
+        "variants",
+        "variant_reasons",
+        "variant_decisions",
+        "design",
+        "regressions",
+        "own_load",
+        "unranked",
+        *slo_text,
+    }
     percents = {"primary_change_percent", "primary_ci_low_percent", "primary_ci_high_percent"}
 
     def shown(column: str, v: Any) -> Any:
-        if column in ("open_blocker_titles", "broken_guardrails", "unshown_guardrails", "regressions", "design"):
+        if column in (
+            "open_blocker_titles",
+            "broken_guardrails",
+            "unshown_guardrails",
+            "regressions",
+            "design",
+            "variant_reasons",
+        ):
             v = "; ".join(v)
         elif column in ("best_of", "best_of_tested", "holm_p"):
             v = "" if v is None else str(v)

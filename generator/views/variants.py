@@ -15,11 +15,13 @@ from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.base.generated import svg_header
 from generator.model import variants
-from generator.model.launch import assignment, words
+from generator.model.launch import assignment, container_lines, words
 from generator.model.metrics import Vocabulary
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_summarised, fmt_value, fmt_whole
 from generator.model.record import Change, Record, Variant
+from generator.model.result import Range, Ratio, stated_percent
 from generator.project.load import Project, RecordFile
+from generator.views.notes import variant_reasons
 
 # A change this many times over (or under) its baseline also reads as a ratio: "106x lower".
 RATIO_FROM = 10.0
@@ -81,6 +83,8 @@ def variant_change_text(variant: Variant, record: Record) -> str:
         parts.append(f"image {change.image}")
     if change.inside:
         parts.append(f"in the container: {'; '.join(change.inside)}")
+    if change.container:
+        parts.append(f"container start: {'; '.join(container_lines(change.container))}")
     if change.before:
         # Host steps are a change too: a variant made only of them still changed something.
         steps = "; ".join(change.before)
@@ -128,6 +132,8 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
         return f"{shown} ({fmt_percent(c.change_percent)}{interval}, {c.decision}{f', {ratio}' if ratio else ''})"
     reported = resolved.result.reported_change.get(name)
     if reported is not None:
+        if isinstance(reported, Ratio):
+            return f"{reported.text} ({fmt_percent(reported.percent)}) as reported"
         shown = fmt_percent(reported) if isinstance(reported, float) else f"{fmt_value(reported)}%"
         return f"{shown} as reported"
     return None
@@ -161,8 +167,11 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
     record = rec.record
     if not record.variants:
         return None
-    per_variant = analysis.record(rec).variant_results
-    columns = _columns(per_variant, analysis.project.campaign.vocabulary())
+    ra = analysis.record(rec)
+    per_variant = ra.variant_results
+    vocabulary = analysis.project.campaign.vocabulary()
+    columns = _columns(per_variant, vocabulary)
+    reasons = dict(variant_reasons(ra, vocabulary))
     rows = []
     for variant, results in zip(record.variants, per_variant, strict=True):
         cells = []
@@ -172,7 +181,8 @@ def variant_table(analysis: Analysis, rec: RecordFile) -> VariantTable | None:
                 f"{res.result.label}: {c}" if labelled else c for res in results if (c := _cell(res, name)) is not None
             ]
             cells.append("; ".join(figures))
-        notes = [
+        notes = [f"why {variant.outcome}: {reasons[variant.label]}"] if variant.label in reasons else []
+        notes += [
             f"finding as reported ({res.result.label}): {res.result.finding}" for res in results if res.result.finding
         ]
         notes += [f"{res.result.label}: {res.result.note}" for res in results if res.result.note]
@@ -253,7 +263,7 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     per_variant = analysis.record(rec).variant_results
     chosen = _sweep_metric(record, per_variant)
     if chosen is None:
-        return None
+        return _stated_sweep_chart(analysis, rec)
     name, label = chosen
     points: list[charts.SweepPoint] = []
     retained_x: str | float | None = None
@@ -279,6 +289,48 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     title = (
         f"{rec.number:02d}. {record.title}: {metric.label if metric else name}{workload} by {record.sweep.parameter}"
     )
+    svg = charts.sweep_chart(
+        f"sweep-{rec.slug}", title, points, parameter=record.sweep.parameter, axis_label=axis, retained=retained_x
+    )
+    text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
+    return SweepChart(sweep_path(analysis.project, rec), charts.description(svg), text)
+
+
+def _stated_sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
+    """A sweep whose points are only changes as the source stated them ("-38.2%" at each value):
+    the stated percent against the swept value, each point one stated number (a range drawn as
+    its interval), the axis and every point saying so; never drawn as a measurement."""
+    record = rec.record
+    assert record.sweep is not None
+    wanted, label = record.sweep.metric, record.sweep.result
+    found = [
+        (v, res, name, given)
+        for v in record.variants
+        for res in v.results
+        for name, given in res.reported_change.items()
+        if v.value is not None and not variants.beside(v) and not res.metrics
+        if (wanted is None or name == wanted) and (label is None or res.label == label)
+    ]
+    if not found:
+        return None
+    name, label = found[0][2], found[0][1].label
+    points: list[charts.SweepPoint] = []
+    retained_x: str | float | None = None
+    for v, res, n, given in found:
+        if n != name or res.label != label or any(p.x == v.value for p in points) or v.value is None:
+            continue
+        value = stated_percent(given)
+        interval = (value.min, value.max) if isinstance(value, Range) else None
+        point = (value.min + value.max) / 2 if isinstance(value, Range) else value
+        what = given.text if isinstance(given, Ratio) else None
+        points.append(
+            charts.SweepPoint(v.value, point, interval, f"stated{f' as {what}' if what else ''}, not measured")
+        )
+        retained_x = v.value if v.outcome == "retained" else retained_x
+    metric = analysis.project.campaign.vocabulary().lookup(name)
+    shown = metric.label if metric else name
+    axis = f"{shown}, change as stated (%)"
+    title = f"{rec.number:02d}. {record.title}: {shown} ({label}) by {record.sweep.parameter}, as stated"
     svg = charts.sweep_chart(
         f"sweep-{rec.slug}", title, points, parameter=record.sweep.parameter, axis_label=axis, retained=retained_x
     )
