@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -24,12 +23,6 @@ PY = shlex.quote(sys.executable)
 pytestmark = pytest.mark.slow
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def make_campaign(
     root: Path,
     *,
@@ -43,16 +36,18 @@ def make_campaign(
 ) -> Path:
     (root / "improvements").mkdir(parents=True)
     (root / "results").mkdir()
-    port = free_port()
-    serve = f"{PY} {ENGINE / 'server.py'} --port {port} --speed 200{engine_extra}"
+    # The engine binds port 0 and writes the port it got; the benchmark reads it there, once the
+    # engine's ready line (printed after the file is written) is in its log.
+    port_file = shlex.quote(str(root / "engine.port"))
+    serve = f"{PY} {ENGINE / 'server.py'} --port 0 --port-file {port_file} --speed 200{engine_extra}"
     if server:
         run = {
             "bench": {
-                "command": f"{PY} {ENGINE / 'bench.py'} --url http://127.0.0.1:{port} --output {{output}} "
+                "command": f"{PY} {ENGINE / 'bench.py'} --port-file {port_file} --output {{output}} "
                 f"--concurrency {{load}} --seed {{seed}}{bench_extra}",
                 "timeout_s": timeout,
             },
-            "ready": {"url": f"http://127.0.0.1:{port}/health", "timeout_s": ready_timeout},
+            "ready": {"log": r"^engine: serving on port \d+", "timeout_s": ready_timeout},
             "format": "vllm-bench-serve",
             "stop_grace_s": 2,
             "loads": [2],

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from generator.analysis.sequential import Look, look
 from generator.runner.journal import Journal, State, now, sync_dir
 from generator.runner.plan import Plan, PlannedRun
-from generator.runner.processes import MARKER, Group, Started, tail, wait_bench, wait_ready
+from generator.runner.processes import MARKER, Group, Started, stop_leftovers, tail, wait_bench, wait_ready
 
 if TYPE_CHECKING:
     from generator.project.runs.parse import ParsedFile
@@ -107,6 +107,7 @@ class Runner:
             raise
         finally:
             self.group.stop_all(grace)
+            self._stop_leftovers()
             for sig, handler in old.items():
                 signal.signal(sig, handler)
         self.journal.append("stopped", reason=outcome.stopped, blocks_run=self._blocks_run())
@@ -129,6 +130,7 @@ class Runner:
         try:
             outputs = self._attempt(run, attempt)
         except Failed as failure:
+            self._stop_leftovers()
             self._cleanup_tmp(run, attempt)
             self.journal.append(
                 "end",
@@ -147,18 +149,30 @@ class Runner:
                 outcome.stopped = f"run {run.key} failed"
                 raise _Stop from None
             return
+        self._stop_leftovers()
         end = self.journal.append(
             "end", run=run.key, attempt=attempt, state="done", exit=0, started=started_at, outputs=outputs
         )
         self.state.done[run.key] = end
         outcome.completed.append(run.key)
 
+    def _stop_leftovers(self) -> None:
+        """Whatever of this plan still runs after a run's processes were stopped: stopped too.
+
+        The keepers stop what left their group; this finds what they could not (a keeper killed,
+        a system without a subreaper), so the next arm never runs beside the last one's rest.
+        """
+        stopped = stop_leftovers(self.plan.id, self.plan.settings.stop_grace_s)
+        if stopped:
+            self.journal.append("leftovers", stopped_groups=stopped)
+
     def _env(self, run: PlannedRun, attempt: int) -> dict[str, str]:
         return {**os.environ, MARKER: f"{self.plan.id}/{run.key}/{attempt}"}
 
     def _start(self, run: PlannedRun, attempt: int, role: str, line: str) -> Started:
         log = self.root / self.plan.log_path(run, attempt, role)
-        started = self.group.start(self.plan.shell, line, self.root, log, self._env(run, attempt))
+        env = self._env(run, attempt)
+        started = self.group.start(self.plan.shell, line, self.root, log, env, self.plan.settings.stop_grace_s)
         self.journal.append("process", run=run.key, attempt=attempt, role=role, pid=started.pgid, command=line)
         return started
 

@@ -1,6 +1,9 @@
 """A real benchmark client for the runner's tests: requests to the engine, a vLLM `bench serve` JSON out.
 
---hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads.
+--hang sleeps for ever (a hung benchmark); --fail exits 2; --garbage writes what no importer reads;
+--daemon PIDFILE leaves a process of its own session behind (as `setsid cmd &` does), its pid
+written to PIDFILE. The engine's URL is --url, or http://127.0.0.1:PORT with PORT read from
+--port-file (where the engine wrote the port it bound).
 """
 
 from __future__ import annotations
@@ -8,6 +11,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import subprocess
 import sys
 import time
 import urllib.request
@@ -46,7 +50,9 @@ def measure(url: str, concurrency: int, requests: int, tokens: int) -> dict[str,
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--url", required=True)
+    ap.add_argument("--url")
+    ap.add_argument("--port-file")
+    ap.add_argument("--daemon", default="", help="PIDFILE: leave a process of its own session running")
     ap.add_argument("--output", required=True)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--requests", type=int, default=6)
@@ -59,6 +65,19 @@ def main() -> None:
     ap.add_argument("--block", default="")
     ap.add_argument("--arm", default="")
     args = ap.parse_args()
+    if args.port_file:
+        with open(args.port_file) as fh:
+            args.url = f"http://127.0.0.1:{int(fh.read())}"
+    if args.daemon:
+        left = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)"],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with open(args.daemon, "a") as fh:
+            fh.write(f"{left.pid}\n")
     if args.hang:
         print("bench: hanging", flush=True)
         time.sleep(3600)

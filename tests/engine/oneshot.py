@@ -2,7 +2,8 @@
 
     python oneshot.py --output OUT --load C -- COMMAND...
 
-COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT.
+COMMAND is the arm's launch (the engine); ENGINE_PORT=0 makes it bind a free port, which it
+writes to ENGINE_PORT_FILE before it answers: no port is chosen here and released for it to take.
 """
 
 from __future__ import annotations
@@ -10,11 +11,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 from bench import measure
 
@@ -28,30 +30,34 @@ def main() -> None:
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    engine = subprocess.Popen(command, env={**os.environ, "ENGINE_PORT": str(port)})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(500):
-            if engine.poll() is not None:
-                sys.exit(f"oneshot: the engine exited with status {engine.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.01)
-        result = measure(url, args.load, 6, 10)
-    finally:
-        engine.terminate()
-        engine.wait()
+    with tempfile.TemporaryDirectory() as folder:
+        port_file = Path(folder) / "port"
+        engine = subprocess.Popen(command, env={**os.environ, "ENGINE_PORT": "0", "ENGINE_PORT_FILE": str(port_file)})
+        try:
+            result = _measure(engine, port_file, args.load)
+        finally:
+            engine.terminate()
+            engine.wait()
     with open(args.output, "w") as fh:
         if args.garbage:
             fh.write("this is no benchmark output\n")
         else:
             json.dump(result, fh)
+
+
+def _measure(engine: subprocess.Popen[bytes], port_file: Path, load: int) -> dict[str, object]:
+    deadline = time.monotonic() + 60
+    while not port_file.exists():
+        if engine.poll() is not None:
+            sys.exit(f"oneshot: the engine exited with status {engine.returncode}")
+        if time.monotonic() > deadline:
+            sys.exit("oneshot: the engine wrote no port within 60 s")
+        time.sleep(0.01)
+    url = f"http://127.0.0.1:{int(port_file.read_text())}"
+    with urllib.request.urlopen(f"{url}/health", timeout=10) as r:
+        if r.status != 200:
+            sys.exit(f"oneshot: the engine answered /health with {r.status}")
+    return measure(url, load, 6, 10)
 
 
 if __name__ == "__main__":
