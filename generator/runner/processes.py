@@ -164,8 +164,9 @@ class LogWatch:
 
     The file stays open and only what was appended since the last look is read (in chunks, so a
     log of gigabytes costs a chunk of memory); a line split across reads is joined before it is
-    matched, and a line is matched on its first MAX_LINE bytes. The pattern runs under the
-    `regex` module's time limit: one that backtracks without end cannot outlast the deadline.
+    matched (of a line longer than MAX_LINE that spans reads, its first MAX_LINE bytes). The
+    pattern runs under the `regex` module's time limit: one that backtracks without end cannot
+    outlast the deadline. `^` and `$` are a line's start and end.
     """
 
     CHUNK = 1 << 20
@@ -173,7 +174,7 @@ class LogWatch:
 
     def __init__(self, path: Path, pattern: str, opener: Callable[[Path], BinaryIO]) -> None:
         self.path, self.opener = path, opener
-        self.pattern = regex.compile(pattern)
+        self.pattern = regex.compile(pattern, regex.MULTILINE)
         self.file: BinaryIO | None = None
         self.line = b""  # the line being read: its bytes so far (at most MAX_LINE)
         self.over = False  # the line being read is longer than MAX_LINE: the rest is skipped
@@ -191,26 +192,35 @@ class LogWatch:
         # The line being written counts too: a ready message may not end its line yet.
         return bool(self.line) and self._match(self.line, deadline)
 
-    def _feed(self, data: bytes, deadline: float) -> bool:
-        start = 0
-        while True:
-            end = data.find(b"\n", start)
-            piece = data[start:] if end < 0 else data[start:end]
-            if not self.over:
-                room = self.MAX_LINE - len(self.line)
-                self.line += piece[:room]
-                self.over = len(piece) > room
-            if end < 0:
-                return False
-            line, self.line, self.over = self.line, b"", False
-            if self._match(line, deadline):
-                return True
-            start = end + 1
+    def _grow(self, piece: bytes) -> None:
+        if not self.over:
+            room = self.MAX_LINE - len(self.line)
+            self.line += piece[:room]
+            self.over = len(piece) > room
 
-    def _match(self, line: bytes, deadline: float) -> bool:
-        text = line.decode("utf-8", errors="replace")
+    def _feed(self, data: bytes, deadline: float) -> bool:
+        first, last = data.find(b"\n"), data.rfind(b"\n")
+        if first < 0:
+            self._grow(data)
+            return False
+        self._grow(data[:first])
+        # The lines this read ends, matched as one block: a search per line costs far more.
+        block = self.line + data[first:last]
+        self.line, self.over = b"", False
+        self._grow(data[last + 1 :])
+        return self._match(block, deadline)
+
+    def _match(self, lines: bytes, deadline: float) -> bool:
+        text = lines.decode("utf-8", errors="replace")
         # At least a moment: a line read just at the deadline is still looked at.
-        return self.pattern.search(text, timeout=max(deadline - time.monotonic(), 0.05)) is not None
+        found = self.pattern.search(text, timeout=max(deadline - time.monotonic(), 0.05))
+        if found is None or "\n" not in found.group(0):
+            return found is not None
+        # A match across lines is none; a line may still match on its own.
+        return any(
+            self.pattern.search(line, timeout=max(deadline - time.monotonic(), 0.05)) is not None
+            for line in text.split("\n")
+        )
 
     def close(self) -> None:
         if self.file is not None:

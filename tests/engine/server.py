@@ -28,7 +28,10 @@ def main() -> None:
     ap.add_argument("--crash", action="store_true")
     ap.add_argument("--never-ready", action="store_true")
     ap.add_argument("--port-file", default=os.environ.get("ENGINE_PORT_FILE", ""))
+    ap.add_argument("--say", default="", help="a line to print first (what a ready pattern reads)")
     args = ap.parse_args()
+    if args.say:
+        print(args.say, flush=True)
     if args.crash:
         print("engine: crashing on purpose", flush=True)
         sys.exit(3)
