@@ -15,6 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.base.fsio import _edit_lock_file
+from generator.runner.keeper import descendants
+
 from conftest import REPO, run_cli
 
 ENGINE = REPO / "tests" / "engine"
@@ -238,9 +241,24 @@ def test_a_second_runner_of_the_record_is_refused_and_the_first_goes_on(tmp_path
     pids = [e["pid"] for e in journal_events(root) if e["event"] == "process"]
     assert all(_alive(p) for p in pids)
     assert [e["event"] for e in journal_events(root)].count("plan") == 1
+    # Only the runner holds the run lock: no process it started has the lock file open, so a
+    # `kill -9` of the runner frees it at once, whatever its children go on doing.
+    lock = os.path.realpath(_edit_lock_file(root, root / "results" / "journal" / "faster.run"))
+    assert lock in _open_files(first.pid)
+    assert not [p for p in pids + [d for p in pids for d in descendants(p)] if lock in _open_files(p)]
     first.send_signal(signal.SIGINT)
     first.communicate(timeout=60)
     assert first.returncode == 130
+
+
+def _open_files(pid: int) -> set[str]:
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            found.add(os.path.realpath(os.readlink(fd)))
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid: int) -> bool:

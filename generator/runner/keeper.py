@@ -169,11 +169,11 @@ def main(argv: list[str]) -> int:
         return 128 + int(signal.SIGKILL)
     if os.WIFSIGNALED(status):
         # Dies of the same signal, so the runner reads the same status as without a keeper.
-        sig = os.WTERMSIG(status)
-        signal.signal(sig, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
-        os.kill(os.getpid(), sig)
-        return 128 + sig
+        killed = os.WTERMSIG(status)
+        signal.signal(killed, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [killed])
+        os.kill(os.getpid(), killed)
+        return 128 + killed
     return os.waitstatus_to_exitcode(status)
 
 
