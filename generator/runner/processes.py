@@ -90,7 +90,28 @@ def _group_alive(pgid: int, proc: subprocess.Popen[bytes] | None) -> bool:
         return False
     except PermissionError:
         return True
-    return True
+    # Not our children (a killed runner's): where nothing reaps orphans (a container whose first
+    # process is no init), their zombies would keep the group "alive" until the SIGKILL timeout.
+    return proc is not None or _living_member(pgid)
+
+
+def _living_member(pgid: int) -> bool:
+    """Whether a process of group `pgid` has not ended (Linux: /proc; elsewhere assumed so)."""
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return True
+    for name in entries:
+        if not name.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{name}/stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(b")") + 2 :].split()  # state, ppid, pgrp, ...
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] != b"Z":
+            return True
+    return False
 
 
 def stop_group(pgid: int, grace: float, proc: subprocess.Popen[bytes] | None = None) -> None:
