@@ -3,7 +3,7 @@
     python -I -S keeper.py PARENT GRACE COMMAND...
 
 The runner starts every server and benchmark through a keeper (a session of its own, so Ctrl-C
-at the terminal reaches neither). The keeper starts COMMAND in its own process group and waits.
+at the terminal reaches neither). The keeper starts COMMAND in the keeper's process group, and waits.
 When COMMAND exits, when the keeper gets SIGTERM (the runner stopping the group), or when the
 runner dies, it stops every process below it: SIGTERM, SIGKILL after GRACE seconds, all reaped.
 Then it exits as COMMAND did (the same status, or the same signal).
@@ -22,6 +22,10 @@ Why a keeper and not the runner alone:
   the runner any more (the check after the prctl, which closes that race) and starts nothing.
   So the leftover scan of a resume cannot miss a child caught between fork and exec: such a
   child starts nothing.
+
+Not a cgroup: making one needs a delegated hierarchy (a systemd user session), which containers
+and many GPU hosts lack; pidfds alone do not outlive a killed runner. The marker scan
+(processes.py) is the backstop for a keeper that was itself killed.
 
 Run by path with only the standard library (`-I -S`: no site, no environment), so starting it
 costs milliseconds and nothing of the user's Python setup changes what it does. What it starts
