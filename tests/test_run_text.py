@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import stat
 import subprocess
 from pathlib import Path
@@ -320,7 +321,7 @@ def test_a_container_change_below_the_record_is_refused_where_it_is(tmp_path: Pa
 # --- server mode: the printed script returns and stops its server -------------------------------------
 
 
-def _engine_processes(port: int) -> list[int]:
+def _engine_processes(marker: str) -> list[int]:
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -328,9 +329,17 @@ def _engine_processes(port: int) -> list[int]:
                 argv = (entry / "cmdline").read_bytes().split(b"\0")
             except OSError:
                 continue
-            if b"server.py" in b" ".join(argv) and str(port).encode() in argv:
+            if b"server.py" in b" ".join(argv) and marker.encode() in argv:
                 found.append(int(entry.name))
     return found
+
+
+def _free_port() -> int:
+    # Only where the script must name the URL before the engine starts (`ready.url`, as a user's
+    # fixed port is): everywhere else the engine binds port 0 and says which port it got.
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
 
 
 @pytest.mark.slow
@@ -346,9 +355,11 @@ def test_the_server_mode_dry_run_runs_as_printed_and_stops_its_server(
     root = make_campaign(tmp_path / "c", server=True, engine_extra=engine_extra, ready_timeout=2 if status else 30)
     path = root / "improvements" / "campaign.yaml"
     data = yaml.safe_load(path.read_text())
-    port = int(data["run"]["ready"]["url"].rsplit(":", 1)[1].split("/")[0])
-    if ready == "log":
-        data["run"]["ready"] = {"log": r"serving on port \d+", "timeout_s": 30}
+    port_file = str(root / "engine.port")
+    if ready == "url":
+        port = _free_port()
+        data["run"]["ready"] = {"url": f"http://127.0.0.1:{port}/health", "timeout_s": 2 if status else 30}
+        data["baseline"]["command"] = data["baseline"]["command"].replace("--port 0", f"--port {port}")
     data["run"]["warmup"] = 1
     path.write_text(yaml.safe_dump(data, sort_keys=False))
     script = run_cli("run", "faster", "--root", str(root), "--blocks", "2", "--dry-run")
@@ -356,7 +367,7 @@ def test_the_server_mode_dry_run_runs_as_printed_and_stops_its_server(
     # It returns (the old script started the server in the foreground and never did).
     done = run_script(script.stdout, root, dict(os.environ))
     assert done.returncode == status, done.stderr
-    assert _engine_processes(port) == []
+    assert _engine_processes(port_file) == []
     outputs = sorted(p.name for p in (root / "results" / "journal" / "tmp" / "faster").glob("*.json"))
     if status == 0:
         assert len(outputs) == 8  # 4 runs: a warm-up and a measured run each

@@ -7,7 +7,6 @@ import json
 import os
 import shlex
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,18 +15,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from generator.base.fsio import _edit_lock_file
+from generator.runner.keeper import descendants
+
 from conftest import REPO, run_cli
 
 ENGINE = REPO / "tests" / "engine"
 PY = shlex.quote(sys.executable)
 
 pytestmark = pytest.mark.slow
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def make_campaign(
@@ -43,16 +39,18 @@ def make_campaign(
 ) -> Path:
     (root / "improvements").mkdir(parents=True)
     (root / "results").mkdir()
-    port = free_port()
-    serve = f"{PY} {ENGINE / 'server.py'} --port {port} --speed 200{engine_extra}"
+    # The engine binds port 0 and writes the port it got; the benchmark reads it there, once the
+    # engine's ready line (printed after the file is written) is in its log.
+    port_file = shlex.quote(str(root / "engine.port"))
+    serve = f"{PY} {ENGINE / 'server.py'} --port 0 --port-file {port_file} --speed 200{engine_extra}"
     if server:
         run = {
             "bench": {
-                "command": f"{PY} {ENGINE / 'bench.py'} --url http://127.0.0.1:{port} --output {{output}} "
+                "command": f"{PY} {ENGINE / 'bench.py'} --port-file {port_file} --output {{output}} "
                 f"--concurrency {{load}} --seed {{seed}}{bench_extra}",
                 "timeout_s": timeout,
             },
-            "ready": {"url": f"http://127.0.0.1:{port}/health", "timeout_s": ready_timeout},
+            "ready": {"log": r"^engine: serving on port \d+", "timeout_s": ready_timeout},
             "format": "vllm-bench-serve",
             "stop_grace_s": 2,
             "loads": [2],
@@ -241,9 +239,24 @@ def test_a_second_runner_of_the_record_is_refused_and_the_first_goes_on(tmp_path
     pids = [e["pid"] for e in journal_events(root) if e["event"] == "process"]
     assert all(_alive(p) for p in pids)
     assert [e["event"] for e in journal_events(root)].count("plan") == 1
+    # Only the runner holds the run lock: no process it started has the lock file open, so a
+    # `kill -9` of the runner frees it at once, whatever its children go on doing.
+    lock = os.path.realpath(_edit_lock_file(root, root / "results" / "journal" / "faster.run"))
+    assert lock in _open_files(first.pid)
+    assert not [p for p in pids + [d for p in pids for d in descendants(p)] if lock in _open_files(p)]
     first.send_signal(signal.SIGINT)
     first.communicate(timeout=60)
     assert first.returncode == 130
+
+
+def _open_files(pid: int) -> set[str]:
+    found = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            found.add(os.path.realpath(os.readlink(fd)))
+        except OSError:
+            continue
+    return found
 
 
 def _alive(pid: int) -> bool:
@@ -547,3 +560,78 @@ def test_resume_without_a_journal_says_so(tmp_path: Path) -> None:
     root = make_campaign(tmp_path / "c", server=False)
     done = run_cli("run", "faster", "--root", str(root), "--resume")
     assert done.returncode == 2 and "no journal of `faster`" in done.stderr
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def test_a_setsid_child_does_not_outlive_a_successful_run(tmp_path: Path) -> None:
+    # Each benchmark leaves a process of its own session behind (as `setsid cmd &` does): out of
+    # the group the runner stops, yet stopped by the end of the run, which succeeds.
+    left = tmp_path / "left.pids"
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=f" --daemon {shlex.quote(str(left))}")
+    done = run_cli("run", "faster", "--root", str(root), "--blocks", "1")
+    assert done.returncode == 0, done.stderr
+    pids = _pids(left)
+    assert len(pids) == 2  # one per run, each started and really of its own session
+    assert not [p for p in pids if _alive(p)]
+    assert no_marked_process(journal_events(root)[0]["plan"]["id"]) == []
+
+
+def test_kill_9_leaves_no_engine_running_before_any_resume(tmp_path: Path) -> None:
+    # Nobody resumes: what the killed runner started stops by itself (its keeper sees the runner
+    # die), the benchmark's session-of-its-own child included.
+    left = tmp_path / "left.pids"
+    root = make_campaign(tmp_path / "c", server=True, bench_extra=f" --hang --daemon {shlex.quote(str(left))}")
+    proc = start_runner(root, "--blocks", "2")
+    wait_for(root, {"event": "process", "role": "bench"}, proc)
+    while not _pids(left):  # the benchmark is up: its leftover started
+        assert proc.poll() is None
+        time.sleep(0.01)
+    events = journal_events(root)
+    plan_id = events[0]["plan"]["id"]
+    started = [e["pid"] for e in events if e["event"] == "process"] + _pids(left)
+    assert all(_alive(p) for p in started)
+    proc.kill()
+    proc.communicate()
+    # Bounded: the grace period (2 s) and the SIGKILL after it; a minute is far beyond either.
+    deadline = time.monotonic() + 60
+    while (any(_alive(p) for p in started) or no_marked_process(plan_id)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert [p for p in started if _alive(p)] == []
+    assert no_marked_process(plan_id) == []
+
+
+def test_a_backtracking_ready_pattern_keeps_to_its_timeout(tmp_path: Path) -> None:
+    # `(a|aa)+$` against sixty a's and a `!` backtracks for ages under `re`: the time limit holds.
+    root = make_campaign(tmp_path / "c", server=True, engine_extra=" --say " + "a" * 60 + "!", ready_timeout=2)
+    path = root / "improvements" / "campaign.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["run"]["ready"]["log"] = "^(a|aa)+$"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    runner = start_runner(root, "--blocks", "1")
+    try:
+        _out, err = runner.communicate(timeout=120)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            runner.communicate()
+    assert runner.returncode == 1, err
+    (failed,) = [e for e in journal_events(root) if e["event"] == "end"]
+    assert "not ready within 2 s" in failed["why"] and "took longer" in failed["why"], failed["why"]
+
+
+def test_a_torn_journal_line_then_resume_keeps_every_event(tmp_path: Path) -> None:
+    # A full disk cut the last line short: the resume's own events are whole lines after it.
+    root = make_campaign(tmp_path / "c", server=False)
+    assert run_cli("run", "faster", "--root", str(root), "--blocks", "1").returncode == 0
+    (path,) = sorted((root / "results" / "journal").glob("faster-*.jsonl"))
+    whole = path.read_bytes()
+    path.write_bytes(whole + b'{"event": "end", "run": "c2-b0')
+    again = run_cli("run", "faster", "--root", str(root), "--resume")
+    assert again.returncode == 0, again.stderr
+    text = path.read_bytes()
+    assert text.startswith(whole) and text.endswith(b"\n")
+    events = journal_events(root)  # every line reads as JSON: nothing joined to the torn one
+    assert [e["event"] for e in events[-3:]] == ["resumed", "stopped", "linked"]

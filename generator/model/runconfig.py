@@ -71,9 +71,11 @@ class Ready(Strict):
     @classmethod
     def _compiles(cls, v: str | None) -> str | None:
         if v is not None:
+            import regex  # the engine the ready wait matches with (runner/processes.py)
+
             try:
-                re.compile(v)
-            except re.error as exc:
+                regex.compile(v)
+            except regex.error as exc:
                 raise ValueError(f"`log` is not a regular expression: {exc}") from None
         return v
 

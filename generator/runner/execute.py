@@ -24,7 +24,7 @@ from generator.base.fsio import write_temp
 from generator.project.runs.redact import redact_file, redact_text
 from generator.runner.journal import Journal, State, now, sync_dir
 from generator.runner.plan import Plan, PlannedRun
-from generator.runner.processes import MARKER, Group, Started, tail, wait_bench, wait_ready
+from generator.runner.processes import MARKER, Group, Started, stop_leftovers, tail, wait_bench, wait_ready
 
 if TYPE_CHECKING:
     from generator.project.runs.parse import ParsedFile
@@ -113,6 +113,7 @@ class Runner:
             raise
         finally:
             self.group.stop_all(grace)
+            self._stop_leftovers()
             # A run cut short (Ctrl-C, an error) leaves no log in the clear, nor a partial output.
             if self.current is not None:
                 self._cleanup_tmp(*self.current)
@@ -140,6 +141,7 @@ class Runner:
         try:
             outputs = self._attempt(run, attempt)
         except Failed as failure:
+            self._stop_leftovers()
             self._cleanup_tmp(run, attempt)
             self._redact_logs(run, attempt)
             self.journal.append(
@@ -166,6 +168,7 @@ class Runner:
                 outcome.stopped = f"run {run.key} failed"
                 raise _Stop from None
             return
+        self._stop_leftovers()
         self._redact_logs(run, attempt)
         end = self.journal.append(
             "end", run=run.key, attempt=attempt, state="done", exit=0, started=started_at, outputs=outputs
@@ -174,12 +177,23 @@ class Runner:
         self.state.done[run.key] = end
         outcome.completed.append(run.key)
 
+    def _stop_leftovers(self) -> None:
+        """Whatever of this plan still runs after a run's processes were stopped: stopped too.
+
+        The keepers stop what left their group; this finds what they could not (a keeper killed,
+        a system without a subreaper), so the next arm never runs beside the last one's rest.
+        """
+        stopped = stop_leftovers(self.plan.id, self.plan.settings.stop_grace_s)
+        if stopped:
+            self.journal.append("leftovers", stopped_groups=stopped)
+
     def _env(self, run: PlannedRun, attempt: int) -> dict[str, str]:
         return {**os.environ, MARKER: f"{self.plan.id}/{run.key}/{attempt}"}
 
     def _start(self, run: PlannedRun, attempt: int, role: str, line: str) -> Started:
         log = self.root / self.plan.log_path(run, attempt, role)
-        started = self.group.start(self.plan.shell, line, self.root, log, self._env(run, attempt))
+        env = self._env(run, attempt)
+        started = self.group.start(self.plan.shell, line, self.root, log, env, self.plan.settings.stop_grace_s)
         self.journal.append("process", run=run.key, attempt=attempt, role=role, pid=started.pgid, command=line)
         return started
 

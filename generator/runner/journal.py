@@ -6,12 +6,14 @@ order) and the provenance of the machine, then one line per thing that happened:
 output digest, the tail of its log when it failed), each interim look, a done run's output
 found changed by a resume (`discarded`: the run is run again), the link to the record.
 A line is written whole and synced before the runner goes on, so after `kill -9` at any moment
-the journal says which runs ended (and how); a line cut short by the kill is the last one and is
-ignored. `--resume` reads it back and runs what has not ended.
+the journal says which runs ended (and how); a line cut short (by the kill, or a full disk) is
+the last one: ignored when read, and cut off before the next line is appended. `--resume`
+reads it back and runs what has not ended.
 """
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import json
 import os
@@ -46,7 +48,7 @@ def journal_path(root: Path, slug: str, plan_id: str) -> Path:
 
 
 class Journal:
-    """Appends events durably: open, write one line, flush, fsync, for every event."""
+    """Appends events durably: open, cut a torn tail, write one whole line, fsync, for every event."""
 
     def __init__(self, path: Path) -> None:
         self.path = path
@@ -56,16 +58,49 @@ class Journal:
         text = json.dumps(line, ensure_ascii=False, sort_keys=True, allow_nan=False) + "\n"
         self.path.parent.mkdir(parents=True, exist_ok=True)
         new = not self.path.exists()
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
-            # One write of a whole line: O_APPEND puts it after every earlier one.
-            os.write(fd, text.encode("utf-8"))
-            os.fsync(fd)
+            size = _cut_torn_tail(fd)
+            try:
+                # One write of a whole line, O_APPEND putting it after every earlier one; a short
+                # write (a full disk) is finished or undone, never left for the next line to join.
+                view = memoryview(text.encode("utf-8"))
+                while view:
+                    view = view[os.write(fd, view) :]
+                os.fsync(fd)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, size)
+                    os.fsync(fd)
+                raise
         finally:
             os.close(fd)
         if new:
             sync_dir(self.path.parent)  # the new file's name survives a power cut too
         return line
+
+
+def _cut_torn_tail(fd: int) -> int:
+    """Cut what follows the journal's last line break (a line a kill or a full disk cut short).
+
+    Such a tail is no event (it never ended), and a line appended after it would be joined to
+    it and lost with it. The journal's size after the cut.
+    """
+    size = os.fstat(fd).st_size
+    if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+        return size
+    end = size
+    while end > 0:
+        start = max(0, end - 65536)
+        chunk = os.pread(fd, end - start, start)
+        at = chunk.rfind(b"\n")
+        if at >= 0:
+            end = start + at + 1
+            break
+        end = start
+    os.ftruncate(fd, end)
+    os.fsync(fd)
+    return end
 
 
 def sync_dir(folder: Path) -> None:

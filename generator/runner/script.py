@@ -30,10 +30,12 @@ from generator.runner.plan import Plan
 # is, so a URL answers "2xx" and a `log` pattern matches exactly as they do for the runner.
 _READY = """improvements_ready() {  # PID SECONDS url URL | PID SECONDS log FILE PATTERN
   python3 - "$@" <<'PY'
-import os, re, sys, time, urllib.request
+import codecs, os, re, sys, time, urllib.request
 pid, timeout, how, what = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], sys.argv[4]
 pattern = re.compile(sys.argv[5]) if how == "log" else None
 deadline = time.monotonic() + timeout
+# As the runner reads it: only the bytes added since the last look, each whole line alone.
+decode, seen, pending = codecs.getincrementaldecoder("utf-8")("replace").decode, 0, ""
 while True:
     try:
         os.kill(pid, 0)
@@ -45,9 +47,13 @@ while True:
                 if 200 <= answer.status < 300:
                     sys.exit(0)
         else:
-            with open(what, encoding="utf-8", errors="replace") as log:
-                if pattern.search(log.read()):
-                    sys.exit(0)
+            with open(what, "rb") as log:
+                log.seek(seen)
+                data = log.read(1 << 20)
+            seen += len(data)
+            *lines, pending = (pending + decode(data)).split("\\n")
+            if any(pattern.search(line) for line in lines):
+                sys.exit(0)
     except (OSError, ValueError):
         pass
     if time.monotonic() >= deadline:

@@ -4,6 +4,9 @@
 --report adds the process's own environment size and argument lengths to its output (`itself`).
 --leak puts the secrets a real client may hold (an API key, an HF token, a URL's password, a bearer
 token) into its output and its log, before it fails too; --gate PATH waits until PATH exists.
+--daemon PIDFILE leaves a process of its own session behind (as `setsid cmd &` does), its pid
+written to PIDFILE. The engine's URL is --url, or http://127.0.0.1:PORT with PORT read from
+--port-file (where the engine wrote the port it bound).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import argparse
 import datetime as dt
 import json
 import os
+import subprocess
 import sys
 import time
 import urllib.request
@@ -89,7 +93,9 @@ def leak() -> dict[str, object]:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--url", required=True)
+    ap.add_argument("--url")
+    ap.add_argument("--port-file")
+    ap.add_argument("--daemon", default="", help="PIDFILE: leave a process of its own session running")
     ap.add_argument("--output", required=True)
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--requests", type=int, default=6)
@@ -105,6 +111,19 @@ def main() -> None:
     ap.add_argument("--leak", action="store_true")
     ap.add_argument("--gate", default="")
     args = ap.parse_args()
+    if args.port_file:
+        with open(args.port_file) as fh:
+            args.url = f"http://127.0.0.1:{int(fh.read())}"
+    if args.daemon:
+        left = subprocess.Popen(
+            [sys.executable, "-c", "import time; time.sleep(3600)"],
+            start_new_session=True,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with open(args.daemon, "a") as fh:
+            fh.write(f"{left.pid}\n")
     leaked = leak() if args.leak else {}
     while args.gate and not os.path.exists(args.gate):
         time.sleep(0.01)

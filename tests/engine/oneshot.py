@@ -2,8 +2,9 @@
 
     python oneshot.py --output OUT --load C [--runs N] -- COMMAND...
 
-COMMAND is the arm's launch (the engine); it gets a free port through ENGINE_PORT. --report adds
-this process's own environment size and argument lengths to the output (bench.itself).
+COMMAND is the arm's launch (the engine); ENGINE_PORT=0 makes it bind a free port, which it
+writes to ENGINE_PORT_FILE before it answers: no port is chosen here and released for it to take.
+--report adds this process's own environment size and argument lengths to the output (bench.itself).
 """
 
 from __future__ import annotations
@@ -11,11 +12,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
+from pathlib import Path
 
 from bench import itself, measure
 
@@ -32,31 +34,35 @@ def main() -> None:
     ap.add_argument("command", nargs=argparse.REMAINDER)
     args = ap.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    engine = subprocess.Popen(command, env={**os.environ, "ENGINE_PORT": str(port)})
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(500):
-            if engine.poll() is not None:
-                sys.exit(f"oneshot: the engine exited with status {engine.returncode}")
-            try:
-                with urllib.request.urlopen(f"{url}/health", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                time.sleep(0.01)
-        results = [measure(url, args.load, 6, 10) for _ in range(args.runs)]
-    finally:
-        engine.terminate()
-        engine.wait()
+    with tempfile.TemporaryDirectory() as folder:
+        port_file = Path(folder) / "port"
+        engine = subprocess.Popen(command, env={**os.environ, "ENGINE_PORT": "0", "ENGINE_PORT_FILE": str(port_file)})
+        try:
+            results = [_measure(engine, port_file, args.load) for _ in range(args.runs)]
+        finally:
+            engine.terminate()
+            engine.wait()
     with open(args.output, "w") as fh:
         if args.garbage:
             fh.write("this is no benchmark output\n")
         else:
             extra = itself() if args.report else {}
             fh.write("".join(json.dumps({**r, **extra}) + "\n" for r in results))
+
+
+def _measure(engine: subprocess.Popen[bytes], port_file: Path, load: int) -> dict[str, object]:
+    deadline = time.monotonic() + 60
+    while not port_file.exists():
+        if engine.poll() is not None:
+            sys.exit(f"oneshot: the engine exited with status {engine.returncode}")
+        if time.monotonic() > deadline:
+            sys.exit("oneshot: the engine wrote no port within 60 s")
+        time.sleep(0.01)
+    url = f"http://127.0.0.1:{int(port_file.read_text())}"
+    with urllib.request.urlopen(f"{url}/health", timeout=10) as r:
+        if r.status != 200:
+            sys.exit(f"oneshot: the engine answered /health with {r.status}")
+    return measure(url, load, 6, 10)
 
 
 if __name__ == "__main__":

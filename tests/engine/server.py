@@ -1,9 +1,14 @@
 """A tiny serving engine for the runner's tests: a real HTTP server on 127.0.0.1 whose speed a flag sets.
 
 GET /health answers 200 once started; GET /generate?tokens=N answers after N / speed seconds.
---crash exits at once with status 3; --never-ready answers /health with 503 for ever; --leak
-prints its secrets (as an engine printing its arguments does). It prints its own environment size
-and argument lengths first (bench.itself): what the runner gave it.
+--crash exits at once with status 3; --never-ready answers /health with 503 for ever and never
+prints its ready line; --leak prints its secrets (as an engine printing its arguments does). It
+prints its own environment size and argument lengths first (bench.itself): what the runner gave it.
+
+It binds port 0 (unless given one): the kernel's free port, never a port chosen earlier and
+released, which another process may take in between. The port it got is written to --port-file
+(whole, by a rename) before the ready line `engine: serving on port N` is printed, so whoever
+waits for that line (the runner's `ready.log`) finds the file current.
 """
 
 from __future__ import annotations
@@ -26,7 +31,11 @@ def main() -> None:
     ap.add_argument("--crash", action="store_true")
     ap.add_argument("--never-ready", action="store_true")
     ap.add_argument("--leak", action="store_true")
+    ap.add_argument("--port-file", default=os.environ.get("ENGINE_PORT_FILE", ""))
+    ap.add_argument("--say", default="", help="a line to print first (what a ready pattern reads)")
     args = ap.parse_args()
+    if args.say:
+        print(args.say, flush=True)
     if args.leak:
         from bench import leak
 
@@ -61,7 +70,16 @@ def main() -> None:
             pass
 
     server = ThreadingHTTPServer(("127.0.0.1", args.port), Handler)
-    print(f"engine: serving on port {server.server_address[1]} at {speed:g} tokens/s", flush=True)
+    port = server.server_address[1]
+    if args.port_file:
+        tmp = f"{args.port_file}.{os.getpid()}"
+        with open(tmp, "w") as fh:
+            fh.write(f"{port}\n")
+        os.replace(tmp, args.port_file)
+    if args.never_ready:
+        print(f"engine: listening on port {port}, never ready", flush=True)
+    else:
+        print(f"engine: serving on port {port} at {speed:g} tokens/s", flush=True)
     server.serve_forever()
 
 
