@@ -117,7 +117,9 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
 def _json_values(shown: str, text: str, stop: list[Problem]) -> Iterator[tuple[int, int, Any]]:
     """Each JSON value in `text` with its start and end offsets, one at a time (a caller that
     takes each value as it comes never holds every object of a large file); the problem that
-    stops reading goes into `stop`, and the values before it are then not to be used."""
+    stops reading goes into `stop`, and the values before it are then not to be used.
+
+    Over 60 lines: one loop, with each way a value can fail to read told apart at its place."""
     # Accepts the bare Infinity that SGLang writes for request_rate; refuses a key given twice.
     decoder = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
     count = 0
