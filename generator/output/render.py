@@ -20,7 +20,8 @@ from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
-from generator.analysis.figures import REFERENCE, reference_problems
+from generator.analysis.figures import reference_problems
+from generator.analysis.quoting import template_quotes
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
@@ -226,28 +227,15 @@ def _normalise(text: str) -> str:
 
 
 def template_figures(analysis: Analysis) -> tuple[tuple[str, str | None], ...]:
-    """Every `{{ ... }}` in the text of the campaign's override templates, with the figure the
-    prose filters fill it with (None where it names nothing).
+    """Every reference the campaign's override templates quote in their own text
+    (`quoting.template_quotes`), with the figure the prose filters fill it with.
 
-    A template may quote a figure in its own text (a string it gives `inline`), which no page
-    model holds: every page's key holds these, so a changed run changes the pages that show
-    them, as a clean build would. Jinja's own `{{ page.x }}` expressions are in the list too:
-    they name no figure, so their part of the key never changes.
+    No page model holds these: every page's key holds them, so a changed run changes the pages
+    that show them, as a clean build would.
     """
-    folder = analysis.project.root / "templates"
-    try:
-        paths = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
-    except OSError:
-        paths = []
-    found: set[str] = set()
-    for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue  # reported where the template is rendered
-        found.update(m.group(1) for m in REFERENCE.finditer(text))
     fill = figures_of(analysis)
-    return tuple((reference, fill(reference)) for reference in sorted(found))
+    found = sorted({quote.inside for quote in template_quotes(analysis.project.root)})
+    return tuple((reference, fill(reference)) for reference in found)
 
 
 class _PageCache:
