@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -195,11 +196,12 @@ class _KeyTwice(ValueError):
 
 def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # JSON keeps the last of two values under one key; which one the benchmark meant is unknown.
+    # Keys interned: json makes each line's keys anew, and every run keeps its metrics' keys.
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise _KeyTwice(key)
-        out[key] = value
+        out[sys.intern(key)] = value
     return out
 
 
