@@ -104,7 +104,9 @@ def read_all(files: Iterable[Path], mapping: Mapping | None = None) -> tuple[lis
     parsed: list[ParsedFile] = []
     problems: list[Problem] = []
     for path in files:
-        result, found = parse_file(path, str(path)) if mapping is None else parse_mapped(path, str(path), mapping)
+        result, found = (
+            parse_file(path, str(path), once=True) if mapping is None else parse_mapped(path, str(path), mapping)
+        )
         problems += found
         if result is not None:
             attach_sources(result)

@@ -49,6 +49,9 @@ class ParsedFile:
     stored_text: str
     redacted: list[str] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    # Read with `once`: run id -> the other lines that hold that same run (its `source.line` is
+    # the last of them), so a file that repeats a run 100 times keeps it once.
+    repeats: dict[str, list[int]] = field(default_factory=dict)
     # The kept copy's digest, taken once from `stored_text` (which nothing changes after): every
     # run of the file names it, and hashing a 100 MB copy once per run made an import quadratic.
     stored_sha256: str = field(init=False)
@@ -94,15 +97,21 @@ def read_text(path: Path, shown: str) -> tuple[str, str] | list[Problem]:
     return text, original_sha
 
 
-def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
-    """The runs in one benchmark file, or the problems that stop it from being imported."""
+def parse_file(path: Path, shown: str, *, once: bool = False) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs in one benchmark file, or the problems that stop it from being imported.
+
+    `once` (the import): a JSON value that repeats an earlier one's run (the same id, so the same
+    content) is that run again, not another: kept once, at the first one's place, as the last
+    one (the one whose file an import writes), the other lines noted in `repeats`. Without it
+    (the runner, which numbers the runs of one output), every value is a run of its own.
+    """
     read = read_text(path, shown)
     if isinstance(read, list):
         return None, read
     text, original_sha = read
     if CONSOLE_HEADER.search(text):
         return _parse_console(path, shown, text, original_sha)
-    return _parse_json(path, shown, text, original_sha)
+    return _parse_json(path, shown, text, original_sha, once)
 
 
 # --- JSON and JSONL -----------------------------------------------------------------------------
@@ -222,12 +231,17 @@ def _key_twice(shown: str, text: str, start: int, key: str) -> Problem:
     )
 
 
-def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
+def _parse_json(
+    path: Path, shown: str, text: str, original_sha: str, once: bool = False
+) -> tuple[ParsedFile | None, list[Problem]]:
     # Each value is read, cleaned and made a run before the next is read: a file of 100,000
     # lines never has all its objects in memory at once, in either the raw or the clean form.
     stop: list[Problem] = []
     problems: list[Problem] = []
     runs: list[Run] = []
+    # With `once`: each run id's place in `runs`, and the other lines that hold it.
+    places: dict[str, int] = {}
+    repeats: dict[str, list[int]] = {}
     kept = KeptCopy(text)
     for start, end, obj in _json_values(shown, text, stop):
         line, col, clean = kept.clean(start, end, obj)
@@ -251,7 +265,13 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
                 continue
             _identify(run, item, line)
             provenance.fill(run, item)
-            runs.append(run)
+            at = places.get(run.id) if once else None
+            if at is None:
+                places[run.id] = len(runs)
+                runs.append(run)
+            else:
+                repeats.setdefault(run.id, []).append(runs[at].source["line"])
+                runs[at] = run
     if stop:
         return None, stop
     unrecognised = [p for p in problems if p.code == "import-unrecognised"]
@@ -264,7 +284,7 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
     if problems:
         return None, problems
     notes, stored = kept.finish()
-    return ParsedFile(path, shown, original_sha, stored, notes, runs), []
+    return ParsedFile(path, shown, original_sha, stored, notes, runs, repeats), []
 
 
 def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
