@@ -177,6 +177,19 @@ def main() -> int:
         f"({size_mb:.1f} MB; {outcome}): CPU {cpu:.1f} s (user + system), peak RSS {rss:.0f} MB, "
         f"wall {wall:.1f} s; {verdict} the target (< {TARGET_CPU_S:.0f} s CPU, < {TARGET_RSS_MB:.0f} MB)"
     )
+    # Every measurement kept beside the others, so a before and an after can be read side by side.
+    record = {
+        "lines": args.lines,
+        "keys": args.keys,
+        "distinct": min(args.distinct, args.lines),
+        "code": str(args.code) if args.code is not None else "installed",
+        "exit": code,
+        "cpu_s": round(cpu, 2),
+        "max_rss_mb": round(rss, 1),
+        "wall_s": round(wall, 2),
+    }
+    with (OUT / "import-results.jsonl").open("a", encoding="utf-8") as f:
+        f.write(json.dumps(record) + "\n")
     return 0 if code == 0 or args.distinct >= args.lines else code
 
 
