@@ -142,3 +142,41 @@ def test_braces_in_shell_text_are_no_reference(campaign: Path) -> None:
     )
     problems = reference_problems(analyse(require_project(campaign)))
     assert [(p.code, p.line) for p in problems] == [("unknown-reference", RECORD.count("\n") + 11)]
+
+
+def _override(campaign: Path, text: str) -> Path:
+    # The shipped record template with a line of the campaign's own at its end.
+    shipped = (REPO / "generator" / "templates" / "record.md.j2").read_text(encoding="utf-8")
+    path = campaign / "templates" / "record.md.j2"
+    path.parent.mkdir()
+    path.write_text(shipped + text, encoding="utf-8")
+    return path
+
+
+def test_a_figure_an_override_template_quotes_is_filled(campaign: Path) -> None:
+    # The template's own text quotes a figure (a string handed to `inline`), and a `{% raw %}`
+    # block inside a filter does too; Jinja's own `{{ }}` expressions are not references.
+    _override(
+        campaign,
+        '\n{{ "Headline: {{ overlap.c64.output_throughput.mean }} tok/s" | inline }}\n'
+        "{% filter inline %}{% raw %}Change {{ 10.c64.output_throughput.change }}{% endraw %}{% endfilter %}\n",
+    )
+    out = run_cli("check", "--root", str(campaign))
+    assert out.returncode == 0 and "unknown-reference" not in out.stderr, out.stderr
+    assert run_cli("build", "--root", str(campaign)).returncode == 0
+    page = next((campaign / "docs").rglob("*-overlap.md")).read_text()
+    assert f"Headline: {statistics.fmean(OWN):.4g} tok/s" in page
+    assert f"Change {(statistics.fmean(OWN) / statistics.fmean(BASE) - 1) * 100:+.1f}%" in page
+
+
+def test_a_reference_to_nothing_in_an_override_template_stops_check_and_build(campaign: Path) -> None:
+    shipped_lines = (REPO / "generator" / "templates" / "record.md.j2").read_text(encoding="utf-8").count("\n")
+    _override(campaign, '\n{{ "Headline: {{ overlap.c32.output_throughput.mean }}" | inline }}\n')
+    out = run_cli("check", "--root", str(campaign))
+    assert out.returncode == 1
+    # At the reference itself: the line after the shipped text, after `{{ "Headline: `.
+    assert f"templates/record.md.j2:{shipped_lines + 2}:15: error[unknown-reference]" in out.stderr, out.stderr
+    assert "has no result at concurrency 32" in out.stderr
+    built = run_cli("build", "--root", str(campaign))
+    assert built.returncode == 1 and "unknown-reference" in built.stderr
+    assert not (campaign / "docs").exists()

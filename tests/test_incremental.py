@@ -180,3 +180,27 @@ def test_a_second_build_of_the_same_inputs_reuses_the_kept_analysis(
 
 def _no_loading(*args: object, **kwargs: object) -> None:
     raise AssertionError("the campaign was loaded")
+
+
+def test_a_figure_quoted_in_an_override_template_follows_its_run(
+    synthetic: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The override template's own text quotes a figure that no page model holds: every record
+    # page shows it, and a changed measurement must reach the pages of the records not edited.
+    root, records = synthetic
+    charted = chart_record(records)
+    number = charted.name.split("-", 1)[0]
+    template = (REPO / "generator" / "templates" / "record.md.j2").read_text(encoding="utf-8")
+    quote = f'{{{{ "Campaign gain: {{{{ {number}.c1.input_throughput.mean }}}}" | inline }}}}'
+    _write(root / "templates" / "record.md.j2", template + "\n" + quote + "\n")
+    build(root)
+    slug = charted.stem.split("-", 1)[1]
+    shown = [p for p in sorted((root / "docs").rglob("*.md")) if "Campaign gain: " in p.read_text(encoding="utf-8")]
+    other = next(p for p in shown if slug not in p.name)
+    before = other.read_text(encoding="utf-8")
+    assert "{{" not in before.split("Campaign gain: ")[1][:10]
+    touch_metric(charted, 70)  # the first throughput, 7 higher: a number the page shows differently
+    build(root)
+    after = outputs(root)
+    assert after == clean_build(root, tmp_path, monkeypatch)
+    assert other.read_text(encoding="utf-8") != before

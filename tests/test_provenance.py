@@ -240,3 +240,19 @@ def test_typed_results_show_the_provenance_they_state(campaign: Path) -> None:
     ) in home
     # A typed result without provenance says nothing new: its page is as before.
     assert "Measured on" not in page_of(campaign, 1)
+
+
+def test_a_run_a_file_repeats_is_imported_once_and_warned_at_every_line(campaign: Path, tmp_path: Path) -> None:
+    # The same run on lines 1 and 3 (a sweep appended twice): one run file, written from the
+    # last line, and the warning at each line that holds it, in the file's order.
+    line = DEEPSEEK.read_text().splitlines()[0]
+    other = GLM_2026.read_text().splitlines()[0]
+    repeated = tmp_path / "repeated.jsonl"
+    repeated.write_text(f"{line}\n{other}\n{line}\n")
+    proc = run_cli("import", "--root", str(campaign), str(repeated), "--record", "02")
+    assert proc.returncode == 0, proc.stderr
+    assert "imported 2 run(s)" in proc.stdout
+    warned = [w.split(": ", 2)[1] for w in proc.stderr.splitlines() if w.startswith("warning: ")]
+    assert warned == [f"{repeated}:1", f"{repeated}:3"]
+    [kept] = [p for p in (campaign / "results" / "runs").glob("*.json") if '"deepseek' in p.read_text().lower()]
+    assert json.loads(kept.read_text())["source"]["line"] == 3

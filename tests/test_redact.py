@@ -7,6 +7,7 @@ random secret-like key, flag, header or environment entry inside random nested J
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -265,3 +266,41 @@ def test_a_log_redacted_piece_by_piece_is_redacted_as_a_whole(tmp_path: Path, mo
     clean.write_bytes(b"nothing secret\n")
     before = clean.stat().st_ino
     assert redact_module.redact_file(clean) == 0 and clean.stat().st_ino == before  # untouched
+
+
+def test_the_kept_copy_is_the_whole_text_pass_and_names_each_line(tmp_path: Path) -> None:
+    # The kept copy is built value by value; it must be what one pass of the text rules over the
+    # whole file gives, with each redaction named at its own line (values counted from the one before).
+    plain = dict(BASE)
+    in_text = {**BASE, "launch": f"python -m sglang.launch_server --api-key {SECRET} --port 30000"}
+    in_url = {**BASE, "endpoint": f"http://user:{SECRET}@10.0.0.1:30000/v1?token={SECRET}"}
+    keyed = {**BASE, "server_info": {"api_key": SECRET, "tp_size": 8}}
+    lines = [
+        json.dumps(plain),
+        json.dumps(in_text),
+        "",
+        json.dumps(keyed, indent=2),
+        json.dumps(plain),
+        json.dumps(in_url),
+    ]
+    path = tmp_path / "bench.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    parsed, problems = parse_file(path, "bench.jsonl")
+    assert problems == [] and parsed is not None
+    assert SECRET not in parsed.stored_text
+    keyed_line = 4  # the indented object starts after the blank line
+    after = keyed_line + len(json.dumps(keyed, indent=2).splitlines())
+    assert [r.source["line"] for r in parsed.runs] == [1, 2, keyed_line, after, after + 1]
+    assert f"line {keyed_line}: server_info.api_key" in parsed.redacted
+    assert any(note.startswith("line 2: ") for note in parsed.redacted)
+    assert any(note.startswith(f"line {after + 1}: ") for note in parsed.redacted)
+    # Whole-file text pass over the copy with each secret-holding object written again.
+    rewritten = [
+        line if SECRET not in line else json.dumps(redact(json.loads(line))[0], ensure_ascii=False)
+        for line in lines[:3]
+    ]
+    expected_text = "\n".join([*rewritten, json.dumps(redact(keyed)[0], ensure_ascii=False), *lines[4:5]])
+    expected_text += "\n" + json.dumps(redact(in_url)[0], ensure_ascii=False) + "\n"
+    assert parsed.stored_text == redact_text(expected_text)[0]
+    # A run's kept copy is named by the digest of the kept text.
+    assert parsed.stored_sha256 == hashlib.sha256(parsed.stored_text.encode("utf-8")).hexdigest()

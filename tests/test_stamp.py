@@ -90,3 +90,24 @@ def test_an_output_changed_in_place_is_seen_though_its_size_and_mtime_are_kept(c
     assert stamp.up_to_date(campaign)[0] is None
     _built(campaign)
     assert page.read_bytes() == text
+
+
+@pytest.mark.parametrize("library", ["numpy", "scipy"])
+def test_a_numpy_or_scipy_release_changes_the_code_digest(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, library: str
+) -> None:
+    # numpy draws the seeded simulations and scipy the intervals: another release of either may
+    # change a page's numbers, so every cached page and manifest must be built again.
+    site = tmp_path / "site-packages"
+    (site / f"{library}-1.0.0.dist-info").mkdir(parents=True)
+    monkeypatch.syspath_prepend(str(site))
+    stamp.code_digest.cache_clear()
+    before = stamp.code_digest()
+    (site / f"{library}-1.0.0.dist-info").rename(site / f"{library}-2.0.0.dist-info")
+    stamp.code_digest.cache_clear()
+    try:
+        assert f"{library}-2.0.0" in stamp._versions()
+        assert stamp.code_digest() != before
+    finally:
+        monkeypatch.undo()
+        stamp.code_digest.cache_clear()

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from generator.analysis.design_warnings import design_problems
 from generator.analysis.figures import reference_problems
-from generator.analysis.quoting import Quote, file_quotes, record_names
+from generator.analysis.quoting import Quote, file_quotes, record_names, template_quotes
 from generator.analysis.verdicts import (
     SKIPPED,
     decider_problems,
@@ -103,6 +103,8 @@ def analyse_asked(project: Project) -> Asked:
     files: list[Loaded] = [project.campaign_file, *project.records]
     quotes = {loaded.path: file_quotes(loaded) for loaded in files}
     quoted = frozenset(inside.split(".", 1)[0].strip() for found in quotes.values() for _at, _as, inside in found)
+    # What an override template quotes in its own text is checked too (`figures.reference_problems`).
+    quoted |= {quote.inside.split(".", 1)[0].strip() for quote in template_quotes(project.root)}
     wanted = [rec for rec in project.records if asks(project, rec, quoted)]
     analysed: tuple[RecordAnalysis, ...] = ()
     if wanted:

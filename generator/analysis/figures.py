@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 # REFERENCE is re-exported: `views.prose` fills the quotes it finds.
 from generator.analysis.quoting import REFERENCE as REFERENCE
+from generator.analysis.quoting import template_quotes
 from generator.base.problems import Problem, rel
 from generator.model import reruns
 
@@ -242,6 +243,21 @@ def reference_problems(analysis: Analysed) -> list[Problem]:
                     "unknown-reference",
                     f"`{written}` names nothing: {why}",
                     "write `{{ record.result.metric.field }}`, as in `{{ 01.c256.output_throughput.change }}`; "
+                    "docs/guide/format.md, Numbers in prose, lists the parts",
+                )
+            )
+    # An override template's own text quotes figures too (a string it hands `inline`).
+    for quote in template_quotes(project.root):
+        why = lookup(analysis, quote.inside)
+        if isinstance(why, str):
+            out.append(
+                Problem(
+                    quote.shown,
+                    quote.line,
+                    quote.col,
+                    "unknown-reference",
+                    f"`{quote.written}` names nothing: {why}",
+                    "a template's own text quotes figures as records do: `{{ record.result.metric.field }}`; "
                     "docs/guide/format.md, Numbers in prose, lists the parts",
                 )
             )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -110,3 +112,52 @@ def _collect(data: Any, path: list[str | int], field: str | None, out: list[Quot
 def record_names(rec: RecordFile) -> tuple[str, ...]:
     """The names a quote may give a record by (its first part): its slug, `07` and `7`."""
     return tuple(dict.fromkeys((rec.slug, f"{rec.number:02d}", str(rec.number))))
+
+
+@dataclass(frozen=True)
+class TemplateQuote:
+    """A reference quoted in an override template's own text: a string the template hands a prose
+    filter (`{{ "gain {{ 02.c64.output_throughput.change }}" | inline }}`) or a `{% raw %}` block."""
+
+    shown: str  # templates/NAME, as `check` names the file
+    line: int
+    col: int
+    written: str
+    inside: str
+
+
+def template_quotes(root: Path) -> tuple[TemplateQuote, ...]:
+    """Every reference the campaign's override templates (templates/ under `root`) quote in their text.
+
+    Read with Jinja's own lexer, so that only the text a template writes out or hands a filter
+    counts, never its `{{ page.x }}` expressions. A template Jinja cannot read gives what comes
+    before the error (the build reports the error at the template's line).
+    """
+    folder = root / "templates"
+    try:
+        paths = sorted(p for p in folder.iterdir() if p.is_file()) if folder.is_dir() else []
+    except OSError:
+        return ()
+    import jinja2
+
+    lexer = jinja2.Environment()
+    out: list[TemplateQuote] = []
+    for path in paths:
+        try:
+            source = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        lines = source.splitlines()
+        try:
+            for lineno, kind, value in lexer.lex(source, path.name):
+                if kind not in ("string", "data") or "{{" not in value:
+                    continue
+                for m in REFERENCE.finditer(value):
+                    line = lineno + value.count("\n", 0, m.start())
+                    at = lines[line - 1].find(m.group(0)) if line <= len(lines) else -1
+                    out.append(
+                        TemplateQuote(f"templates/{path.name}", line, at + 1 if at >= 0 else 1, m.group(0), m.group(1))
+                    )
+        except jinja2.TemplateSyntaxError:
+            continue
+    return tuple(out)

@@ -84,9 +84,13 @@ def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
 
     seen: set[tuple[str, str]] = set()
     for p in parsed:
-        for run in p.runs:
+        # Every line that holds a run, a run a file repeats included, in the file's order.
+        by_id = {run.id: run for run in p.runs}
+        places = [(run.source.get("line", 1), run) for run in p.runs]
+        places += [(line, by_id[rid]) for rid, lines in p.repeats.items() for line in lines]
+        for line, run in sorted(places, key=lambda place: place[0]):
             for key, what in mismatches(project.campaign, run):
-                where = f"{p.shown}:{run.source.get('line', 1)}: {key}"
+                where = f"{p.shown}:{line}: {key}"
                 if (where, what) not in seen:
                     seen.add((where, what))
                     sys.stderr.write(f"warning: {where}: {what} (improvements/campaign.yaml)\n")

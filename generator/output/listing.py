@@ -51,8 +51,13 @@ class Pieces:
     a thousand (and cost more than rendering them). The table keeps the pieces this build used.
     """
 
-    def __init__(self, analysis: Analysis, render: Render, build_cache: cache.BuildCache | None) -> None:
+    def __init__(
+        self, analysis: Analysis, render: Render, build_cache: cache.BuildCache | None, quoted: object = ()
+    ) -> None:
         self.render, self.build_cache = render, build_cache
+        # The figures the campaign's override templates quote in their own text, filled
+        # (`output.render.template_figures`): in no model, so in every table's key.
+        self.quoted = quoted
         self.fill = figures_of(analysis)
         # The home page holds the campaign: its digest is taken once (as for the record pages).
         self.shared = shared_digests(analysis.project.campaign)
@@ -85,7 +90,7 @@ class Pieces:
     def _table(self, build_cache: cache.BuildCache, template: str) -> tuple[str, dict[str, str], dict[str, str]]:
         if template not in self.tables:
             # The template's name is in the key: one model is two pieces on the blockers page.
-            key = f"pieces:{cache.digest(build_cache.salt, 'pieces', template)}"
+            key = f"pieces:{cache.digest(build_cache.salt, 'pieces', template, self.quoted)}"
             kept = build_cache.get(key)
             self.tables[template] = (key, kept if isinstance(kept, dict) else {}, {})
         return self.tables[template]
@@ -101,13 +106,17 @@ class Pieces:
 
 
 def pages(
-    analysis: Analysis, charts: Mapping[str, str], render: Render, build_cache: cache.BuildCache | None = None
+    analysis: Analysis,
+    charts: Mapping[str, str],
+    render: Render,
+    build_cache: cache.BuildCache | None = None,
+    quoted: object = (),
 ) -> Iterator[tuple[str, str, str]]:
     """The listing pages, one at a time: (file name, body, the source its header names). Each
     page's model is made only once the page before it was rendered; a template that fails (which
     `render` reports) ends them."""
     project = analysis.project
-    pieces = Pieces(analysis, render, build_cache)
+    pieces = Pieces(analysis, render, build_cache, quoted)
     records = "the records in improvements/"
     made: list[tuple[str, Callable[[], str | None], str]] = [
         ("index.md", lambda: _home(analysis, charts, pieces), rel(project.campaign_file.path, project.root)),

@@ -21,6 +21,7 @@ from jinja2.sandbox import SandboxedEnvironment
 
 from generator.analysis.campaign import Analysis, analyse
 from generator.analysis.figures import reference_problems
+from generator.analysis.quoting import template_quotes
 from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
@@ -36,7 +37,7 @@ from generator.views.page_models import RecordPage
 from generator.views.page_reuse import PageReuse
 from generator.views.paths import MANIFEST_NAME, docs_root, record_page_path, series_dir
 from generator.views.plots import plots
-from generator.views.prose import filling
+from generator.views.prose import figures_of, filling
 from generator.views.record_page import RecordPages
 from generator.views.road import road_plot
 from generator.views.strips import strips
@@ -225,6 +226,18 @@ def _normalise(text: str) -> str:
     return text.strip("\n") + "\n"
 
 
+def template_figures(analysis: Analysis) -> tuple[tuple[str, str | None], ...]:
+    """Every reference the campaign's override templates quote in their own text
+    (`quoting.template_quotes`), with the figure the prose filters fill it with.
+
+    No page model holds these: every page's key holds them, so a changed run changes the pages
+    that show them, as a clean build would.
+    """
+    fill = figures_of(analysis)
+    found = sorted({quote.inside for quote in template_quotes(analysis.project.root)})
+    return tuple((reference, fill(reference)) for reference in found)
+
+
 class _PageCache:
     """A record's page from the build cache, under the digest of its model (`page_models.keyed`).
 
@@ -234,13 +247,15 @@ class _PageCache:
     a page depends on is kept anywhere.
     """
 
-    def __init__(self, build_cache: cache.BuildCache | None) -> None:
+    def __init__(self, build_cache: cache.BuildCache | None, quoted: object = ()) -> None:
         self.build_cache = build_cache
+        # The figures the override templates quote (`template_figures`), part of every key.
+        self.quoted = quoted
 
     def page(self, key: str | None, render: Callable[[], str | None]) -> str | None:
         if self.build_cache is None or key is None:
             return render()
-        return memo(self.build_cache, "page", (key,), render)
+        return memo(self.build_cache, "page", (key, self.quoted), render)
 
 
 def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environment:
@@ -288,7 +303,8 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
-    report, page_cache = Report(), _PageCache(build_cache)
+    quoted = template_figures(analysis)
+    report, page_cache = Report(), _PageCache(build_cache, quoted)
     alts, svgs = _charts(analysis, build_cache)
     yield from svgs.items()
     del svgs
@@ -322,7 +338,7 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         yield record_page_path(project, rec), text
     # The pages that list the records, from pieces kept in the build cache (output.listing); they
     # stop at the first template that fails.
-    for filename, body, source in listing.pages(analysis, alts, render, build_cache) if report.ok else ():
+    for filename, body, source in listing.pages(analysis, alts, render, build_cache, quoted) if report.ok else ():
         yield str(docs_root(project) / filename), header(source) + "\n\n" + _normalise(body)
     if not report.ok:
         raise ProblemsFound(report)

@@ -195,6 +195,12 @@ def lone_surrogate(shown: str, text: str, start: int, end: int, obj: Any) -> Pro
     )
 
 
+def may_hold_surrogate(text: str) -> bool:
+    """Whether any JSON value of `text` may hold a lone surrogate: only an escape can write one (the
+    text itself was decoded from UTF-8, which has none), so text without one needs no value walked."""
+    return _SURROGATE_ESCAPE.search(text) is not None
+
+
 def _has_surrogate(obj: Any) -> bool:
     if isinstance(obj, str):
         return _SURROGATE.search(obj) is not None

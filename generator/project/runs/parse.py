@@ -10,17 +10,20 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from generator.base.fsio import encoded_chunks
 from generator.base.problems import Problem
 from generator.base.read import byte_position, text_position
 from generator.project.runs import intake, provenance
 from generator.project.runs.formats.common import usable
 from generator.project.runs.formats.console import CONSOLE_END, CONSOLE_HEADER, console_block
 from generator.project.runs.formats.registry import FORMATS, known_formats, normalize_object
-from generator.project.runs.redact import redact_spans, redact_text
+from generator.project.runs.redact import KeptCopy, redact_text
 from generator.project.runs.run import Run, rate_slug, run_id
 
 # Per-request arrays make real files large; far beyond this is not a benchmark summary.
@@ -46,14 +49,22 @@ class ParsedFile:
     stored_text: str
     redacted: list[str] = field(default_factory=list)
     runs: list[Run] = field(default_factory=list)
+    # Read with `once`: run id -> the other lines that hold that same run (its `source.line` is
+    # the last of them), so a file that repeats a run 100 times keeps it once.
+    repeats: dict[str, list[int]] = field(default_factory=dict)
+    # The kept copy's digest, taken once from `stored_text` (which nothing changes after): every
+    # run of the file names it, and hashing a 100 MB copy once per run made an import quadratic.
+    stored_sha256: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        digest = hashlib.sha256()
+        for chunk in encoded_chunks(self.stored_text):
+            digest.update(chunk)
+        self.stored_sha256 = digest.hexdigest()
 
     @property
     def stored_bytes(self) -> bytes:
         return self.stored_text.encode("utf-8")
-
-    @property
-    def stored_sha256(self) -> str:
-        return hashlib.sha256(self.stored_bytes).hexdigest()
 
 
 def _unrecognised(shown: str, line: int, col: int, what: str) -> Problem:
@@ -86,15 +97,21 @@ def read_text(path: Path, shown: str) -> tuple[str, str] | list[Problem]:
     return text, original_sha
 
 
-def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]]:
-    """The runs in one benchmark file, or the problems that stop it from being imported."""
+def parse_file(path: Path, shown: str, *, once: bool = False) -> tuple[ParsedFile | None, list[Problem]]:
+    """The runs in one benchmark file, or the problems that stop it from being imported.
+
+    `once` (the import): a JSON value that repeats an earlier one's run (the same id, so the same
+    content) is that run again, not another: kept once, at the first one's place, as the last
+    one (the one whose file an import writes), the other lines noted in `repeats`. Without it
+    (the runner, which numbers the runs of one output), every value is a run of its own.
+    """
     read = read_text(path, shown)
     if isinstance(read, list):
         return None, read
     text, original_sha = read
     if CONSOLE_HEADER.search(text):
         return _parse_console(path, shown, text, original_sha)
-    return _parse_json(path, shown, text, original_sha)
+    return _parse_json(path, shown, text, original_sha, once)
 
 
 # --- JSON and JSONL -----------------------------------------------------------------------------
@@ -102,20 +119,33 @@ def parse_file(path: Path, shown: str) -> tuple[ParsedFile | None, list[Problem]
 
 def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list[Problem]]:
     """Each JSON value in `text` with its start and end offsets, or the problem that stops reading."""
+    stop: list[Problem] = []
+    spans = list(_json_values(shown, text, stop))
+    return ([], stop) if stop else (spans, [])
+
+
+def _json_values(shown: str, text: str, stop: list[Problem]) -> Iterator[tuple[int, int, Any]]:
+    """Each JSON value in `text` with its start and end offsets, one at a time (a caller that
+    takes each value as it comes never holds every object of a large file); the problem that
+    stops reading goes into `stop`, and the values before it are then not to be used.
+
+    Over 60 lines: one loop, with each way a value can fail to read told apart at its place."""
     # Accepts the bare Infinity that SGLang writes for request_rate; refuses a key given twice.
     decoder = json.JSONDecoder(object_pairs_hook=_one_value_per_key)
-    spans: list[tuple[int, int, Any]] = []
+    count = 0
     pos = 0
     ws = re.compile(r"\s*")
+    escapes = intake.may_hold_surrogate(text)
     while True:
         pos = ws.match(text, pos).end()  # type: ignore[union-attr]
         if pos >= len(text):
             break
         if text[pos] not in "{[":
             line, col = text_position(text, pos)
-            if not spans:
-                return [], [_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block")]
-            return [], [
+            if not count:
+                stop.append(_unrecognised(shown, line, col, "file is neither JSON, JSON lines nor a console block"))
+                return
+            stop.append(
                 Problem(
                     shown,
                     line,
@@ -124,13 +154,16 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
                     "unexpected text after the last complete JSON object",
                     "remove the stray text, or the partial object a crashed run left behind",
                 )
-            ]
+            )
+            return
         try:
             obj, end = decoder.raw_decode(text, pos)
         except RecursionError:
-            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read")]
+            stop.append(_unrecognised(shown, *text_position(text, pos), "the JSON nests deeper than Python can read"))
+            return
         except _KeyTwice as exc:
-            return [], [_key_twice(shown, text, pos, exc.key)]
+            stop.append(_key_twice(shown, text, pos, exc.key))
+            return
         except json.JSONDecodeError as exc:
             at_end = ws.match(text, exc.pos).end() >= len(text) or "Unterminated" in exc.msg  # type: ignore[union-attr]
             # A cut-off object is reported where the text stops, not past the final newline.
@@ -138,7 +171,7 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
             start_line = text_position(text, pos)[0]
             where = f"the JSON object starting on line {start_line}"
             message = f"{where} is cut off ({exc.msg})" if at_end else f"{where} is broken: {exc.msg}"
-            return [], [
+            stop.append(
                 Problem(
                     shown,
                     line,
@@ -147,18 +180,21 @@ def _json_spans(shown: str, text: str) -> tuple[list[tuple[int, int, Any]], list
                     message,
                     "a benchmark killed while writing leaves a partial last line; delete it and import again",
                 )
-            ]
+            )
+            return
         except ValueError:
             # Not a syntax error: an integer with more digits than Python converts (over 4,300).
-            return [], [_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read")]
-        lone = intake.lone_surrogate(shown, text, pos, end, obj)
+            stop.append(_unrecognised(shown, *text_position(text, pos), "the JSON holds a number too long to read"))
+            return
+        lone = intake.lone_surrogate(shown, text, pos, end, obj) if escapes else None
         if lone is not None:
-            return [], [lone]
-        spans.append((pos, end, obj))
+            stop.append(lone)
+            return
+        count += 1
+        yield pos, end, obj
         pos = end
-    if not spans:
-        return [], [_unrecognised(shown, 1, 1, "file is empty")]
-    return spans, []
+    if not count:
+        stop.append(_unrecognised(shown, 1, 1, "file is empty"))
 
 
 class _KeyTwice(ValueError):
@@ -169,11 +205,12 @@ class _KeyTwice(ValueError):
 
 def _one_value_per_key(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     # JSON keeps the last of two values under one key; which one the benchmark meant is unknown.
+    # Keys interned: json makes each line's keys anew, and every run keeps its metrics' keys.
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
             raise _KeyTwice(key)
-        out[key] = value
+        out[sys.intern(key)] = value
     return out
 
 
@@ -194,14 +231,20 @@ def _key_twice(shown: str, text: str, start: int, key: str) -> Problem:
     )
 
 
-def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[ParsedFile | None, list[Problem]]:
-    spans, stop = _json_spans(shown, text)
-    if stop:
-        return None, stop
+def _parse_json(
+    path: Path, shown: str, text: str, original_sha: str, once: bool = False
+) -> tuple[ParsedFile | None, list[Problem]]:
+    # Each value is read, cleaned and made a run before the next is read: a file of 100,000
+    # lines never has all its objects in memory at once, in either the raw or the clean form.
+    stop: list[Problem] = []
     problems: list[Problem] = []
-    cleaned, notes, kept = redact_spans(text, spans)
-    parsed = ParsedFile(path, shown, original_sha, kept, notes)
-    for line, col, clean in cleaned:
+    runs: list[Run] = []
+    # With `once`: each run id's place in `runs`, and the other lines that hold it.
+    places: dict[str, int] = {}
+    repeats: dict[str, list[int]] = {}
+    kept = KeptCopy(text)
+    for start, end, obj in _json_values(shown, text, stop):
+        line, col, clean = kept.clean(start, end, obj)
         # A list of run objects (an aggregated export) is many runs from one place.
         for item in clean if isinstance(clean, list) else [clean]:
             run = normalize_object(item)
@@ -222,7 +265,15 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
                 continue
             _identify(run, item, line)
             provenance.fill(run, item)
-            parsed.runs.append(run)
+            at = places.get(run.id) if once else None
+            if at is None:
+                places[run.id] = len(runs)
+                runs.append(run)
+            else:
+                repeats.setdefault(run.id, []).append(runs[at].source["line"])
+                runs[at] = run
+    if stop:
+        return None, stop
     unrecognised = [p for p in problems if p.code == "import-unrecognised"]
     if len(unrecognised) > 1:
         # One clear error per file that is not a benchmark file, not one per line of it.
@@ -232,7 +283,8 @@ def _parse_json(path: Path, shown: str, text: str, original_sha: str) -> tuple[P
         problems.insert(0, Problem(first.path, first.line, first.col, first.code, first.message + more, first.hint))
     if problems:
         return None, problems
-    return parsed, []
+    notes, stored = kept.finish()
+    return ParsedFile(path, shown, original_sha, stored, notes, runs, repeats), []
 
 
 def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:

@@ -28,8 +28,6 @@ import re
 from pathlib import Path
 from typing import Any
 
-from generator.base.read import text_position
-
 REDACTED = "<redacted>"
 
 _SECRET_WORDS = frozenset(
@@ -127,6 +125,10 @@ _BEARER = re.compile(r"(?i)\b(bearer)\s+(?!<redacted>)[A-Za-z0-9._~+/=-]+")
 
 def redact_text(text: str) -> tuple[str, int]:
     """`text` with secret flag, header, variable, URL and bearer values replaced; and how many were."""
+    # Each rule runs only on text that holds its marker: a kept copy may be hundreds of megabytes,
+    # and most strings of a benchmark file (its keys, numbers as text) hold none.
+    if ":" not in text and "=" not in text and "-" not in text and _BEARER_WORD.search(text) is None:
+        return text, 0
     count = 0
 
     def userinfo(m: re.Match[str]) -> str:
@@ -136,7 +138,7 @@ def redact_text(text: str) -> tuple[str, int]:
         count += 1
         return f"{m['scheme']}{REDACTED}@"
 
-    def query(m: re.Match[str]) -> str:
+    def query_param(m: re.Match[str]) -> str:
         nonlocal count
         if not is_secret_name(m["name"]) or not _text_holds_secret(m["name"], m["value"]):
             return m.group(0)
@@ -165,11 +167,11 @@ def redact_text(text: str) -> tuple[str, int]:
         count += 1
         return f"{m.group(1)} {REDACTED}"
 
-    # Each rule runs only on text that holds its marker: a kept copy may be hundreds of megabytes.
+    # The markers again after each rule: a replacement may add or remove one (`<redacted>`).
     if "://" in text:
         text = _URL_USERINFO.sub(userinfo, text)
     if "=" in text:
-        text = _QUERY.sub(query, text)
+        text = _QUERY.sub(query_param, text)
     if "-" in text:
         text = _FLAG.sub(flag, text)
     if ":" in text or "=" in text:
@@ -252,28 +254,64 @@ def redact_spans(text: str, spans: list[tuple[int, int, Any]]) -> tuple[list[tup
     """The JSON values of `text` (each `(start, end, value)`) without their secrets.
 
     Returns each value cleaned, with the line and column it starts at; what was redacted, by
-    line; and the copy of `text` to keep as evidence. Only a value that held a secret is written
-    again in that copy, the rest stays byte for byte; the copy is then read once more as text,
-    so what the object walk cannot see (a key given twice, where JSON keeps only the last) is
-    caught by the same rules.
+    line; and the copy of `text` to keep as evidence (`KeptCopy`, for values read one at a time).
     """
-    cleaned: list[tuple[int, int, Any]] = []
-    notes: list[str] = []
-    out: list[str] = []
-    pos = 0
-    for start, end, obj in spans:
-        line, col = text_position(text, start)
+    kept = KeptCopy(text)
+    cleaned = [kept.clean(start, end, obj) for start, end, obj in spans]
+    notes, stored = kept.finish()
+    return cleaned, notes, stored
+
+
+class KeptCopy:
+    """The copy of a JSON or JSON lines file to keep as evidence, built one value at a time.
+
+    Only a value that held a secret is written again in that copy, the rest stays byte for byte;
+    every value's text is then read once more as text, so what the object walk cannot see is
+    caught by the same rules. Value by value rather than the whole text at once: no rule's match
+    can reach past a JSON value's closing bracket, and the text pass over a 100,000-line file
+    held a piece for every `key: value` in it (hundreds of megabytes).
+    """
+
+    def __init__(self, text: str) -> None:
+        self._text = text
+        self._notes: list[str] = []
+        self._more = 0
+        # (start, end, new text) of each value whose kept text differs from the file's.
+        self._changed: list[tuple[int, int, str]] = []
+        # Lines are counted from the value before, not from the top: counted from the top for
+        # each of 100,000 values, an import was quadratic in the file's length.
+        self._line, self._line_start, self._counted = 1, 0, 0
+
+    def clean(self, start: int, end: int, obj: Any) -> tuple[int, int, Any]:
+        """`obj` (the value at text[start:end]) without its secrets, with its line and column."""
+        text = self._text
+        self._line += text.count("\n", self._counted, start)
+        self._line_start = max(self._line_start, text.rfind("\n", self._counted, start) + 1)
+        self._counted = start
+        line, col = self._line, start - self._line_start + 1
         clean, found = redact(obj)
-        if found:
-            out += [text[pos:start], json.dumps(clean, ensure_ascii=False)]
+        piece = json.dumps(clean, ensure_ascii=False) if found else text[start:end]
+        piece, more = redact_text(piece)
+        if found or more:
+            self._changed.append((start, end, piece))
+        self._notes += [f"line {line}: {p}" for p in found]
+        self._more += more
+        return line, col, clean
+
+    def finish(self) -> tuple[list[str], str]:
+        """What was redacted (by line, then how many more in the text), and the copy to keep."""
+        notes = list(self._notes)
+        if self._more:
+            notes.append(f"{self._more} more secret value(s) in the text")
+        if not self._changed:
+            return notes, self._text
+        out: list[str] = []
+        pos = 0
+        for start, end, piece in self._changed:
+            out += [self._text[pos:start], piece]
             pos = end
-            notes += [f"line {line}: {p}" for p in found]
-        cleaned.append((line, col, clean))
-    out.append(text[pos:])
-    kept, more = redact_text("".join(out))
-    if more:
-        notes.append(f"{more} more secret value(s) in the text")
-    return cleaned, notes, kept
+        out.append(self._text[pos:])
+        return notes, "".join(out)
 
 
 # A log is redacted a piece at a time: a server's log can be gigabytes, and read whole it was
