@@ -115,6 +115,26 @@ def _listed(value: Value, base: Value | None, c: Comparison | None) -> str | Non
 
 def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabulary) -> MetricRow:
     value, base, c = resolved.metrics[name], resolved.baseline.get(name), resolved.comparisons.get(name)
+    return compared_row(
+        name,
+        c,
+        vocabulary,
+        value=fmt_summarised(value, resolved.summaries[name]),
+        baseline=fmt_summarised(base, resolved.baseline_summaries[name]) if base is not None else None,
+        listed=_listed(value, base, c),
+    )
+
+
+def compared_row(
+    name: str,
+    c: Comparison | None,
+    vocabulary: metrics.Vocabulary,
+    *,
+    value: str,
+    baseline: str | None,
+    listed: str | None = None,
+) -> MetricRow:
+    """A metric's row as the pages word it: a record's result, or two files `compare` was given."""
     metric = vocabulary.lookup(name)
     unit = metric.unit if metric else ""
     change, interval = _change(c, unit) if c is not None else (None, None)
@@ -126,8 +146,8 @@ def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabul
         label=metric.label if metric else name,
         unit=unit,
         higher_is_better=metric.higher_is_better if metric else True,
-        value=fmt_summarised(value, resolved.summaries[name]),
-        baseline=fmt_summarised(base, resolved.baseline_summaries[name]) if base is not None else None,
+        value=value,
+        baseline=baseline,
         comparison=c,
         change=change,
         interval=interval,
@@ -136,7 +156,7 @@ def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabul
         decision=_decision_text(c) if c is not None else None,
         word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
-        listed=_listed(value, base, c),
+        listed=listed,
         arithmetic=_arithmetic(c) if c is not None else None,
     )
 
