@@ -135,6 +135,17 @@ def test_the_sdist_and_the_wheel_hold_no_link_and_carry_the_guide(built: Built) 
     assert "generator/py.typed" in names
 
 
+def test_the_license_is_an_spdx_expression_with_its_file(built: Built) -> None:
+    # PEP 639's form: setuptools refuses the `license = { text = ... }` table after 2027-02-18.
+    with zipfile.ZipFile(built.wheel) as whl:
+        [meta] = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+        text = whl.read(meta).decode()
+        names = whl.namelist()
+    assert "License-Expression: MIT" in text.splitlines()
+    assert "License-File: LICENSE" in text.splitlines()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
 def _venv(tmp_path: Path) -> Path:
     """An empty virtual environment whose path ends with this one's site-packages; returns its python."""
     venv = tmp_path / "venv"

@@ -231,7 +231,7 @@ def link(
             results[-1].ca.items["run"] = [None, None, trailing, None]
     text = doc.text()
     if created and added:
-        text = drop_placeholder(text)
+        text = results_at_placeholder(text)
     if not added:
         return text, added, []
     # The runs are not written yet: the edited file is checked as if they were.
@@ -264,9 +264,40 @@ def _name_baselines(groups: dict[Any, Any], new: list[Run], arms: list[Run], key
 _PLACEHOLDER = re.compile(r"(?m)^([ \t]*)# results:.*\n(?:\1#(?: {2,}|\t).*\n)*")
 
 
-def drop_placeholder(text: str) -> str:
-    """`text` without the commented `# results:` placeholder block, when it has one."""
-    return _PLACEHOLDER.sub("", text, count=1)
+def results_at_placeholder(text: str) -> str:
+    """`text` whose new `results:` block (which ruamel appends after the last key, below the
+    starter's commented keys) takes the place of the commented `# results:` placeholder, where
+    the starter says results go; without the placeholder, it is only dropped.
+
+    Moved only when the moved text holds the same data: otherwise the block stays where
+    ruamel put it (still valid, only further down).
+    """
+    from generator.base.read import YamlProblem, parse
+
+    found = _PLACEHOLDER.search(text)
+    if found is None:
+        return text
+    dropped = text[: found.start()] + text[found.end() :]
+    indent = found.group(1)
+    lines = dropped.splitlines(keepends=True)
+    head = next((i for i, line in enumerate(lines) if line.rstrip("\r\n") == f"{indent}results:"), None)
+    # Only a block below the placeholder's place: one above it is already where it belongs.
+    at = dropped[: found.start()].count("\n")
+    if head is None or head < at:
+        return dropped
+    end = head + 1
+    while end < len(lines) and (
+        lines[end].startswith((f"{indent} ", f"{indent}\t", f"{indent}-")) and lines[end].strip()
+    ):
+        end += 1
+    block = lines[head:end]
+    moved = "".join(lines[:at] + block + lines[at:head] + lines[end:])
+    try:
+        if parse(moved)[0] != parse(dropped)[0]:
+            return dropped
+    except YamlProblem:
+        return dropped
+    return moved
 
 
 def _ids(value: Any) -> list[str]:
@@ -303,7 +334,16 @@ def _take_trailing_comment(results: Any) -> Any:
         return None
     last = results[-1]
     key = list(last)[-1]
-    if isinstance(last[key], dict | list):
+    value = last[key]
+    if isinstance(value, list) and value and not isinstance(value[-1], dict | list) and hasattr(value, "ca"):
+        # A list of repetitions (`run: [...]`): what follows sits on its last id.
+        slot = value.ca.items.get(len(value) - 1)
+        if not slot or slot[0] is None:
+            return None
+        token = slot[0]
+        slot[0] = None
+        return token
+    if isinstance(value, dict | list):
         return None
     slot = last.ca.items.get(key)
     if not slot or len(slot) < 3 or slot[2] is None:
