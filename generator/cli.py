@@ -52,7 +52,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 
 # Exit statuses, the same for every command: 0 done; 1 problems found (the report says which),
 # or an error; 2 a usage error; 3 a `--fail-on` gate failed (`run`, `compare`: a comparison
-# decided as the gate refuses, docs/guide/ci.md); 130 interrupted.
+# decided as the gate refuses, docs/guide/workflow.md, "Gating a pull request"); 130 interrupted.
 EXIT_PROBLEMS = 1
 EXIT_USAGE = 2
 EXIT_GATE = 3

@@ -18,9 +18,9 @@ Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
 
-# What `--fail-on` may gate on (docs/guide/ci.md): `worse`, any comparison decided `worse`;
-# `regression`, one decided `worse` whose point loss is at least min_effect (a `worse` the pages
-# call "within min_effect" passes).
+# What `--fail-on` may gate on (docs/guide/workflow.md, "Gating a pull request"): `worse`, any
+# comparison decided `worse`; `regression`, one decided `worse` whose point loss is at least
+# min_effect (a `worse` the pages call "within min_effect" passes).
 FailOn = Literal["worse", "regression"]
 FAIL_ON: tuple[FailOn, ...] = ("worse", "regression")
 

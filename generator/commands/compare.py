@@ -67,10 +67,8 @@ def command(
     """
     from generator.analysis.files import compare_runs, default_metric
     from generator.base.jsontext import dumps
-    from generator.base.problems import ProblemsFound, Report, rel
     from generator.cli import gate
     from generator.model import metrics
-    from generator.project.runs.parse import parse_file
     from generator.views.verdict import compare_json, compare_text
 
     if files and (baseline or candidate):
@@ -80,19 +78,7 @@ def command(
     sides = (files[:1], files[1:]) if files else (baseline, candidate)
     if not sides[0] or not sides[1]:
         raise click.UsageError("give at least one baseline file and one candidate file")
-    problems: list[Problem] = []
-    runs: tuple[list[tuple[str, Run]], list[tuple[str, Run]]] = ([], [])
-    shown: tuple[list[str], list[str]] = ([], [])
-    for i, side in enumerate(sides):
-        for path in side:
-            name = rel(path, Path.cwd())
-            parsed, found = parse_file(path, name)
-            problems += found
-            shown[i].append(name)
-            if parsed is not None:
-                runs[i].extend((name, run) for run in parsed.runs)
-    if problems:
-        raise ProblemsFound(Report(problems))
+    runs, shown = _read(sides)
     vocabulary = metrics.BUILTIN
     if metric is None:
         metric = default_metric([r for _, r in runs[0]], [r for _, r in runs[1]])
@@ -114,3 +100,27 @@ def command(
                 if g.comparison is not None and g.comparison.fails(rule)
             ]
         )
+
+
+def _read(
+    sides: tuple[tuple[Path, ...], tuple[Path, ...]],
+) -> tuple[tuple[list[tuple[str, Run]], list[tuple[str, Run]]], tuple[list[str], list[str]]]:
+    """Each side's runs with the file each came from, and the files as shown; every file is read
+    first, and any problem in any of them stops the comparison (as `import` stops)."""
+    from generator.base.problems import ProblemsFound, Report, rel
+    from generator.project.runs.parse import parse_file
+
+    problems: list[Problem] = []
+    runs: tuple[list[tuple[str, Run]], list[tuple[str, Run]]] = ([], [])
+    shown: tuple[list[str], list[str]] = ([], [])
+    for i, side in enumerate(sides):
+        for path in side:
+            name = rel(path, Path.cwd())
+            parsed, found = parse_file(path, name)
+            problems += found
+            shown[i].append(name)
+            if parsed is not None:
+                runs[i].extend((name, run) for run in parsed.runs)
+    if problems:
+        raise ProblemsFound(Report(problems))
+    return runs, shown

@@ -85,7 +85,7 @@ Examples:
     type=click.Choice(["text", "json"]),
     default="text",
     show_default=True,
-    help="How the decisions are printed (JSON: one object, docs/guide/ci.md).",
+    help="How the decisions are printed (JSON: one object, for a CI job).",
 )
 @click.option(
     "--fail-on",
@@ -350,7 +350,8 @@ def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> Decid
             continue
         # The row the record's page shows, as it shows it: the analysis' numbers, the page's words.
         row = next((r for r in result_view(resolved, vocabulary=vocabulary).rows if r.name == metric), None)
-        rows.append((resolved.result.label, metric, row if row is not None and row.comparison is not None else None))
+        found = row if row is not None and row.comparison is not None else None
+        rows.append((resolved.result.label, metric or "no primary metric", found))
     looks = [
         f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks"
         for look in outcome.looks[-1:]
