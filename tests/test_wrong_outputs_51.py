@@ -1,0 +1,63 @@
+"""Issue 51's wrong outputs, each pinned: what the pages printed, and what they print now."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from scipy import stats as sps
+
+from generator.analysis.levels import level_of, log_mean
+from generator.analysis.road import GoalDistance, distance_text
+from generator.model.campaign import Goal
+from generator.model.quantity import fmt_percent, fmt_value, stat
+from generator.model.result import Result, Statistics
+
+
+def test_units_convert_the_range_of_mean_min_max_n_with_its_mean() -> None:
+    # "11686 (mean of n=3, range 11.01-12.97)": the mean in ms beside a range left in s.
+    r = Result.model_validate(
+        {
+            "label": "x",
+            "concurrency": 1,
+            "units": {"e2e_latency_mean": "s"},
+            "metrics": {"e2e_latency_mean": {"mean": 11.686, "min": 11.01, "max": 12.97, "n": 3}},
+        }
+    )
+    value = r.metrics["e2e_latency_mean"]
+    assert isinstance(value, Statistics)
+    assert fmt_value(value) == "11686 (mean of n=3, range 11010–12970, no spread given)"
+    # What a sweep chart draws as the point's interval: the same unit as its mean.
+    s = stat(value)
+    assert (s.low, s.high) == pytest.approx((11010, 12970))
+
+
+@pytest.mark.parametrize(
+    ("percent", "shown"),
+    [(0.042, "+0.042%"), (-0.04, "-0.04%"), (1e-7, "+0.0000001%"), (0.0, "0.0%"), (-0.0, "0.0%"), (0.25, "+0.2%")],
+)
+def test_a_nonzero_percent_never_prints_as_zero(percent: float, shown: str) -> None:
+    assert fmt_percent(percent) == shown
+
+
+def test_a_level_exactly_at_an_above_goal_is_reached_at_it_not_passed_by_0() -> None:
+    goal = Goal(metric="output_throughput", target=100)
+    at = distance_text(GoalDistance(goal, "above", 0.0, 0.0, interval=False, point=0.0), "tok/s")
+    assert "passed" not in at and "by 0" not in at and "at the goal, not past it" in at
+    past = distance_text(GoalDistance(goal, "above", -3.0, -3.0, interval=False, point=-3.0), "tok/s")
+    assert past.startswith("passed at the point estimate (by 3 tok/s)")
+    edge = distance_text(GoalDistance(goal, "above", -5.0, 0.0, interval=True, point=-2.0), "tok/s")
+    assert edge.startswith("reached (at the goal: ") and "by at least 0" not in edge
+
+
+def test_the_road_centres_its_level_on_the_log_mean_as_the_guide_says() -> None:
+    runs = [900.0, 1000.0, 1300.0, 1100.0]
+    assert math.exp(log_mean(runs)) == pytest.approx(sps.gmean(runs), rel=1e-12)
+    level = level_of(runs, 0.05)
+    assert level.value == pytest.approx(sps.gmean(runs), rel=1e-12)
+    # The interval is centred on it, on the log scale (it was centred on the arithmetic mean).
+    assert level.low is not None and level.high is not None
+    assert math.log(level.value) == pytest.approx((math.log(level.low) + math.log(level.high)) / 2, rel=1e-12)
+    # {mean, sd, n}: the log-normal with that mean and SD, as comparisons read it.
+    moments = Statistics(mean=1000.0, sd=600.0, n=200)
+    assert log_mean(moments) == pytest.approx(math.log(1000) - math.log1p(0.36) / 2, rel=1e-12)
