@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import math
+import shutil
+from pathlib import Path
 
 import pytest
 from scipy import stats as sps
@@ -12,6 +15,8 @@ from generator.analysis.road import GoalDistance, distance_text
 from generator.model.campaign import Goal
 from generator.model.quantity import fmt_percent, fmt_value, stat
 from generator.model.result import Result, Statistics
+
+from conftest import FIXTURES, run_cli
 
 
 def test_units_convert_the_range_of_mean_min_max_n_with_its_mean() -> None:
@@ -61,3 +66,14 @@ def test_the_road_centres_its_level_on_the_log_mean_as_the_guide_says() -> None:
     # {mean, sd, n}: the log-normal with that mean and SD, as comparisons read it.
     moments = Statistics(mean=1000.0, sd=600.0, n=200)
     assert log_mean(moments) == pytest.approx(math.log(1000) - math.log1p(0.36) / 2, rel=1e-12)
+
+
+def test_summary_json_says_measured_for_a_record_measured_under_its_variants(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURES / "variants", root)
+    r = run_cli("summary", "--root", str(root), "--format", "json")
+    assert r.returncode == 0, r.stderr
+    rows = {row["slug"]: row for row in json.loads(r.stdout)}
+    assert rows["prefill-cap"]["evidence"] == "measured" and rows["prefill-cap"]["primary_decision"]
+    assert rows["allreduce-arms"]["evidence"] == "measured"
+    assert rows["reported-only"]["evidence"] == "reported"
