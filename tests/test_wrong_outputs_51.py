@@ -77,3 +77,17 @@ def test_summary_json_says_measured_for_a_record_measured_under_its_variants(tmp
     assert rows["prefill-cap"]["evidence"] == "measured" and rows["prefill-cap"]["primary_decision"]
     assert rows["allreduce-arms"]["evidence"] == "measured"
     assert rows["reported-only"]["evidence"] == "reported"
+
+
+def test_the_home_pages_standings_are_one_list_item_each(tmp_path: Path) -> None:
+    root = tmp_path / "c"
+    shutil.copytree(FIXTURES / "variants", root)
+    for name, standing in (("11-prefill-cap.yaml", "recommended"), ("12-allreduce-arms.yaml", "latest")):
+        path = root / "improvements" / name
+        path.write_text(path.read_text().replace("status: adopted\n", f"status: adopted\nstanding: {standing}\n", 1))
+    r = run_cli("build", "--root", str(root))
+    assert r.returncode == 0, r.stderr
+    lines = (root / "docs" / "index.md").read_text().splitlines()
+    items = [line for line in lines if line.startswith(("- Recommended:", "- Latest (not the recommended):"))]
+    assert len(items) == 2
+    assert all(line.count("](") == 1 for line in items)  # one record per line, not a run-on line
