@@ -91,3 +91,22 @@ def test_the_home_pages_standings_are_one_list_item_each(tmp_path: Path) -> None
     items = [line for line in lines if line.startswith(("- Recommended:", "- Latest (not the recommended):"))]
     assert len(items) == 2
     assert all(line.count("](") == 1 for line in items)  # one record per line, not a run-on line
+
+
+def test_a_result_of_reported_percentages_alone_is_not_said_to_be_not_compared(minimal: Path) -> None:
+    campaign = minimal / "improvements" / "campaign.yaml"
+    text = campaign.read_text()
+    anchor = "      concurrency: 1024\n"
+    assert anchor in text
+    campaign.write_text(
+        text.replace(anchor, anchor + "      workload: {dataset: random, input_len: 1024, output_len: 256}\n")
+    )
+    (minimal / "improvements" / "01-reported.yaml").write_text(
+        "title: As reported\ntier: 2\nstatus: in-progress\nhypothesis: Faster.\nresults:\n"
+        "  - label: sharegpt\n    concurrency: 1024\n"
+        "    workload: {dataset: sharegpt, input_len: 1024, output_len: 256}\n"
+        "    reported_change: {output_throughput: 7.31}\n"
+    )
+    res = run_cli("check", "--verbose", cwd=minimal)
+    assert res.returncode == 0, res.stderr
+    assert "comparison-not-made" not in res.stderr
