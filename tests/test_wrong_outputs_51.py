@@ -110,3 +110,32 @@ def test_a_result_of_reported_percentages_alone_is_not_said_to_be_not_compared(m
     res = run_cli("check", "--verbose", cwd=minimal)
     assert res.returncode == 0, res.stderr
     assert "comparison-not-made" not in res.stderr
+
+
+REPORTED_GUARD = """\
+title: Fair-share cap
+tier: 1
+status: in-progress
+hypothesis: Capping a long prompt's share of a step lets the short ones through.
+expected:
+  metric: output_throughput
+  guardrails: {ttft_p99: 5}
+results:
+  - label: 59K prompt
+    concurrency: 8
+    metrics: {output_throughput: [52.3, 51.8, 52.9, 52.1, 52.6]}
+    baseline: {output_throughput: [40.1, 40.4, 39.9, 40.2, 40.0]}
+  - label: prefill, as the author reported
+    reported_change: {ttft_p99: 3}
+"""
+
+
+def test_a_reported_guardrail_change_is_said_once_and_not_called_a_single_shot(minimal: Path) -> None:
+    (minimal / "improvements" / "01-cap.yaml").write_text(REPORTED_GUARD)
+    r = run_cli("build", "--root", str(minimal))
+    assert r.returncode == 0, r.stderr
+    [page] = (minimal / "docs" / "improvements").glob("*-01-cap.md")
+    [line] = [ln for ln in page.read_text().splitlines() if "guardrail not shown either way" in ln]
+    assert "ttft_p99 (margin 5%, change +3.0%, no interval, in `prefill, as the author reported`, as reported)" in line
+    assert "single shot" not in line
+    assert line.count("ttft_p99") == 1
