@@ -209,7 +209,7 @@ def test_a_new_campaign_from_each_install(how: str, built: Built, tmp_path: Path
     user("improvements", "build", "--site")
     site = work / "site"
     index = (site / "index.html").read_text()
-    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
+    assert "Llama 3.3 70B on H200" in index and "CUDA graphs" in index
     (page_file,) = (site / "improvements").glob("*-01-larger-chunked-prefill.html")
     page = page_file.read_text()
     assert "537.4" in page  # the sample's first output throughput, imported
@@ -328,7 +328,7 @@ def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -
     )
     assert Path(where.strip()).is_relative_to(campaign / ".venv"), where
     index = (campaign / "site" / "index.html").read_text()
-    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
+    assert "Llama 3.3 70B on H200" in index and "CUDA graphs" in index
     # `serve` runs until stopped: started as written (on a free port), a page fetched, stopped.
     port = _free_port()
     argv = [*shlex.split(serve), "--dev-addr", f"127.0.0.1:{port}"]
@@ -338,7 +338,7 @@ def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=60)
-    assert "Llama 3.3 70B on H200" in page and "Larger chunked prefill" in page, err
+    assert "Llama 3.3 70B on H200" in page and "CUDA graphs" in page, err
 
 
 def _fetch_when_up(url: str, proc: subprocess.Popen[bytes]) -> str:
