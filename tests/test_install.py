@@ -209,7 +209,7 @@ def test_a_new_campaign_from_each_install(how: str, built: Built, tmp_path: Path
     user("improvements", "build", "--site")
     site = work / "site"
     index = (site / "index.html").read_text()
-    assert "Llama 3.3 70B on H200" in index and "CUDA graphs" in index
+    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
     (page_file,) = (site / "improvements").glob("*-01-larger-chunked-prefill.html")
     page = page_file.read_text()
     assert "537.4" in page  # the sample's first output throughput, imported
@@ -329,6 +329,9 @@ def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -
     assert Path(where.strip()).is_relative_to(campaign / ".venv"), where
     index = (campaign / "site" / "index.html").read_text()
     assert "Llama 3.3 70B on H200" in index and "CUDA graphs" in index
+    # The sample holds its own baseline: the first record's page shows a decision, not "none".
+    (record_page,) = (campaign / "site" / "improvements").glob("*-01-cuda-graphs.html")
+    assert "unreplicated" in record_page.read_text()
     # `serve` runs until stopped: started as written (on a free port), a page fetched, stopped.
     port = _free_port()
     argv = [*shlex.split(serve), "--dev-addr", f"127.0.0.1:{port}"]
