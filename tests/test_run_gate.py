@@ -34,3 +34,22 @@ def test_run_passes_the_gate_on_a_faster_arm(tmp_path: Path) -> None:
     done = run_cli("run", "faster", "--root", str(root), "--blocks", "4", "--seed", "3", "--fail-on", "regression")
     assert done.returncode == 0, done.stderr + done.stdout
     assert ": better (p = " in done.stdout
+
+
+def test_run_links_a_new_records_results_where_its_starter_says(tmp_path: Path) -> None:
+    root = make_campaign(tmp_path / "c", server=False, speed="--speed 2000")
+    (root / "improvements" / "01-faster.yaml").unlink()
+    made = run_cli("new", "Faster engine", "--tier", "1", "--hypothesis", "More speed.", "--root", str(root))
+    assert made.returncode == 0, made.stderr
+    record = root / "improvements" / "01-faster-engine.yaml"
+    text = record.read_text()
+    record.write_text(
+        text.replace("hypothesis: More speed.\n", "hypothesis: More speed.\nchange:\n  flags: ['--speed 2000']\n")
+    )
+    done = run_cli("run", "faster-engine", "--root", str(root), "--blocks", "2", "--seed", "3")
+    assert done.returncode == 0, done.stderr + done.stdout
+    lines = record.read_text().splitlines()
+    head = lines.index("results:")
+    assert lines[head - 1].startswith("# are computed, never typed")
+    assert not any(line.startswith("# results:") for line in lines)
+    assert lines[-1].startswith("#")  # the starter's last commented key is still last
