@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 from scipy import stats as sps
 
-from conftest import BENCH, run_cli
+from conftest import BENCH, REPO, run_cli
 
 LEGACY = json.loads((BENCH / "vllm-benchmark-serving-legacy.json").read_text())
 BASE = [900.1, 905.3, 898.7, 902.2, 901.0]
@@ -99,3 +99,23 @@ def test_compare_usage_and_unreadable_files(tmp_path: Path) -> None:
     junk.write_text('{"hello": 1}\n')
     r = run_cli("compare", str(a), str(junk))
     assert r.returncode == 1 and "import-unrecognised" in r.stderr
+
+
+def test_another_harness_through_the_campaigns_format(tmp_path: Path) -> None:
+    example = REPO / "examples" / "h200-decode"
+    r = run_cli(
+        "compare", "data/A.jsonl", "data/B.jsonl", "--input-format", "h200-harness", "--format", "json", cwd=example
+    )
+    assert r.returncode == 0, r.stderr
+    first = json.loads(r.stdout)["comparisons"][0]
+    assert first["where"] == {"batch_size": 1, "input_len": 512, "output_len": 128}
+    base, cand = first["values"]["baseline"], first["values"]["candidate"]
+    assert len(base) == len(cand) == 5
+    p, low, high = _scipy_welch_log(cand, base)
+    assert math.isclose(first["p_value"], p, rel_tol=1e-6)
+    assert math.isclose(first["interval_percent"][0], low, rel_tol=1e-6)
+    assert math.isclose(first["interval_percent"][1], high, rel_tol=1e-6)
+    # Both arms ran in one launch: the page's caveat, said here too.
+    assert any("Both sides ran inside one launch" in text for text in first["caveats"])
+    unknown = run_cli("compare", "data/A.jsonl", "data/B.jsonl", "--input-format", "nope", cwd=example)
+    assert unknown.returncode == 2 and "declares no import format `nope`" in unknown.stderr

@@ -9,10 +9,12 @@ from typing import TYPE_CHECKING, cast
 import click
 
 from generator.analysis.comparison import FAIL_ON
+from generator.cli import root_option
 
 if TYPE_CHECKING:
     from generator.analysis.comparison import FailOn
     from generator.base.problems import Problem
+    from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.run import Run
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
@@ -26,8 +28,10 @@ Examples:
   improvements compare old.json new.json --metric ttft_p99
   improvements compare -b old1.json -b old2.json -c new1.json -c new2.json
   improvements compare main.jsonl pr.jsonl --format json --fail-on regression
+  improvements compare A.jsonl B.jsonl --input-format h200-harness   # a campaign's own format
 """,
 )
+@root_option
 @click.argument("files", nargs=-1, type=_FILE, metavar="[BASELINE CANDIDATE]")
 @click.option("-b", "--baseline", "baseline", multiple=True, type=_FILE, help="A baseline file (repeatable).")
 @click.option("-c", "--candidate", "candidate", multiple=True, type=_FILE, help="A candidate file (repeatable).")
@@ -42,11 +46,17 @@ Examples:
 )
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 @click.option(
+    "--input-format",
+    metavar="NAME",
+    help="Read the files as NAME, a format of the campaign's `import_formats:` (the campaign here, or --root).",
+)
+@click.option(
     "--fail-on",
     type=click.Choice(FAIL_ON),
     help="Exit 3 when a comparison is `worse` (worse), or `worse` by at least --min-effect (regression).",
 )
 def command(
+    root: Path | None,
     files: tuple[Path, ...],
     baseline: tuple[Path, ...],
     candidate: tuple[Path, ...],
@@ -55,12 +65,14 @@ def command(
     min_effect: float,
     fmt: str,
     fail_on: str | None,
+    input_format: str | None,
 ) -> None:
     """Compare benchmark files as a record's page would: each load and workload, its decision.
 
     Give two files, BASELINE then CANDIDATE, or sets of files with -b/--baseline and
     -c/--candidate. Each file is read as `import` reads it (SGLang and vLLM outputs, a pasted
-    console block; the format is read from the content), and each run in it is one repetition.
+    console block; the format is read from the content, or another harness's through a
+    campaign's `import_formats:` with --input-format), and each run in it is one repetition.
     Runs at the same load and workload are compared with the statistics and decision rule of
     a campaign (docs/guide/decisions.md), with the caveats about how they were run. No
     campaign is needed and nothing is written.
@@ -78,8 +90,18 @@ def command(
     sides = (files[:1], files[1:]) if files else (baseline, candidate)
     if not sides[0] or not sides[1]:
         raise click.UsageError("give at least one baseline file and one candidate file")
-    runs, shown = _read(sides)
+    mapping: Mapping | None = None
     vocabulary = metrics.BUILTIN
+    if input_format is not None:
+        # Another harness's files: read through the campaign's mapping, in its metric vocabulary.
+        from generator.authoring.link_runs import campaign_mapping
+        from generator.checks.validate import require_project
+        from generator.cli import resolve_root
+
+        project = require_project(resolve_root(root))
+        mapping = campaign_mapping(project, input_format)
+        vocabulary = project.campaign.vocabulary()
+    runs, shown = _read(sides, mapping)
     if metric is None:
         metric = default_metric([r for _, r in runs[0]], [r for _, r in runs[1]])
         if metric is None:
@@ -103,11 +125,12 @@ def command(
 
 
 def _read(
-    sides: tuple[tuple[Path, ...], tuple[Path, ...]],
+    sides: tuple[tuple[Path, ...], tuple[Path, ...]], mapping: Mapping | None
 ) -> tuple[tuple[list[tuple[str, Run]], list[tuple[str, Run]]], tuple[list[str], list[str]]]:
     """Each side's runs with the file each came from, and the files as shown; every file is read
     first, and any problem in any of them stops the comparison (as `import` stops)."""
     from generator.base.problems import ProblemsFound, Report, rel
+    from generator.project.runs.formats.mapped import parse_mapped
     from generator.project.runs.parse import parse_file
 
     problems: list[Problem] = []
@@ -116,7 +139,7 @@ def _read(
     for i, side in enumerate(sides):
         for path in side:
             name = rel(path, Path.cwd())
-            parsed, found = parse_file(path, name)
+            parsed, found = parse_file(path, name) if mapping is None else parse_mapped(path, name, mapping)
             problems += found
             shown[i].append(name)
             if parsed is not None:
