@@ -14,6 +14,7 @@ from generator.cli import root_option
 if TYPE_CHECKING:
     from generator.analysis.comparison import FailOn
     from generator.base.problems import Problem
+    from generator.model import metrics
     from generator.project.runs.formats.mapped_facts import Mapping
     from generator.project.runs.run import Run
 
@@ -80,7 +81,6 @@ def command(
     from generator.analysis.files import compare_runs, default_metric
     from generator.base.jsontext import dumps
     from generator.cli import gate
-    from generator.model import metrics
     from generator.views.verdict import compare_json, compare_text
 
     if files and (baseline or candidate):
@@ -90,17 +90,7 @@ def command(
     sides = (files[:1], files[1:]) if files else (baseline, candidate)
     if not sides[0] or not sides[1]:
         raise click.UsageError("give at least one baseline file and one candidate file")
-    mapping: Mapping | None = None
-    vocabulary = metrics.BUILTIN
-    if input_format is not None:
-        # Another harness's files: read through the campaign's mapping, in its metric vocabulary.
-        from generator.authoring.link_runs import campaign_mapping
-        from generator.checks.validate import require_project
-        from generator.cli import resolve_root
-
-        project = require_project(resolve_root(root))
-        mapping = campaign_mapping(project, input_format)
-        vocabulary = project.campaign.vocabulary()
+    mapping, vocabulary = _input_format(root, input_format)
     runs, shown = _read(sides, mapping)
     if metric is None:
         metric = default_metric([r for _, r in runs[0]], [r for _, r in runs[1]])
@@ -122,6 +112,21 @@ def command(
                 if g.comparison is not None and g.comparison.fails(rule)
             ]
         )
+
+
+def _input_format(root: Path | None, name: str | None) -> tuple[Mapping | None, metrics.Vocabulary]:
+    """The campaign's format `name` and its metric vocabulary; the built-in names without one."""
+    from generator.model import metrics
+
+    if name is None:
+        return None, metrics.BUILTIN
+    # Another harness's files: read through the campaign's mapping, in its metric vocabulary.
+    from generator.authoring.link_runs import campaign_mapping
+    from generator.checks.validate import require_project
+    from generator.cli import resolve_root
+
+    project = require_project(resolve_root(root))
+    return campaign_mapping(project, name), project.campaign.vocabulary()
 
 
 def _read(
