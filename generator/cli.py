@@ -47,7 +47,15 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "schema": ("schema", "Print the JSON Schema of records and campaign.yaml."),
     "export": ("export", "Export every record with its computed summary as JSON."),
     "report": ("report", "Write the whole campaign as one markdown document, for a pull request."),
+    "compare": ("compare", "Compare two benchmark files (or two sets) and decide, without a campaign."),
 }
+
+# Exit statuses, the same for every command: 0 done; 1 problems found (the report says which),
+# or an error; 2 a usage error; 3 a `--fail-on` gate failed (`run`, `compare`: a comparison
+# decided as the gate refuses, docs/guide/workflow.md, "Gating a pull request"); 130 interrupted.
+EXIT_PROBLEMS = 1
+EXIT_USAGE = 2
+EXIT_GATE = 3
 
 EPILOG = """\b
 Examples:
@@ -278,8 +286,17 @@ def emit(text: str, output: Path | None) -> None:
     sys.stderr.write(f"wrote {output}\n")
 
 
+def gate(failed: list[str]) -> None:
+    """End with `EXIT_GATE` when a `--fail-on` gate failed, naming what failed it."""
+    if failed:
+        for what in failed:
+            sys.stderr.write(f"fail-on: {what}\n")
+        sys.exit(EXIT_GATE)
+
+
 def run() -> None:
-    """Entry point: problems found exit 1 with the report, usage errors exit 2, never a traceback."""
+    """Entry point: problems found exit 1 with the report, usage errors exit 2, a failed
+    `--fail-on` gate 3, never a traceback."""
     # Records, JSON and markdown are UTF-8 whatever the locale says, so output is the same bytes
     # everywhere and a C locale cannot turn an arrow in a record into a UnicodeEncodeError.
     for stream in (sys.stdout, sys.stderr):
@@ -296,7 +313,7 @@ def run() -> None:
         _click_objects()[0].main(prog_name="improvements", standalone_mode=False)
     except ProblemsFound as exc:
         sys.stderr.write(format_report(exc.report, "text"))
-        sys.exit(1)
+        sys.exit(EXIT_PROBLEMS)
     except click.exceptions.Abort:
         sys.stderr.write("Aborted.\n")
         sys.exit(1)
@@ -304,7 +321,7 @@ def run() -> None:
         sys.exit(exc.exit_code)
     except click.UsageError as exc:
         exc.show()
-        sys.exit(2)
+        sys.exit(EXIT_USAGE)
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)

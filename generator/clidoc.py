@@ -23,8 +23,10 @@ INTRO = """\
 
 Every command prints the same text with `--help`. Exit codes, for every command: 0 when all is
 well, 1 when the input has a problem (each one printed as `file:line:col: error[code]: message`),
-2 for a usage error (a wrong option or argument). For a walk through the everyday commands, see
-[the workflow](workflow.md).
+2 for a usage error (a wrong option or argument), 3 when a `--fail-on` gate of `run` or `compare`
+fails (a comparison decided as the gate refuses: see
+[gating a pull request](workflow.md#gating-a-pull-request-on-a-decision)). For a walk through the
+everyday commands, see [the workflow](workflow.md).
 """
 
 

@@ -186,7 +186,7 @@ def test_pages_show_the_comparison_the_rule_and_what_it_would_take(decided: Path
 
 
 def test_check_warns_when_the_status_contradicts_the_evidence(decided: Path) -> None:
-    r = run_cli("check", "--root", str(decided))
+    r = run_cli("check", "--root", str(decided), "--verbose")
     assert r.returncode == 0, r.stderr
     warnings = [ln for ln in r.stderr.splitlines() if "status-contradicts-evidence" in ln]
     assert warnings == [

@@ -50,7 +50,7 @@ def _import(root: Path, rows: list[tuple[float, float]]):
 def test_repetitions_far_apart_are_said_by_check_and_the_page(repo: Path) -> None:
     out = _import(repo, ROWS)
     assert out.returncode == 0, out.stderr
-    check = run_cli("check", "--root", str(repo))
+    check = run_cli("check", "--root", str(repo), "--verbose")
     assert check.returncode == 0 and "Traceback" not in check.stderr
     warnings = [line for line in check.stderr.splitlines() if "spread-beyond-one-configuration" in line]
     # One per metric whose repetitions are far apart: throughput and latency here, with the values.

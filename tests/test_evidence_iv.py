@@ -323,7 +323,7 @@ def test_the_deciding_metric_is_shown_beside_the_decision_and_checked(cap: Path)
     check = run_cli("check", "--root", str(cap))
     assert "decided by" not in check.stderr
     (cap / "improvements" / "01-cap.yaml").write_text(CAP.replace("change: 38}", "change: 12}"))
-    check = run_cli("check", "--root", str(cap))
+    check = run_cli("check", "--root", str(cap), "--verbose")
     assert (
         "improvements/01-cap.yaml:9:13: warning[status-contradicts-evidence]: status `rejected` is said to be "
         "decided by `ttft_p99` in result `124K prompt`, stated as +12.0%, "

@@ -122,9 +122,13 @@ def test_the_samples_are_the_real_files_and_import_in_a_campaign_that_exists(tmp
     samples = tmp_path / "samples"
     assert sorted(p.name for p in samples.iterdir()) == [
         "README.md",
+        "sglang-bench-one-batch.jsonl",
         "sglang-bench-serving.jsonl",
         "vllm-benchmark-serving.json",
     ]
+    # The one-batch A/B: the real file's first six lines (cuda_graph and no_cuda_graph), byte for byte.
+    real = (BENCH / "sglang-bench-one-batch.jsonl").read_bytes().splitlines(keepends=True)
+    assert (samples / "sglang-bench-one-batch.jsonl").read_bytes() == b"".join(real[:6])
     assert (samples / "sglang-bench-serving.jsonl").read_bytes() == (
         BENCH / "sglang-bench-serving-2024-sweep.jsonl"
     ).read_bytes()

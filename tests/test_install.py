@@ -135,6 +135,17 @@ def test_the_sdist_and_the_wheel_hold_no_link_and_carry_the_guide(built: Built) 
     assert "generator/py.typed" in names
 
 
+def test_the_license_is_an_spdx_expression_with_its_file(built: Built) -> None:
+    # PEP 639's form: setuptools refuses the `license = { text = ... }` table after 2027-02-18.
+    with zipfile.ZipFile(built.wheel) as whl:
+        [meta] = [n for n in whl.namelist() if n.endswith(".dist-info/METADATA")]
+        text = whl.read(meta).decode()
+        names = whl.namelist()
+    assert "License-Expression: MIT" in text.splitlines()
+    assert "License-File: LICENSE" in text.splitlines()
+    assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
+
+
 def _venv(tmp_path: Path) -> Path:
     """An empty virtual environment whose path ends with this one's site-packages; returns its python."""
     venv = tmp_path / "venv"
@@ -317,7 +328,10 @@ def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -
     )
     assert Path(where.strip()).is_relative_to(campaign / ".venv"), where
     index = (campaign / "site" / "index.html").read_text()
-    assert "Llama 3.3 70B on H200" in index and "Larger chunked prefill" in index
+    assert "Llama 3.3 70B on H200" in index and "CUDA graphs" in index
+    # The sample holds its own baseline: the first record's page shows a decision, not "none".
+    (record_page,) = (campaign / "site" / "improvements").glob("*-01-cuda-graphs.html")
+    assert "unreplicated" in record_page.read_text()
     # `serve` runs until stopped: started as written (on a free port), a page fetched, stopped.
     port = _free_port()
     argv = [*shlex.split(serve), "--dev-addr", f"127.0.0.1:{port}"]
@@ -327,7 +341,7 @@ def test_the_readme_starts_a_campaign_as_written(built: Built, tmp_path: Path) -
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=60)
-    assert "Llama 3.3 70B on H200" in page and "Larger chunked prefill" in page, err
+    assert "Llama 3.3 70B on H200" in page and "CUDA graphs" in page, err
 
 
 def _fetch_when_up(url: str, proc: subprocess.Popen[bytes]) -> str:

@@ -257,13 +257,14 @@ results:
     road = analysis.stack.road
     assert road is not None and road.level is not None
     # The step's baseline is the campaign baseline's own runs, so they cancel: the level is the
-    # step's runs alone, a t interval on their logs (scipy) around their mean.
+    # step's runs alone, a t interval on their logs (scipy) around their log mean (the guide's
+    # centre: the geometric mean, issue 51).
     lx = np.log(arm)
     q = sp.t.ppf(0.975, 2)
     half = q * lx.std(ddof=1) / math.sqrt(3)
-    assert road.level.value == pytest.approx(np.mean(arm))
-    assert road.level.low == pytest.approx(np.mean(arm) * math.exp(-half), rel=1e-9)
-    assert road.level.high == pytest.approx(np.mean(arm) * math.exp(half), rel=1e-9)
+    assert road.level.value == pytest.approx(sp.gmean(arm), rel=1e-12)
+    assert road.level.low == pytest.approx(sp.gmean(arm) * math.exp(-half), rel=1e-9)
+    assert road.level.high == pytest.approx(sp.gmean(arm) * math.exp(half), rel=1e-9)
     (d,) = road.goals
     assert d.interval and d.reached == (road.level.low >= 1500)
     # Its own baseline runs instead (another day): independent sets, their log variances add.
@@ -275,7 +276,7 @@ results:
     parts = [(v.var(ddof=1) / 3, 2.0) for v in (lb, lx, lo)]
     var = sum(v for v, _ in parts)
     df = var**2 / sum(v * v / d for v, d in parts)
-    level = np.mean(base) * np.mean(arm) / np.mean(own)
+    level = sp.gmean(base) * sp.gmean(arm) / sp.gmean(own)
     half = sp.t.ppf(0.975, df) * math.sqrt(var)
     assert road.level.value == pytest.approx(level)
     assert (road.level.low, road.level.high) == pytest.approx((level * math.exp(-half), level * math.exp(half)))

@@ -285,7 +285,9 @@ def test_number_formatting() -> None:
         "0",
         "1103",
     ]
-    assert numbers.fmt_percent(-0.04) == "0.0%" and numbers.fmt_percent(12.345) == "+12.3%"
+    # A nonzero change never prints as 0 (issue 51); only 0 does.
+    assert numbers.fmt_percent(-0.04) == "-0.04%" and numbers.fmt_percent(0.0) == "0.0%"
+    assert numbers.fmt_percent(12.345) == "+12.3%"
 
 
 # --- templates ------------------------------------------------------------------------------------

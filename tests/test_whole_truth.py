@@ -126,7 +126,9 @@ def test_shared_runs_cancel_so_the_level_is_the_last_steps_own_runs() -> None:
     assert (level.value, level.low, level.high) == pytest.approx((own.value, own.low, own.high))
     ci = sp.ttest_1samp(np.log(c), 0.0).confidence_interval(0.95)
     half = (ci.high - ci.low) / 2
-    assert (level.low, level.high) == pytest.approx((np.mean(c) * math.exp(-half), np.mean(c) * math.exp(half)))
+    # Centred on the log mean (the geometric mean), as the guide says (issue 51).
+    assert level.value == pytest.approx(sp.gmean(c), rel=1e-12)
+    assert (level.low, level.high) == pytest.approx((sp.gmean(c) * math.exp(-half), sp.gmean(c) * math.exp(half)))
 
 
 def test_a_level_that_composes_to_the_goal_passes_it_by_nothing() -> None:

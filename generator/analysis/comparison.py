@@ -18,6 +18,12 @@ Scale = Literal["ratio", "difference"]
 
 DECISIONS: tuple[Decision, ...] = ("better", "worse", "no-change", "inconclusive", "unreplicated")
 
+# What `--fail-on` may gate on (docs/guide/workflow.md, "Gating a pull request"): `worse`, any
+# comparison decided `worse`; `regression`, one decided `worse` whose point loss is at least
+# min_effect (a `worse` the pages call "within min_effect" passes).
+FailOn = Literal["worse", "regression"]
+FAIL_ON: tuple[FailOn, ...] = ("worse", "regression")
+
 
 @dataclass(frozen=True)
 class Moments:
@@ -161,6 +167,12 @@ class Comparison:
             ends = sorted((1 + low / 100, 1 + high / 100))
             interval = (1 / ends[1], 1 / ends[0]) if r < 1 else (ends[0], ends[1])
         return Fold(max(r, 1 / r), "higher" if r > 1 else "lower", interval)
+
+    def fails(self, rule: FailOn) -> bool:
+        """Whether this comparison fails a `--fail-on` gate (see `FailOn`)."""
+        if self.decision != "worse":
+            return False
+        return rule == "worse" or not self.within_min_effect
 
     @property
     def single_shot(self) -> bool:

@@ -27,7 +27,7 @@ class Term:
     """One set of runs in a level: its coefficient, log mean, and the variance of that log mean."""
 
     coef: int
-    centre: float  # log of the set's mean (a paired step: of the two means' ratio)
+    centre: float  # the set's log mean, `log_mean` (a paired step: the mean log ratio)
     var: float | None  # None: no spread (a single number)
     df: float | None
 
@@ -64,6 +64,23 @@ def log_spread(value: Value) -> tuple[float, float] | None:
     return None
 
 
+def log_mean(value: Value) -> float:
+    """The log of a value's centre that a level composes (docs/guide/format.md, "the road"): the
+    mean of its runs' logs (the log of their geometric mean), the interval's own centre; for
+    `{mean, sd, n}` the log-normal's with that mean and SD (as `stats.compare` reads them); for
+    one number, its log. 0 for a value at or below 0, which has no log (such a step is not chained).
+
+    The arithmetic mean's log once centred a level whose interval was built on the log mean, so
+    the level sat above the middle of its own interval (issue 51).
+    """
+    if isinstance(value, list) and value and all(v > 0 for v in value):
+        return math.fsum(math.log(v) for v in value) / len(value)
+    if isinstance(value, Statistics) and value.sd is not None and value.mean > 0:
+        return math.log(value.mean) - math.log1p((value.sd / value.mean) ** 2) / 2
+    mean = stat(value).mean
+    return math.log(mean) if mean > 0 else 0.0
+
+
 def level_of(value: Value, alpha: float) -> Level:
     s = stat(value)
     if s.kind == "range":
@@ -84,7 +101,7 @@ def _set_term(value: Value, coef: int = 1) -> tuple[object, Term]:
         key = ("statistics", value.mean, value.sd, value.n)
     else:
         key = ("one", s.mean)
-    return key, Term(coef, math.log(s.mean) if s.mean > 0 else 0.0, var, df)
+    return key, Term(coef, log_mean(value), var, df)
 
 
 def _from_terms(terms: Sequence[tuple[object, Term]], alpha: float) -> Level:

@@ -38,7 +38,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from generator.analysis.levels import Level, compose, level_of, log_spread
+from generator.analysis.levels import Level, compose, level_of, log_mean, log_spread
 from generator.analysis.records import RecordAnalysis, ResolvedResult
 from generator.analysis.stats import Comparison
 from generator.analysis.tdist import t_p_value, welch_df
@@ -364,7 +364,8 @@ def _baseline_differs(level: Level, measured: Value, alpha: float, min_effect: f
     b = stat(measured).mean
     if b <= 0 or level.value <= 0:
         return None if b == level.value else "its baseline is not the level before it"
-    gap = math.log(b / level.value)
+    # On the log mean, the level's own centre: the same runs give no gap.
+    gap = log_mean(measured) - math.log(level.value)
     if gap == 0:
         return None
     spread = log_spread(measured)
@@ -444,12 +445,20 @@ def goal_statuses(project: Project, road: Road | None, baseline: Sequence[Resolv
 def distance_text(d: GoalDistance, unit: str) -> str:
     """ "89 to 92 tok/s to go", "reached (by 3 tok/s)", or a point passed without an interval."""
     if d.reached:
+        # At exactly the goal it is reached (`above` and `below` include the target) but not
+        # passed: "by at least 0" read as a margin there was not (issue 51).
+        by = "at the goal" if d.high == 0 else f"by at least {fmt_number(-d.high)} {unit}"
         return (
-            f"reached (by at least {fmt_number(-d.high)} {unit}: the level's {fmt_number(100 - 100 * d.alpha)}% "
+            f"reached ({by}: the level's {fmt_number(100 - 100 * d.alpha)}% "
             f"interval clears the goal, a one-sided test at alpha / 2 = {fmt_number(d.alpha / 2)})"
         )
     if not d.interval:
-        if d.point <= 0:
+        if d.point == 0:
+            return (
+                "reached at the point estimate, at the goal, not past it; not shown: the level has no "
+                "interval (a single measurement without a spread on the way)"
+            )
+        if d.point < 0:
             return (
                 f"passed at the point estimate (by {fmt_number(-d.point)} {unit}), not shown: the level has "
                 "no interval (a single measurement without a spread on the way)"

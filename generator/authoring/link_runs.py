@@ -218,7 +218,7 @@ def link(
             groups.setdefault(configuration(known[ids[0]]), item)
     fresh = [run for run in new if configuration(run) not in groups]
     distinct = len({configuration(run) for run in fresh})
-    trailing = _take_trailing_comment(results) if fresh else None
+    trailing = take_trailing_comment(results) if fresh else None
     added: list[tuple[Run, str]] = []
     for run in new:
         item = groups.get(configuration(run))
@@ -239,16 +239,10 @@ def link(
         added.append((run, chosen))
     if baseline_where is not None:
         _name_baselines(groups, new, arms, baseline_where[0])
-    if trailing is not None:
-        last = results[-1]["run"]
-        if isinstance(last, CommentedSeq):
-            # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
-            last.ca.items[len(last) - 1] = [trailing, None]
-        else:
-            results[-1].ca.items["run"] = [None, None, trailing, None]
+    put_trailing_comment(results, trailing)
     text = doc.text()
     if created and added:
-        text = drop_placeholder(text)
+        text = results_at_placeholder(text)
     if not added:
         return text, added, []
     # The runs are not written yet: the edited file is checked as if they were.
@@ -281,9 +275,42 @@ def _name_baselines(groups: dict[Any, Any], new: list[Run], arms: list[Run], key
 _PLACEHOLDER = re.compile(r"(?m)^([ \t]*)# results:.*\n(?:\1#(?: {2,}|\t).*\n)*")
 
 
-def drop_placeholder(text: str) -> str:
-    """`text` without the commented `# results:` placeholder block, when it has one."""
-    return _PLACEHOLDER.sub("", text, count=1)
+def results_at_placeholder(text: str) -> str:
+    """`text` whose new `results:` block (which ruamel puts after the key before it, often the
+    last, below the starter's commented keys) takes the place of the commented `# results:`
+    placeholder, where the starter says results go; without the placeholder, it is unchanged.
+
+    Moved only when the moved text holds the same data: otherwise the block stays where
+    ruamel put it (still valid, only further down).
+    """
+    from generator.base.read import YamlProblem, parse
+
+    found = _PLACEHOLDER.search(text)
+    if found is None:
+        return text
+    dropped = text[: found.start()] + text[found.end() :]
+    indent = found.group(1)
+    lines = dropped.splitlines(keepends=True)
+    head = next((i for i, line in enumerate(lines) if line.rstrip("\r\n") == f"{indent}results:"), None)
+    at = dropped[: found.start()].count("\n")
+    if head is None or head == at:
+        return dropped
+    end = head + 1
+    while end < len(lines) and (
+        lines[end].startswith((f"{indent} ", f"{indent}\t", f"{indent}-")) and lines[end].strip()
+    ):
+        end += 1
+    block = lines[head:end]
+    rest = lines[:head] + lines[end:]
+    # Above the placeholder (after a key the user uncommented), the block's lines leave first.
+    at = at - len(block) if head < at else at
+    moved = "".join(rest[:at] + block + rest[at:])
+    try:
+        if parse(moved)[0] != parse(dropped)[0]:
+            return dropped
+    except YamlProblem:
+        return dropped
+    return moved
 
 
 def _ids(value: Any) -> list[str]:
@@ -308,7 +335,7 @@ def _append_run(item: Any, rid: str) -> None:
         seq.ca.items[1] = [slot[2], None]
 
 
-def _take_trailing_comment(results: Any) -> Any:
+def take_trailing_comment(results: Any) -> Any:
     """Detach the blank lines or comment after the last result, to put them after the new ones.
 
     ruamel keeps what follows a list item (the blank line before the next key) on that item's
@@ -320,7 +347,16 @@ def _take_trailing_comment(results: Any) -> Any:
         return None
     last = results[-1]
     key = list(last)[-1]
-    if isinstance(last[key], dict | list):
+    value = last[key]
+    if isinstance(value, list) and value and not isinstance(value[-1], dict | list) and hasattr(value, "ca"):
+        # A list of repetitions (`run: [...]`): what follows sits on its last id.
+        slot = value.ca.items.get(len(value) - 1)
+        if not slot or slot[0] is None:
+            return None
+        token = slot[0]
+        slot[0] = None
+        return token
+    if isinstance(value, dict | list):
         return None
     slot = last.ca.items.get(key)
     if not slot or len(slot) < 3 or slot[2] is None:
@@ -332,6 +368,27 @@ def _take_trailing_comment(results: Any) -> Any:
     if isinstance(last[key], LiteralScalarString | FoldedScalarString):
         token.value = "\n" + token.value
     return token
+
+
+def put_trailing_comment(results: Any, token: Any) -> None:
+    """Put what `_take_trailing_comment` took (the gap and the starter's comments below the list)
+    after the new last result: the list stays whole, above them."""
+    from ruamel.yaml.comments import CommentedSeq
+    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+    if token is None or not results or not hasattr(results[-1], "ca") or not results[-1]:
+        return
+    last = results[-1]
+    key = list(last)[-1]
+    value = last[key]
+    if isinstance(value, CommentedSeq) and value:
+        # After a list of repetitions the gap goes after its last id, not between `run:` and the list.
+        value.ca.items[len(value) - 1] = [token, None]
+        return
+    if isinstance(value, LiteralScalarString | FoldedScalarString) and token.value.startswith("\n"):
+        # A block scalar keeps its newline inside the value: the token must not add another.
+        token.value = token.value[1:]
+    last.ca.items[key] = [None, None, token, None]
 
 
 def check_linked(project: Project, target: Path, text: str, baseline: bool) -> list[Problem]:

@@ -44,6 +44,8 @@ class Answers:
     baseline_label: str
     command: str
     goals: list[dict[str, Any]] = field(default_factory=list)
+    # The metric that decides and ranks the records (`decision.primary_metric`).
+    primary_metric: str = "output_throughput"
 
 
 def parse_goal(text: str) -> dict[str, Any]:
@@ -302,6 +304,7 @@ def scaffold_files(answers: Answers, install: Install) -> dict[str, str]:
         "baseline_label": scalar(answers.baseline_label, "label"),
         "command": scalar(answers.command, "command"),
         "goals": answers.goals,
+        "primary_metric": answers.primary_metric,
         "tier1": scalar(TIERS[1], "t1"),
         "tier2": scalar(TIERS[2], "t2"),
         "tier3": scalar(TIERS[3], "t3"),

@@ -179,7 +179,36 @@ def _github_escape(value: str) -> str:
     return printable(value.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A"))
 
 
-def format_report(report: Report, fmt: str) -> str:
+def _grouped(problems: list[Problem]) -> list[str]:
+    """Text lines with warnings grouped by their code (their cause): the first in full, then
+    every other position of the same cause on one line. Errors stay one line per place."""
+    by_code: dict[str, list[Problem]] = {}
+    for p in problems:
+        if p.severity == "warning":
+            by_code.setdefault(p.code, []).append(p)
+    lines = []
+    for p in problems:
+        if p.severity != "warning":
+            lines.append(p.text())
+            continue
+        same = by_code[p.code]
+        if same[0] is not p:
+            continue
+        lines.append(p.text())
+        if len(same) > 1:
+            # A place with several warnings of the cause (one per metric of a result) is named once.
+            places: dict[str, int] = {}
+            for q in same[1:]:
+                place = printable(f"{q.path}:{q.line}:{q.col}")
+                places[place] = places.get(place, 0) + 1
+            where = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in places.items())
+            lines.append(f"  and {len(same) - 1} more like it ({p.code}; --verbose shows each): {where}")
+    return lines
+
+
+def format_report(report: Report, fmt: str, *, grouped: bool = False) -> str:
+    """The problems as text, JSON or GitHub annotations; `grouped` text gives a warning's cause
+    once with the positions of the rest (`check` without --verbose)."""
     problems = report.sorted()
     if fmt == "json":
         text = json.dumps([asdict(p) for p in problems], indent=2, ensure_ascii=False)
@@ -194,7 +223,7 @@ def format_report(report: Report, fmt: str) -> str:
             props = f"file={path},line={p.line},col={p.col},title={p.code}"
             lines.append(f"::{p.severity} {props}::{_github_escape(msg)}")
         return "\n".join(lines) + ("\n" if lines else "")
-    lines = [p.text() for p in problems]
+    lines = _grouped(problems) if grouped else [p.text() for p in problems]
     n_err, n_warn = len(report.errors), len(problems) - len(report.errors)
     if problems:
         lines.append(f"{n_err} error(s), {n_warn} warning(s)")

@@ -15,6 +15,7 @@ from generator.cli import resolve_root, root_option
     epilog="""\b
 Examples:
   improvements check
+  improvements check --verbose         # every warning on its own line
   improvements check --format github   # annotations in a GitHub Actions log
   improvements check --format json | jq '.[].code'
 """,
@@ -28,7 +29,13 @@ Examples:
     show_default=True,
     help="How to print problems.",
 )
-def command(root: Path | None, fmt: str) -> None:
+@click.option(
+    "--verbose",
+    "-v",
+    is_flag=True,
+    help="Print each warning on its own line (by default a cause's warnings share one, with every position).",
+)
+def command(root: Path | None, fmt: str, verbose: bool) -> None:
     """Validate every record and campaign.yaml; exit 1 if any error is found."""
     from generator.base.problems import Report, format_report
     from generator.checks.validate import load_project
@@ -49,7 +56,7 @@ def command(root: Path | None, fmt: str) -> None:
 
         for problem in analysis_warnings(analyse_asked(project)):
             report.add(problem)
-    out = format_report(report, fmt)
+    out = format_report(report, fmt, grouped=not verbose)
     if fmt == "text":
         sys.stderr.write(out)
         if report.ok and project is not None:

@@ -19,6 +19,19 @@ def _goals(ctx: click.Context, param: click.Parameter, values: tuple[str, ...]) 
         raise click.BadParameter(str(exc)) from None
 
 
+def _metric(ctx: click.Context, param: click.Parameter, value: str | None) -> str | None:
+    """A metric of the vocabulary, by its canonical name, or a usage error naming the nearest."""
+    if value is None:
+        return None
+    from generator.model import metrics
+
+    found = metrics.lookup(value)
+    if found is None:
+        near = metrics.suggest(value)
+        raise click.BadParameter(f"unknown metric `{value}`" + (f"; did you mean `{near}`?" if near else ""))
+    return found.name
+
+
 def ask(options: dict[str, Any], interactive: bool) -> Answers:
     """Every answer: from its option, else a prompt on a terminal, else the default (unknown stays unknown)."""
 
@@ -67,6 +80,7 @@ def ask(options: dict[str, Any], interactive: bool) -> Answers:
         baseline_label=options["baseline_label"] or "baseline",
         command=command,
         goals=goals,
+        primary_metric=options["primary_metric"] or "output_throughput",
     )
 
 
@@ -104,6 +118,13 @@ Examples:
 @click.option("--command", help="The baseline launch command (default: the engine's serve command for the model).")
 @click.option(
     "--goal", "goals", multiple=True, callback=_goals, metavar="METRIC:TARGET[@C]", help="A goal (repeatable)."
+)
+@click.option(
+    "--primary-metric",
+    "primary_metric",
+    callback=_metric,
+    metavar="METRIC",
+    help="The metric that decides and ranks the records (default: output_throughput).",
 )
 @click.option(
     "--package",

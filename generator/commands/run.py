@@ -6,20 +6,26 @@ import contextlib
 import sys
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import click
 
+from generator.analysis.comparison import FAIL_ON
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
+    from generator.analysis.comparison import FailOn
     from generator.analysis.plan_power import Noise
     from generator.project.load import Project, RecordFile
     from generator.runner.execute import Outcome
     from generator.runner.journal import Journal, State
     from generator.runner.plan import Plan, PlannedRun
+    from generator.views.page_models import MetricRow
+
+    # Each linked result's (label, metric, its row on the page), and the sequential rule's last look.
+    Decided = tuple[list[tuple[str, str, MetricRow | None]], list[str]]
 
 # How long a run waits for its record's run lock before it says another run is going.
 RUN_LOCK_GRACE_S = 5.0
@@ -110,6 +116,19 @@ Examples:
     metavar="N",
     help="First run N blocks that measure the noise and the costs (linked to nothing), then plan from them.",
 )
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "json"]),
+    default="text",
+    show_default=True,
+    help="How the decisions are printed (JSON: one object, for a CI job).",
+)
+@click.option(
+    "--fail-on",
+    type=click.Choice(FAIL_ON),
+    help="Exit 3 when a linked result is `worse` (worse), or `worse` by at least min_effect (regression).",
+)
 def command(
     root: Path | None,
     record: str,
@@ -125,6 +144,8 @@ def command(
     plan_id: str | None,
     runs: int | str | None,
     pilot: int | None,
+    fmt: str = "text",
+    fail_on: str | None = None,
 ) -> None:
     """Run RECORD's comparison: its arms in randomized complete blocks, then link and decide.
 
@@ -177,7 +198,7 @@ def command(
             edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S),
             _beside_other_runs(repo),
         ):
-            _run(
+            decided = _run(
                 repo,
                 project,
                 rec,
@@ -194,6 +215,7 @@ def command(
             )
     except LockBusy:
         raise CommandError(f"another `improvements run {rec.slug}` is going") from None
+    _print_decided(rec.slug, decided, fmt, cast("FailOn | None", fail_on))
 
 
 @contextlib.contextmanager
@@ -228,7 +250,7 @@ def _run(
     given_root: Path | None,
     runs: int | str | None,
     pilot: int | None,
-) -> None:
+) -> Decided:
     from generator.base.problems import CommandError
     from generator.runner import session
     from generator.runner.execute import Interrupted, Runner
@@ -278,7 +300,7 @@ def _run(
     labels = _link_or_say_how(repo, rec.slug, state, journal, given_root)
     if not labels:
         sys.stderr.write("no block was complete on both sides: nothing linked\n")
-    _decide(repo, rec.slug, labels, outcome)
+    return _decide(repo, rec.slug, labels, outcome)
 
 
 def _said_found(repo: Path, state: State, journal: Journal) -> None:
@@ -499,7 +521,9 @@ def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
     return labels
 
 
-def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> None:
+def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> Decided:
+    """Each linked result's row on the primary metric, as the record's page shows it, and the
+    sequential rule's last look."""
     from generator.analysis.campaign import analyse
     from generator.checks.validate import require_project
     from generator.views.results import result_view
@@ -509,22 +533,52 @@ def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> None:
     ra = analysis.record(rec)
     metric = ra.primary_metric
     vocabulary = analysis.project.campaign.vocabulary()
+    rows: list[tuple[str, str, MetricRow | None]] = []
     for resolved in list(ra.results) + [r for group in ra.variant_results for r in group]:
         if resolved.result.label not in labels:
             continue
         # The row the record's page shows, as it shows it: the analysis' numbers, the page's words.
         row = next((r for r in result_view(resolved, vocabulary=vocabulary).rows if r.name == metric), None)
-        if row is None or row.comparison is None:
-            sys.stdout.write(f"{resolved.result.label}: no comparison on `{metric}`\n")
-            continue
-        shown = [row.change or "no change in percent"]
-        if row.interval:
-            shown.append(f"interval {row.interval}")
-        shown += [f"n {row.n}", *([row.test] if row.test else [])]
-        sys.stdout.write(f"{resolved.result.label}: {metric} {', '.join(shown)}: {row.decision}\n")
-    for look in outcome.looks[-1:]:
-        for arm, data in look.items():
-            sys.stdout.write(f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks\n")
+        found = row if row is not None and row.comparison is not None else None
+        rows.append((resolved.result.label, metric or "no primary metric", found))
+    looks = [
+        f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks"
+        for look in outcome.looks[-1:]
+        for arm, data in look.items()
+    ]
+    return rows, looks
+
+
+def _print_decided(slug: str, decided: Decided, fmt: str, fail_on: FailOn | None) -> None:
+    """The decisions as text or one JSON object; with `--fail-on`, exit 3 when one fails the gate."""
+    from generator.base.jsontext import dumps
+    from generator.cli import gate
+    from generator.views.verdict import comparison_json, row_line
+
+    rows, looks = decided
+    if fmt == "json":
+        results = [
+            {"result": label, "metric": metric, **comparison_json(row.comparison if row else None, row, fail_on)}
+            for label, metric, row in rows
+        ]
+        failed = any(r.get("fails") for r in results)
+        sys.stdout.write(
+            dumps({"record": slug, "fail_on": fail_on, "failed": failed, "results": results, "sequential": looks})
+            + "\n"
+        )
+    else:
+        for label, metric, row in rows:
+            sys.stdout.write((row_line(label, metric, row) if row else f"{label}: no comparison on `{metric}`") + "\n")
+        for line in looks:
+            sys.stdout.write(line + "\n")
+    if fail_on is not None:
+        gate(
+            [
+                f"{label}: {metric} {row.comparison.decision}"
+                for label, metric, row in rows
+                if row is not None and row.comparison is not None and row.comparison.fails(fail_on)
+            ]
+        )
 
 
 def _say(text: str) -> None:

@@ -151,8 +151,13 @@ def unreplicated_text(n: int, baseline_n: int, spread_unknown: bool, *, advice: 
 
 def fmt_percent(p: float) -> str:
     """A percent with one decimal; from 10,000% on, four significant digits without the binary
-    float's noise ("+100000000000000000000000000000000%", never "...87351763694911488.0%")."""
+    float's noise ("+100000000000000000000000000000000%", never "...87351763694911488.0%");
+    under 0.05% in size but not 0, two significant digits ("+0.042%"), so only 0 reads "0.0%"."""
     if math.isfinite(p) and abs(p) >= 1e4:
         return ("+" if p > 0 else "-") + fmt_whole(abs(p)) + "%"
     text = f"{p:+.1f}%"
+    if text in ("+0.0%", "-0.0%") and p != 0 and math.isfinite(p):
+        # A change or bound that is not 0 never prints as 0 (a +0.042% bound read "0.0%", issue
+        # 51): two significant digits, without an exponent.
+        return ("+" if p > 0 else "-") + format(decimal.Decimal(f"{abs(p):.2g}"), "f") + "%"
     return "0.0%" if text in ("+0.0%", "-0.0%") else text

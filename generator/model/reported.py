@@ -73,8 +73,9 @@ def result_evidence(result: Result) -> Evidence:
 
 
 def evidence(record: Record) -> Evidence | None:
-    """What a record's results rest on: "measured" when any result is; None when it has no results."""
-    kinds = {result_evidence(r) for r in record.results}
+    """What a record's results rest on, its variants' included (a record measured only under its
+    variants read `null`, issue 51): "measured" when any result is; None when it has no results."""
+    kinds = {result_evidence(r) for r in [*record.results, *(r for v in record.variants for r in v.results)]}
     return "measured" if "measured" in kinds else ("reported" if kinds else None)
 
 

@@ -411,7 +411,11 @@ def _scaled(value: Any, factor: float) -> Any:
         return value.model_copy(update={"min": value.min * factor, "max": value.max * factor})
     if isinstance(value, Statistics):
         sd = None if value.sd is None else value.sd * factor
-        return value.model_copy(update={"mean": value.mean * factor, "sd": sd})
+        # The range of the repetitions too: a mean in ms beside a range left in s read "11686
+        # (mean of n=3, range 11.01-12.97)" (issue 51).
+        low = None if value.min is None else value.min * factor
+        high = None if value.max is None else value.max * factor
+        return value.model_copy(update={"mean": value.mean * factor, "sd": sd, "min": low, "max": high})
     if isinstance(value, About):
         return value.model_copy(update={"value": value.value * factor})
     if isinstance(value, list):

@@ -330,7 +330,9 @@ def result_numbers(project: Project, result: Result, record: RecordFile | None =
         # A variant run on a setup of its own (a 2-GPU isolation run) is not the campaign
         # baseline's setup: that baseline is no baseline for it.
         notes.append("No baseline: this variant ran on a setup of its own, not the campaign baseline's.")
-    if not base and result.concurrency is not None and not own_setup:
+    # A result of reported figures alone has nothing to compare: no baseline is looked for (one
+    # of another workload was named as "not compared" six times over, issue 51).
+    if not base and values and result.concurrency is not None and not own_setup:
         skipped: list[str] = []
         for candidate in project.campaign.baseline.results:
             if candidate.concurrency != result.concurrency:

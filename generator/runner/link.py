@@ -151,11 +151,13 @@ def link_plan(
     from ruamel.yaml.comments import CommentedMap, CommentedSeq
 
     from generator.authoring.edit import Document, set_key
+    from generator.authoring.link_runs import put_trailing_comment, results_at_placeholder, take_trailing_comment
     from generator.model.record import Record, Variant
 
     doc = Document.from_path(target)
     labels = []
     used: set[str] = set()
+    created = False
     for variant, fields in results(plan, state, runs, journal, project.root):
         container: Any = doc.data
         order = list(Record.model_fields)
@@ -166,6 +168,7 @@ def link_plan(
         if items is None:
             items = CommentedSeq()
             set_key(container, "results", items, order)
+            created = created or variant is None
         item = CommentedMap()
         for key, value in fields.items():
             if isinstance(value, list):
@@ -175,14 +178,18 @@ def link_plan(
             item[key] = value
         at = next((i for i, x in enumerate(items) if isinstance(x, dict) and x.get("label") == fields["label"]), None)
         if at is None:
+            # The gap and comments below the list stay below it (as `import` keeps them).
+            trailing = take_trailing_comment(items)
             items.append(item)
+            put_trailing_comment(items, trailing)
         else:
             items[at] = item
         labels.append(fields["label"])
         for key in ("run", "baseline_run"):
             value = fields[key]
             used.update(value if isinstance(value, list) else [value])
-    return doc.text(), labels, used
+    # A record's first results go where its starter's `# results:` example stood.
+    return (results_at_placeholder(doc.text()) if created else doc.text()), labels, used
 
 
 def journal_rel(plan: Plan) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from generator.analysis.design import Design
+from generator.analysis.design import SIDES, Design
 from generator.model.quantity import fmt_number
 from generator.views.markdown import code
 
@@ -19,12 +19,14 @@ def _span(span: tuple[str, str] | None) -> str | None:
     return f"{first} to {last} UTC" if first != last else f"{first} UTC"
 
 
-def design_lines(d: Design, compared: bool) -> list[str]:
-    """Markdown list items (without the dash), in the order a reader needs them."""
+def design_lines(d: Design, compared: bool, names: tuple[str, str] = SIDES) -> list[str]:
+    """Markdown list items (without the dash), in the order a reader needs them; `names` calls
+    the two sides (`compare` calls them candidate and baseline)."""
     out: list[str] = []
     spans = [_span(s) for s in d.spans]
     # Without a comparison there is one side, the result's own: no side is named.
-    sides = ("this record", "baseline") if compared else ("", "")
+    sides = names if compared else ("", "")
+    called = dict(zip(SIDES, names, strict=True))
     if spans[0] or spans[1]:
         parts = [f"{side} {text}".strip() for side, text in zip(sides, spans, strict=True) if text]
         order = ""
@@ -49,13 +51,13 @@ def design_lines(d: Design, compared: bool) -> list[str]:
         )
     for side in d.trend:
         out.append(
-            f"**A clear time trend** in {code(d.trend_metric or '')} on {side}'s side (Kendall's tau against "
+            f"**A clear time trend** in {code(d.trend_metric or '')} on {called[side]}'s side (Kendall's tau against "
             "the start times, two-sided at half the campaign's alpha a side, so at most alpha for the two): "
             f"{d.trend_reading}."
         )
     for side in d.single_launch:
         out.append(
-            f"**One launch: a single shot.** {side.capitalize()}'s runs all come from one launch: runs of "
+            f"**One launch: a single shot.** {called[side].capitalize()}'s runs all come from one launch: runs of "
             "one launch vary together, so they are one observation, and the comparison cannot say "
             "`better` or `worse` on them alone."
         )
@@ -67,7 +69,7 @@ def design_lines(d: Design, compared: bool) -> list[str]:
         )
     for side in d.may_share:
         out.append(
-            f"Launches not recorded, and {side}'s runs all come from one file: they may share a launch. If "
+            f"Launches not recorded, and {called[side]}'s runs all come from one file: they may share a launch. If "
             "they do, they are one observation rather than one per run, and the interval is narrower than "
             "the evidence allows."
         )

@@ -289,10 +289,12 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
             for g in broken
         )
         text += ", so it does not count as a win"
-    elsewhere = [g for g in primary.guardrails if g.held is not False and g.result not in (None, primary.label)]
+    # Held readings elsewhere only: one not shown is said once, below, with where it was read
+    # (a reported guardrail change was listed twice, issue 51).
+    elsewhere = [g for g in primary.guardrails if g.held is True and g.result not in (None, primary.label)]
     if elsewhere:
         text += "; guardrails read in the record's other results: " + ", ".join(
-            f"{g.metric} in `{g.result}` {'held' if g.held else 'not shown within the margin'}" for g in elsewhere
+            f"{g.metric} in `{g.result}` held" for g in elsewhere
         )
     unshown = primary.unshown_guardrails
     if unshown:
@@ -302,10 +304,12 @@ def primary_text(analysis: Analysis, rec: RecordFile) -> str | None:
             + (
                 f", {fmt_percent(g.ci_low_percent)} to {fmt_percent(g.ci_high_percent)}"
                 if g.ci_low_percent is not None and g.ci_high_percent is not None
-                else ", a single shot: no breach could have shown"
+                # A reported change is not a single shot: it has no interval because it was
+                # reported, not because it was measured once.
+                else (", no interval" if g.reported else ", a single shot: no breach could have shown")
             )
             + _breach_text(g)
-            + ")"
+            + f"{_guardrail_where(g, primary.label)})"
             for g in unshown
         )
         text += ": neither held nor broken, so it does not rank it with `worse`"

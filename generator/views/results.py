@@ -119,6 +119,31 @@ def _listed(value: Value, base: Value | None, c: Comparison | None) -> str | Non
 
 def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabulary) -> MetricRow:
     value, base, c = resolved.metrics[name], resolved.baseline.get(name), resolved.comparisons.get(name)
+    return compared_row(
+        name,
+        c,
+        vocabulary,
+        value=fmt_summarised(value, resolved.summaries[name]),
+        baseline=fmt_summarised(base, resolved.baseline_summaries[name]) if base is not None else None,
+        listed=_listed(value, base, c),
+        counted=resolved.design.unit,
+    )
+
+
+def compared_row(
+    name: str,
+    c: Comparison | None,
+    vocabulary: metrics.Vocabulary,
+    *,
+    value: str,
+    baseline: str | None,
+    listed: str | None = None,
+    counted: str = "run",
+) -> MetricRow:
+    """A metric's row as the pages word it: a record's result, or two files `compare` was given.
+
+    `counted`: what one observation is (`Design.unit`: a run, or a launch's runs' mean).
+    """
     metric = vocabulary.lookup(name)
     unit = metric.unit if metric else ""
     change, interval = _change(c, unit) if c is not None else (None, None)
@@ -130,17 +155,17 @@ def _metric_row(resolved: ResolvedResult, name: str, vocabulary: metrics.Vocabul
         label=metric.label if metric else name,
         unit=unit,
         higher_is_better=metric.higher_is_better if metric else True,
-        value=fmt_summarised(value, resolved.summaries[name]),
-        baseline=fmt_summarised(base, resolved.baseline_summaries[name]) if base is not None else None,
+        value=value,
+        baseline=baseline,
         comparison=c,
         change=change,
         interval=interval,
         n=f"{c.n} / {c.baseline_n}" if c is not None else None,
-        test=test_text(c, resolved.design.unit) if c is not None else None,
+        test=test_text(c, counted) if c is not None else None,
         decision=_decision_text(c) if c is not None else None,
         word=c.decision if c is not None else None,
         would_take=_would_take(c) if c is not None else None,
-        listed=_listed(value, base, c),
+        listed=listed,
         arithmetic=_arithmetic(c) if c is not None else None,
     )
 
