@@ -39,6 +39,10 @@ FLOAT_TESTS = {"isnan", "isfinite", "isinf", "inf"}
 CALLS_ALLOWED = {
     ("output/render.py", "generator.analysis.campaign.analyse"): "output runs the analysis once per build",
     ("output/render.py", "generator.analysis.figures.reference_problems"): "a build refuses broken quotes",
+    (
+        "output/render.py",
+        "generator.analysis.quoting.template_quotes",
+    ): "finds what an override template quotes; no number",
     ("views/page_reuse.py", "generator.analysis.reuse.watched"): "views noting reads; no number",
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
@@ -51,6 +55,7 @@ ONE_BASED = "a 1-based position or file number from an index"
 ALPHA = "the campaign rule's alpha as a confidence level in words: configuration, not measured"
 ARITHMETIC_ALLOWED = {
     ("views/glance.py", "status_counts"): (1, "counts records per status"),
+    ("views/road.py", "step_lines"): (1, "the container line before this one, by its index"),
     ("views/markdown.py", "paragraphs"): (1, "joins an indent and a line (text)"),
     ("views/markdown.py", "code"): (1, "a backtick fence one longer than the longest run inside"),
     ("views/markdown.py", "code_block"): (2, "a fence one longer than the longest inside; indent and line"),

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, cast
 
 import click
 
@@ -19,13 +18,9 @@ if TYPE_CHECKING:
     from generator.analysis.comparison import FailOn
     from generator.analysis.plan_power import Noise
     from generator.project.load import Project, RecordFile
-    from generator.runner.execute import Outcome
+    from generator.runner.finish import Decided
     from generator.runner.journal import Journal, State
-    from generator.runner.plan import Plan, PlannedRun
-    from generator.views.page_models import MetricRow
-
-    # Each linked result's (label, metric, its row on the page), and the sequential rule's last look.
-    Decided = tuple[list[tuple[str, str, MetricRow | None]], list[str]]
+    from generator.runner.plan import PlannedRun
 
 # How long a run waits for its record's run lock before it says another run is going.
 RUN_LOCK_GRACE_S = 5.0
@@ -158,11 +153,15 @@ def command(
 
     Before it runs (and under --dry-run) it prints what the design can detect at 80% power at
     the noise measured so far, and the blocks and GPU time the campaign's min_effect needs.
+
+    Longer than most: every option's check before anything runs, then the dry run or the run
+    under both locks (one runner a record, no renumber or new beside it), in that order.
     """
     from generator.base.fsio import LockBusy, edit_lock_now
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
     from generator.runner import session
+    from generator.runner.powerplan import designed, pilot_plan
     from generator.runner.script import dry_run_text
 
     if until_decided != (max_blocks is not None):
@@ -177,15 +176,15 @@ def command(
     project = require_project(repo)
     rec = _record(project, record)
     if until_decided and not new_sequence and not resume:
-        _refuse_restart(project, rec, loads)
+        session.refuse_restart(project, rec, loads)
     if dry_run:
         if pilot is not None:
-            plan = _pilot_plan(project, rec, pilot, seed, list(loads))
+            plan = pilot_plan(project, rec, pilot, seed, list(loads))
             then = "then the run is planned from its numbers (runs per launch, the detectable change)"
             sys.stdout.write(dry_run_text(plan, repo, [f"a pilot of {pilot} blocks, linked to nothing; {then}"]))
             return
         draft = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=list(loads), max_blocks=max_blocks)
-        lines, plan = _designed(project, rec, draft, runs, seed, list(loads), max_blocks)
+        lines, plan = designed(project, rec, draft, runs, seed, list(loads), max_blocks)
         sys.stdout.write(dry_run_text(plan, repo, lines))
         return
     try:
@@ -251,19 +250,24 @@ def _run(
     runs: int | str | None,
     pilot: int | None,
 ) -> Decided:
+    # Longer than most: a plan's life in order (resume, or pilot and plan; run; link; decide), each
+    # step reading only what the one before journalled, so a kill between any two loses nothing.
     from generator.base.problems import CommandError
     from generator.runner import session
     from generator.runner.execute import Interrupted, Runner
+    from generator.runner.finish import decide, resume_command
     from generator.runner.journal import State, read
+    from generator.runner.powerplan import designed
+    from generator.runner.resume import found_lines, reran_line
 
     if resume:
         state, journal = session.resume_state(project, rec, plan_id, say=_say)
-        _said_found(repo, state, journal)
+        sys.stderr.write("".join(line + "\n" for line in found_lines(repo, state, journal)))
     else:
         # The pilot first, when asked for; then the plan, its power printed before any run.
         noise = _run_pilot(repo, project, rec, pilot, seed, loads, keep_going) if pilot is not None else None
         draft = session.new_plan(project, rec, blocks=blocks, seed=seed, loads=loads, max_blocks=max_blocks)
-        lines, plan = _designed(project, rec, draft, runs, seed, loads, max_blocks, noise)
+        lines, plan = designed(project, rec, draft, runs, seed, loads, max_blocks, noise)
         sys.stderr.write("".join(line + "\n" for line in lines))
         journal = session.start_journal(project, plan)
         state = State(plan, [])
@@ -283,7 +287,7 @@ def _run(
         outcome = runner.execute()
         _say("")
         if resume:
-            _said_reran(outcome, tried)
+            sys.stderr.write(reran_line(outcome, tried) + "\n")
     except Interrupted as why:
         sys.stderr.write(f"\nstopped by {why}: every process it started is stopped; `{again}` goes on\n")
         sys.exit(130)
@@ -300,127 +304,7 @@ def _run(
     labels = _link_or_say_how(repo, rec.slug, state, journal, given_root)
     if not labels:
         sys.stderr.write("no block was complete on both sides: nothing linked\n")
-    return _decide(repo, rec.slug, labels, outcome)
-
-
-def _said_found(repo: Path, state: State, journal: Journal) -> None:
-    """What `--resume` found in the journal, and what of the plan it found running and stopped."""
-    from generator.runner.journal import read
-
-    plan = state.plan
-    left = [r for r in plan.runs if r.key not in state.done]
-    again = [r.key for r in left if r.key in state.attempts]
-    where = journal.path.relative_to(repo)
-    done = len(plan.runs) - len(left)
-    text = f"resume: plan {plan.id} ({where}): {done} of {len(plan.runs)} runs done, {len(left)} left"
-    if again:
-        why = [f"{k} ({state.failed[k].get('why')})" if k in state.failed else f"{k} (never ended)" for k in again]
-        text += f"; run again, as started before and not ended well: {', '.join(why)}"
-    sys.stderr.write(text + "\n")
-    # resume_state journalled what it stopped: read from there, the one record of it.
-    events = read(journal.path).events
-    resumed: dict[str, Any] = next((e for e in reversed(events) if e.get("event") == "resumed"), {})
-    groups = [str(g) for g in resumed.get("stopped_leftover_groups") or []]
-    if groups:
-        sys.stderr.write(
-            f"resume: stopped {len(groups)} process group(s) a killed runner of this plan left: {', '.join(groups)}\n"
-        )
-    else:
-        sys.stderr.write("resume: no process of this plan was left running\n")
-
-
-def _said_reran(outcome: Outcome, tried: set[str]) -> None:
-    ran = outcome.completed + outcome.failed
-    reran = [k + (" (failed again)" if k in outcome.failed else "") for k in ran if k in tried]
-    text = f"resume: ran {len(ran)} run(s)"
-    text += f"; reran {', '.join(reran)}" if reran else "; none had been started before"
-    sys.stderr.write(text + "\n")
-
-
-def _refuse_restart(project: Project, rec: RecordFile, loads: tuple[int, ...]) -> None:
-    """Refuse a new sequence of a comparison whose earlier sequence ended undecided: its
-    guarantee holds for one sequence, and starting another because the first did not settle
-    spends alpha again (docs/guide/run.md, "A new sequence")."""
-    from generator.base.problems import UsageProblem
-    from generator.model import reruns
-    from generator.runner.arms import record_arms
-
-    cfg = project.campaign.run
-    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
-    chosen: list[int | None] = [*(loads or (cfg.loads if cfg is not None else ()))] or [None]
-    arms = record_arms(project, rec)
-    base = next((a.label for a in arms if a.role == "baseline"), "")
-    for arm in (a for a in arms if a.role != "baseline"):
-        for load in chosen:
-            found = reruns.earlier_sequences(every, reruns.comparison_label(arm.label, base, load))
-            if found:
-                seq = found[-1].sequential
-                assert seq is not None
-                raise UsageProblem(
-                    f"`{found[-1].label}` ran a sequence that ended undecided ({seq.stopped or 'not stopped'}, "
-                    f"{seq.blocks_run} of at most {seq.max_blocks} blocks): a new sequence of the same comparison "
-                    "spends alpha again. Pass --new-sequence to start one all the same (the page then names "
-                    "both and what the guarantee covers), or plan a fixed design with --blocks"
-                )
-
-
-def _designed(
-    project: Project,
-    rec: RecordFile,
-    draft: Plan,
-    runs: int | str | None,
-    seed: int,
-    loads: list[int],
-    max_blocks: int | None,
-    noise: Noise | None = None,
-) -> tuple[list[str], Plan]:
-    """The design's lines (what it detects, what min_effect needs) and the plan with its runs per launch."""
-    from generator.base.problems import UsageProblem
-    from generator.runner import session
-    from generator.runner.powerplan import describe, power_plan
-
-    rule = project.campaign.decision
-    try:
-        metric, _ = session.decided_metric(project, rec)
-    except UsageProblem:
-        if runs == "auto":
-            raise
-        return ["detectable change: unknown (no metric to decide on: no `decision:` in campaign.yaml)"], draft
-    given = None if runs == "auto" else int(runs) if runs is not None else draft.settings.runs_per_launch
-    pp = power_plan(
-        project,
-        rec,
-        draft,
-        metric=metric,
-        alpha=rule.alpha if rule else 0.05,
-        min_effect=rule.min_effect if rule else None,
-        runs=given,
-        noise_=noise,
-    )
-    if runs is None:
-        pp = replace(pp, runs_chosen="campaign.yaml's run.runs_per_launch")
-    plan = draft
-    if pp.runs_per_launch != draft.settings.runs_per_launch:
-        plan = session.new_plan(
-            project,
-            rec,
-            blocks=draft.blocks,
-            seed=seed,
-            loads=loads,
-            max_blocks=max_blocks,
-            runs_per_launch=pp.runs_per_launch,
-        )
-    return describe(pp), plan
-
-
-def _pilot_plan(project: Project, rec: RecordFile, blocks: int, seed: int, loads: list[int]) -> Plan:
-    from generator.runner import session
-    from generator.runner.powerplan import PILOT_RUNS, PILOT_SEED
-
-    # Another seed than the run's: the pilot's prompts are not the run's first blocks' again.
-    return session.new_plan(
-        project, rec, blocks=blocks, seed=seed + PILOT_SEED, loads=loads, max_blocks=None, pilot=PILOT_RUNS
-    )
+    return decide(repo, rec.slug, labels, outcome)
 
 
 def _run_pilot(
@@ -431,9 +315,9 @@ def _run_pilot(
     from generator.runner import session
     from generator.runner.execute import Interrupted, Runner
     from generator.runner.journal import State, read
-    from generator.runner.powerplan import pilot_noise
+    from generator.runner.powerplan import pilot_noise, pilot_plan
 
-    plan = _pilot_plan(project, rec, blocks, seed, loads)
+    plan = pilot_plan(project, rec, blocks, seed, loads)
     journal = session.start_journal(project, plan)
     parse = session.parser(project, plan.settings.format)
     sys.stderr.write(f"pilot {plan.id}: {len(plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
@@ -464,18 +348,11 @@ def _record(project: Project, ref: str) -> RecordFile:
     return next(r for r in project.records if r.path == path)
 
 
-def resume_command(slug: str, plan_id: str, given_root: Path | None) -> str:
-    """The command that links a finished plan, as one pastes it (quoted by the one quoting)."""
-    from generator.model.launch import quote
-
-    where = f" --root {quote(str(given_root))}" if given_root is not None else ""
-    return f"improvements run {quote(slug)}{where} --resume --plan {quote(plan_id)}"
-
-
 def _link_or_say_how(repo: Path, slug: str, state: State, journal: Journal, given_root: Path | None) -> list[str]:
-    """`_link`; when it fails, the runs are journalled and kept: say so, and the exact command that links them."""
+    """`finish.link`; when it fails, the runs are journalled and kept: say so, and the exact command that links them."""
     from generator.base.problems import CommandError, ProblemsFound, format_report
     from generator.cli import os_error_text
+    from generator.runner.finish import link, resume_command
 
     how = (
         f"the {len(state.done)} finished run(s) are journalled in {journal.path.relative_to(repo)} and kept; "
@@ -483,7 +360,7 @@ def _link_or_say_how(repo: Path, slug: str, state: State, journal: Journal, give
         "links them (a run whose kept output is intact is not run again)"
     )
     try:
-        return _link(repo, slug, state, journal)
+        return link(repo, slug, state, journal)
     except ProblemsFound as exc:
         sys.stderr.write(format_report(exc.report, "text"))
         raise CommandError(f"the record cannot be linked: {how}") from None
@@ -491,62 +368,6 @@ def _link_or_say_how(repo: Path, slug: str, state: State, journal: Journal, give
         raise CommandError(f"{exc}; {how}") from None
     except OSError as exc:
         raise CommandError(f"{os_error_text(exc)}; {how}") from None
-
-
-def _link(repo: Path, slug: str, state: State, journal: Journal) -> list[str]:
-    from generator.authoring.link_runs import write_all
-    from generator.base.fsio import edit_lock
-    from generator.base.problems import CommandError, rel
-    from generator.checks.validate import require_project
-    from generator.project.load import record_files
-    from generator.runner import session
-    from generator.runner.link import link_plan, parsed_outputs
-
-    # The record by its slug, wherever it is now (a renumber moves its file; the plan keeps the old name).
-    found = [path for path, _number, name in record_files(repo / "improvements")[0] if name == slug]
-    if not found:
-        raise CommandError(f"no record of `{slug}` under improvements/ to link the runs into")
-    target = found[0]
-    with edit_lock(repo, target):
-        project = require_project(repo)
-        if project.by_slug().get(slug) is None or project.by_slug()[slug].path != target:
-            raise CommandError(f"the record of `{slug}` was moved while its runs were being linked")
-        runs = parsed_outputs(repo, state, session.parser(project, state.plan.settings.format))
-        text, labels, used = link_plan(project, target, state.plan, state, runs, journal.path)
-        parsed = [p for files in runs.values() for p in files if all(r.id in used for r in p.runs)]
-        if parsed:
-            session.check_edit(project, target, text, [r for p in parsed for r in p.runs])
-            write_all(repo, target, text, parsed)
-    journal.append("linked", record=rel(target, repo), results=labels)
-    return labels
-
-
-def _decide(repo: Path, slug: str, labels: list[str], outcome: Outcome) -> Decided:
-    """Each linked result's row on the primary metric, as the record's page shows it, and the
-    sequential rule's last look."""
-    from generator.analysis.campaign import analyse
-    from generator.checks.validate import require_project
-    from generator.views.results import result_view
-
-    analysis = analyse(require_project(repo))
-    rec = next(r for r in analysis.project.records if r.slug == slug)
-    ra = analysis.record(rec)
-    metric = ra.primary_metric
-    vocabulary = analysis.project.campaign.vocabulary()
-    rows: list[tuple[str, str, MetricRow | None]] = []
-    for resolved in list(ra.results) + [r for group in ra.variant_results for r in group]:
-        if resolved.result.label not in labels:
-            continue
-        # The row the record's page shows, as it shows it: the analysis' numbers, the page's words.
-        row = next((r for r in result_view(resolved, vocabulary=vocabulary).rows if r.name == metric), None)
-        found = row if row is not None and row.comparison is not None else None
-        rows.append((resolved.result.label, metric or "no primary metric", found))
-    looks = [
-        f"sequential ({outcome.stopped}): {arm}: {data['call']} after {data['blocks']} blocks"
-        for look in outcome.looks[-1:]
-        for arm, data in look.items()
-    ]
-    return rows, looks
 
 
 def _print_decided(slug: str, decided: Decided, fmt: str, fail_on: FailOn | None) -> None:

@@ -57,7 +57,7 @@ def stat(value: Value) -> Stat:
     if isinstance(value, About):
         return Stat(value.value, 0.0, 1, value.value, value.value, "single", about=value.about)
     if isinstance(value, Range):
-        return Stat((value.min + value.max) / 2, (value.max - value.min) / 2, 1, value.min, value.max, "range")
+        return Stat(value.middle, (value.max - value.min) / 2, 1, value.min, value.max, "range")
     if isinstance(value, list):
         values = [float(v) for v in value]
         if len(values) == 1:

@@ -76,6 +76,11 @@ class Range(Strict):
     # The source gives the range as approximate ("~8-11 tok/s"); pages keep the "~".
     about: bool = False
 
+    @property
+    def middle(self) -> float:
+        """The one number a range stands for where one is drawn or compared: its midpoint."""
+        return (self.min + self.max) / 2
+
     @model_validator(mode="after")
     def _ordered(self) -> Range:
         if self.min > self.max:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import math
+from dataclasses import replace
 from pathlib import Path
 
 from generator.analysis.noise import BLOCKS_CAP, SEQUENTIAL_CAP
@@ -208,3 +209,61 @@ def _pct(value: float | None) -> str:
     if value is None or not math.isfinite(value):
         return "nothing"
     return f"+{value:.1f}%"
+
+
+def designed(
+    project: Project,
+    rec: RecordFile,
+    draft: Plan,
+    runs: int | str | None,
+    seed: int,
+    loads: list[int],
+    max_blocks: int | None,
+    noise: Noise | None = None,
+) -> tuple[list[str], Plan]:
+    """The design's lines (what it detects, what min_effect needs) and the plan with its runs per launch."""
+    from generator.base.problems import UsageProblem
+    from generator.runner import session
+
+    rule = project.campaign.decision
+    try:
+        metric, _ = session.decided_metric(project, rec)
+    except UsageProblem:
+        if runs == "auto":
+            raise
+        return ["detectable change: unknown (no metric to decide on: no `decision:` in campaign.yaml)"], draft
+    given = None if runs == "auto" else int(runs) if runs is not None else draft.settings.runs_per_launch
+    pp = power_plan(
+        project,
+        rec,
+        draft,
+        metric=metric,
+        alpha=rule.alpha if rule else 0.05,
+        min_effect=rule.min_effect if rule else None,
+        runs=given,
+        noise_=noise,
+    )
+    if runs is None:
+        pp = replace(pp, runs_chosen="campaign.yaml's run.runs_per_launch")
+    plan = draft
+    if pp.runs_per_launch != draft.settings.runs_per_launch:
+        plan = session.new_plan(
+            project,
+            rec,
+            blocks=draft.blocks,
+            seed=seed,
+            loads=loads,
+            max_blocks=max_blocks,
+            runs_per_launch=pp.runs_per_launch,
+        )
+    return describe(pp), plan
+
+
+def pilot_plan(project: Project, rec: RecordFile, blocks: int, seed: int, loads: list[int]) -> Plan:
+    """The pilot's plan: blocks whose launches alternate their runs per launch, linked to nothing."""
+    from generator.runner import session
+
+    # Another seed than the run's: the pilot's prompts are not the run's first blocks' again.
+    return session.new_plan(
+        project, rec, blocks=blocks, seed=seed + PILOT_SEED, loads=loads, max_blocks=None, pilot=PILOT_RUNS
+    )

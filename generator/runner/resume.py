@@ -16,11 +16,15 @@ import os
 import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from generator.base.problems import CommandError, UsageProblem, rel
 from generator.model.record import FILENAME_RE
 from generator.runner.journal import JOURNAL_DIR, PLAN_ID_RE, Journal, State, journal_path, journals, read
 from generator.runner.plan import Plan
+
+if TYPE_CHECKING:
+    from generator.runner.execute import Outcome
 
 
 def _read(root: Path, path: Path) -> State:
@@ -152,3 +156,37 @@ def discard_changed(root: Path, state: State, journal: Journal) -> list[Discarde
         state.failed[key] = {"why": f"{where} {why}"}
         done.append(Discarded(key, where, why, moved))
     return done
+
+
+def found_lines(repo: Path, state: State, journal: Journal) -> list[str]:
+    """What `--resume` found in the journal, and what of the plan it found running and stopped."""
+    plan = state.plan
+    left = [r for r in plan.runs if r.key not in state.done]
+    again = [r.key for r in left if r.key in state.attempts]
+    where = journal.path.relative_to(repo)
+    done = len(plan.runs) - len(left)
+    text = f"resume: plan {plan.id} ({where}): {done} of {len(plan.runs)} runs done, {len(left)} left"
+    if again:
+        why = [f"{k} ({state.failed[k].get('why')})" if k in state.failed else f"{k} (never ended)" for k in again]
+        text += f"; run again, as started before and not ended well: {', '.join(why)}"
+    lines = [text]
+    # resume_state journalled what it stopped: read from there, the one record of it.
+    events = read(journal.path).events
+    resumed: dict[str, Any] = next((e for e in reversed(events) if e.get("event") == "resumed"), {})
+    groups = [str(g) for g in resumed.get("stopped_leftover_groups") or []]
+    if groups:
+        lines.append(
+            f"resume: stopped {len(groups)} process group(s) a killed runner of this plan left: {', '.join(groups)}"
+        )
+    else:
+        lines.append("resume: no process of this plan was left running")
+    return lines
+
+
+def reran_line(outcome: Outcome, tried: set[str]) -> str:
+    """What a resume ran, and which of those runs an earlier runner had started."""
+    ran = outcome.completed + outcome.failed
+    reran = [k + (" (failed again)" if k in outcome.failed else "") for k in ran if k in tried]
+    text = f"resume: ran {len(ran)} run(s)"
+    text += f"; reran {', '.join(reran)}" if reran else "; none had been started before"
+    return text

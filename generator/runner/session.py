@@ -296,3 +296,30 @@ def check_edit(project: Project, target: Path, text: str, runs: list[Any]) -> No
     problems = [p for p in check_linked(pending, target, text, baseline=False) if p.severity == "error"]
     if problems:
         raise ProblemsFound(Report(problems))
+
+
+def refuse_restart(project: Project, rec: RecordFile, loads: tuple[int, ...]) -> None:
+    """Refuse a new sequence of a comparison whose earlier sequence ended undecided: its
+    guarantee holds for one sequence, and starting another because the first did not settle
+    spends alpha again (docs/guide/run.md, "A new sequence")."""
+    from generator.base.problems import UsageProblem
+    from generator.model import reruns
+    from generator.runner.arms import record_arms
+
+    cfg = project.campaign.run
+    every = [*rec.record.results, *(r for v in rec.record.variants for r in v.results)]
+    chosen: list[int | None] = [*(loads or (cfg.loads if cfg is not None else ()))] or [None]
+    arms = record_arms(project, rec)
+    base = next((a.label for a in arms if a.role == "baseline"), "")
+    for arm in (a for a in arms if a.role != "baseline"):
+        for load in chosen:
+            found = reruns.earlier_sequences(every, reruns.comparison_label(arm.label, base, load))
+            if found:
+                seq = found[-1].sequential
+                assert seq is not None
+                raise UsageProblem(
+                    f"`{found[-1].label}` ran a sequence that ended undecided ({seq.stopped or 'not stopped'}, "
+                    f"{seq.blocks_run} of at most {seq.max_blocks} blocks): a new sequence of the same comparison "
+                    "spends alpha again. Pass --new-sequence to start one all the same (the page then names "
+                    "both and what the guarantee covers), or plan a fixed design with --blocks"
+                )

@@ -321,7 +321,7 @@ def _stated_sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | Non
             continue
         value = stated_percent(given)
         interval = (value.min, value.max) if isinstance(value, Range) else None
-        point = (value.min + value.max) / 2 if isinstance(value, Range) else value
+        point = value.middle if isinstance(value, Range) else value
         what = given.text if isinstance(given, Ratio) else None
         points.append(
             charts.SweepPoint(v.value, point, interval, f"stated{f' as {what}' if what else ''}, not measured")
