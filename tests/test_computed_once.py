@@ -42,7 +42,7 @@ CALLS_ALLOWED = {
     (
         "output/render.py",
         "generator.analysis.quoting.template_quotes",
-    ): "finds what an override template quotes; no number",
+    ): "an override template's quotes; no number",
     ("views/page_reuse.py", "generator.analysis.reuse.watched"): "views noting reads; no number",
     ("views/prose.py", "generator.analysis.figures.lookup"): "finds a quoted figure the analysis computed",
     ("views/road.py", "generator.analysis.road.distance_text"): "the road's distance in words (analysis' numbers)",
