@@ -73,7 +73,7 @@ MINE = [104.0, 106.0, 101.0, 105.0, 103.0, 107.0]
 
 
 def check(root: Path) -> str:
-    out = run_cli("check", "--root", str(root))
+    out = run_cli("check", "--root", str(root), "--verbose")
     assert out.returncode == 0, out.stderr
     return out.stderr
 

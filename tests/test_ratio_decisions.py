@@ -109,7 +109,7 @@ def test_a_broken_guardrail_is_no_win(tmp_path: Path) -> None:
     (row,) = export["guarded"]["primary"]["guardrails"]
     assert set(row) == {
         *("metric", "margin", "change_percent", "ci_low_percent", "ci_high_percent", "held"),
-        *("result", "reported", "state"),
+        *("result", "reported", "state", "smallest_breach_percent"),
     }
     assert row["state"] == "broken"
     assert row["held"] is False and row["ci_high_percent"] > 5
