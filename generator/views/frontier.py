@@ -32,10 +32,15 @@ def _y_label(f: CampaignFrontier) -> str:
 
 def _name(c: Configuration, f: CampaignFrontier) -> str:
     workloads = {x.workload for x in f.configurations}
-    return c.label if len(workloads) == 1 else f"{c.label}, {c.workload}"
+    name = c.label if len(workloads) == 1 else f"{c.label}, {c.workload}"
+    # Measured at one load where others were measured at other loads: a point, not a curve.
+    return f"{name} ({c.points[0].load_text} only)" if f.mixed_loads and len(c.points) == 1 else name
 
 
 def _decision(c: Configuration, p: FrontierPoint) -> str:
+    if p.measured_by is not None:
+        role = "the baseline" if c.kind == "baseline" else "the configuration"
+        return f"{role}, measured in {p.measured_by}'s blocks as its baseline"
     if c.kind == "baseline":
         return "the baseline"
     return p.decision or "not compared at this load"
@@ -106,6 +111,9 @@ class FrontierView:
     per_user: bool
     # The stack's label, when the stack is one of the configurations.
     stack: str | None
+    # The loads differ between configurations: which loads, and the ones nothing compares with.
+    loads: list[str]
+    alone: list[str]
 
 
 def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: PurePosixPath) -> FrontierView | None:
@@ -150,4 +158,6 @@ def frontier_view(analysis: Analysis, charts_drawn: dict[str, str], page_dir: Pu
         left_out=f.left_out,
         per_user=f.statistic == "throughput / concurrency",
         stack=next((c.label.removesuffix(" (the stack)") for c in f.configurations if c.kind == "stack"), None),
+        loads=list(dict.fromkeys(p.load_text for c in f.configurations for p in c.points)) if f.mixed_loads else [],
+        alone=[_name(c, f) for c in f.configurations if c.label in f.alone],
     )
