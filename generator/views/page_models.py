@@ -184,6 +184,17 @@ class Rule:
 
 
 @dataclass(frozen=True)
+class MeasuredBaseline:
+    """The campaign baseline as a record measured it in its own blocks, for a home page whose
+    baseline has no results of its own: where, at what load, and each metric's figures."""
+
+    record: str  # "01 SDPA attention instead of eager"
+    link: str
+    load: str
+    figures: list[str]  # "Output throughput 8749 ± 120 (n=6) tok/s"
+
+
+@dataclass(frozen=True)
 class HomePage:
     """The home page (`home.md.j2`), built by `views.listing_pages.home_page`."""
 
@@ -201,6 +212,8 @@ class HomePage:
     glance: Glance
     timeline_link: str
     frontier: FrontierView | None
+    # Without baseline results of its own: the records' measurements of it (`measured_baseline`).
+    measured_baseline: list[MeasuredBaseline] = field(default_factory=list)
     # The quoted figures of its text (see `RecordPage.figures`): the home page is one piece,
     # kept whole under the digest of this model (`output.listing`).
     figures: Figures = ()

@@ -1,0 +1,58 @@
+"""The home page states the decisions (issue 49): each decided record's change, interval and
+word in its first screen, the baseline's own figures where records measured it, and every
+regression of a record beside its decision, marked by a word as well as a colour."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+
+import pytest
+
+from generator.analysis.campaign import analyse
+from generator.checks.validate import require_project
+from generator.output.render import render_files
+
+from conftest import REPO
+
+# Slow: renders two shipped campaigns whole.
+pytestmark = pytest.mark.slow
+
+
+@cache
+def home(example: str) -> str:
+    return render_files(analyse(require_project(REPO / "examples" / example)))["docs/index.md"]
+
+
+def first_screen(text: str) -> str:
+    """The glance block: what the home page shows before its description."""
+    found = re.search(r'<div class="improvements-glance" markdown>(.*?)</div>', text, re.S)
+    assert found is not None
+    return found.group(1)
+
+
+def test_the_runner_home_gives_each_decision_with_its_interval() -> None:
+    glance = first_screen(home("h200-runner"))
+    (line,) = [x for x in glance.splitlines() if "[01 SDPA attention instead of eager]" in x and x.startswith("- ")]
+    assert ">better</span>" in line and "+61.5%" in line and "interval +15.4% to +126.1%" in line
+    assert "concurrency 256" in line
+    (line,) = [x for x in glance.splitlines() if x.startswith("- [02 ")]
+    assert ">inconclusive</span>" in line and "-0.2%" in line
+
+
+def test_the_runner_home_shows_the_baseline_its_records_measured() -> None:
+    text = home("h200-runner")
+    assert "No baseline results were recorded." not in text
+    baseline = text[text.index("## Baseline") : text.index("## Tiers")]
+    # Record 01's 6 eager launches at batch 256 and the null control's 5 at 64.
+    assert re.search(r"\[01 SDPA[^\n]*concurrency 256: Output token throughput 8749 ± \S+ \(n=6\) tok/s", baseline)
+    assert re.search(r"\[03 [^\n]*concurrency 64: Output token throughput 2887 ± \S+ \(n=5\) tok/s", baseline)
+
+
+def test_a_regression_sits_beside_its_headline_marked_in_words() -> None:
+    glance = first_screen(home("h200-decode"))
+    (line,) = [x for x in glance.splitlines() if x.startswith("- [02 ")]
+    assert ">better</span>" in line
+    assert '<span class="improvements-worse">worse elsewhere: Time to first token (median) +54.4%' in line
+    # Before the launch command: on the first screen of a laptop, not below a code block.
+    assert glance.index("worse elsewhere") < glance.index("**The launch command in force**")
