@@ -56,3 +56,18 @@ def test_a_regression_sits_beside_its_headline_marked_in_words() -> None:
     assert '<span class="improvements-worse">worse elsewhere: Time to first token (median) +54.4%' in line
     # Before the launch command: on the first screen of a laptop, not below a code block.
     assert glance.index("worse elsewhere") < glance.index("**The launch command in force**")
+
+
+def test_the_gains_chart_and_the_frontier_name_the_regression() -> None:
+    files = render_files(analyse(require_project(REPO / "examples" / "h200-decode")))
+    gains = files["docs/plots/summary-gains.svg"]
+    # In the warning colour (class flag) and in words, on 02's bar only.
+    assert gains.count('class="flag small"> · worse elsewhere</text>') == 1
+    assert "(idea C) (output_throughput, concurrency 1, input 512 output 128, tier 2): +414.0%" in gains
+    assert "tier 2): +414.0% (interval +258.1% to +637.8%), better; worse elsewhere" in gains
+    frontier = files["docs/plots/frontier.svg"]
+    assert "02 static-cache-compile (the stack), worse elsewhere</text>" in frontier
+    assert (
+        "c=8: 2135 tok/s per GPU" in frontier
+        and "better; worse elsewhere: Time to first token (median) +54.4%" in frontier
+    )

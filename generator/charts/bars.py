@@ -26,6 +26,7 @@ class _Row:
     cls: str
     whisker: str | None
     value: Text
+    flag: Text | None = None
 
 
 def _value_text(bar: Bar) -> str:
@@ -33,11 +34,20 @@ def _value_text(bar: Bar) -> str:
     return f"{text} {_WORDS[bar.decision]}" if bar.decision else text
 
 
+def _flag_text(bar: Bar) -> str:
+    return f" · {bar.flag}" if bar.flag else ""
+
+
+def _beside(bar: Bar) -> float:
+    """The width of what is written beside a bar: its value and decision, and its flag."""
+    return text_width(_value_text(bar) + _flag_text(bar), SMALL)
+
+
 def _describe(bar: Bar) -> str:
     text = f"{one_line(bar.label)}: {percent(bar.value)}"
     if bar.interval is not None:
         text += f" (interval {percent(bar.interval[0])} to {percent(bar.interval[1])})"
-    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "")
+    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "") + (f"; {bar.flag}" if bar.flag else "")
 
 
 def _select(bars: Sequence[Bar], keep: int, given: bool = False) -> tuple[list[Bar], list[Bar], list[Bar]]:
@@ -81,8 +91,8 @@ def bar_chart(
 
     ends = [0.0] + [b.value for b in shown] + [v for b in shown if b.interval for v in b.interval]
     label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * 0.3)
-    left_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value < 0), default=0.0)
-    right_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value >= 0), default=0.0)
+    left_pad = max((_beside(b) for b in shown if b.value < 0), default=0.0)
+    right_pad = max((_beside(b) for b in shown if b.value >= 0), default=0.0)
     plot_left = MARGIN + label_room + 10 + (left_pad + 6 if left_pad else 0)
     plot_right = width - MARGIN - (right_pad + 6 if right_pad else 0)
     ticks, d0, d1 = fitting_ticks(min(ends), max(ends), plot_right - plot_left, signed_percent_tick)
@@ -121,13 +131,22 @@ def _row(bar: Bar, y: float, scale: Linear, label_room: float) -> _Row:
     label = fitted(bar.label, MARGIN + label_room, mid + 4, label_room, SIZE, "end")
     ends = (scale(bar.interval[0]), scale(bar.interval[1])) if bar.interval is not None else ()
     reach = [end, *ends]
+    shown, flag_text = _value_text(bar), _flag_text(bar)
+    flag = None
     if bar.value >= 0:
-        value = Text(max(reach) + 5, mid + 4, _value_text(bar), _value_text(bar), "start", "ink small")
+        value = Text(max(reach) + 5, mid + 4, shown, shown, "start", "ink small")
+        if flag_text:
+            x = max(reach) + 5 + text_width(shown, SMALL)
+            flag = Text(x, mid + 4, flag_text, flag_text, "start", "flag small")
     else:
-        value = Text(min(reach) - 5, mid + 4, _value_text(bar), _value_text(bar), "end", "ink small")
+        # Right-aligned at the bar's left end: the flag first, then the value, reading left to right.
+        value = Text(min(reach) - 5, mid + 4, shown, shown, "end", "ink small")
+        if flag_text:
+            x = min(reach) - 5 - text_width(shown, SMALL)
+            flag = Text(x, mid + 4, flag_text.removeprefix(" · ") + " · ", flag_text, "end", "flag small")
     cls = f"d-{bar.decision}" if bar.decision else "d-none"
     whisker = hwhisker(*ends, mid) if ends else None
-    return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value)
+    return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value, flag)
 
 
 @dataclass(frozen=True)

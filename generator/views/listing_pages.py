@@ -85,13 +85,16 @@ def measured_baseline(analysis: Analysis) -> list[MeasuredBaseline]:
                 label = metric.label if metric else name
                 unit = f" {metric.unit}" if metric and metric.unit else ""
                 figures.append(f"{label} {fmt_summarised(value, r.baseline_summaries[name])}{unit}")
-            c = r.result.concurrency
-            rate = r.result.request_rate
+            c, rate = r.result.concurrency, r.result.request_rate
             out.append(
                 MeasuredBaseline(
                     record=f"{ra.file.number:02d} {ra.file.record.title}",
                     link=record_link(project, ra.file, docs_root(project)),
-                    load=f"concurrency {c}" if c is not None else f"request rate {rate}" if rate else "load not recorded",
+                    load=f"concurrency {c}"
+                    if c is not None
+                    else f"request rate {rate} req/s"
+                    if rate
+                    else "load not recorded",
                     figures=figures,
                 )
             )
