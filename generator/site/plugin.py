@@ -135,6 +135,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             add_guide(files, config)
         if self.analysis is not None:
             publish_raw_files(self.analysis.project, files, config)
+            publish_journal_files(self.analysis, files, config)
         if self.default_nav and config.nav is not None:
             # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
             listed = set(_paths(config.nav))
@@ -281,6 +282,23 @@ def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> N
     prefix = "" if folder == "." else folder + "/"
     for path, data in published_raw_files(project).items():
         # A file of that name in docs/ wins, like the stylesheet; it is the campaign's own.
+        if files.get_file_from_path(prefix + path) is None:
+            files.append(File.generated(config, prefix + path, content=data))
+
+
+def publish_journal_files(analysis: Analysis, files: Files, config: MkDocsConfig) -> None:
+    """The runner's journals the record pages link, and each plan's kept outputs and logs, at their
+    paths under the docs folder (results/journal/...), so "How it was run" links them on the site."""
+    from generator.views.journal import published_journal_files
+    from generator.views.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (analysis.project.root / docs_root(analysis.project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        return
+    prefix = "" if folder == "." else folder + "/"
+    for path, data in published_journal_files(analysis).items():
         if files.get_file_from_path(prefix + path) is None:
             files.append(File.generated(config, prefix + path, content=data))
 

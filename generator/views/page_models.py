@@ -35,6 +35,7 @@ from generator.model.result import Result
 from generator.views.evidence import Evidence
 from generator.views.frontier import FrontierView
 from generator.views.glance import Decision, Entry, Glance, RecordHeader
+from generator.views.journal import ExperimentView
 from generator.views.paths import ChartLink, Figures
 from generator.views.road import RoadView, StackMark
 from generator.views.sweeps import SweepView
@@ -170,6 +171,8 @@ class RecordPage:
     # Each `{{ ... }}` reference in any text above, with the text the prose filters fill in for
     # it (None where it names nothing); filled in by `keyed`.
     figures: Figures = ()
+    # Each result a runner's plan made: its plan, looks and files (`views.journal`).
+    experiments: list[ExperimentView] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import record_evidence
 from generator.views.glance import record_header
+from generator.views.journal import experiments as journal_experiments
 from generator.views.page_models import (
     BlockerView,
     Keyed,
@@ -166,6 +167,7 @@ class RecordPages:
             home_link=self.home_link,
             summary_link=self.summary_link,
             blockers_link=self.blockers_link,
+            experiments=journal_experiments(analysis, ra, dict(charts), here),
         )
 
     def _variant_results(self, rec: RecordFile) -> list[VariantResult]:
