@@ -64,7 +64,7 @@ def test_the_gains_chart_and_the_frontier_name_the_regression() -> None:
     # In the warning colour (class flag) and in words, on 02's bar only.
     assert gains.count('class="flag small"> · worse elsewhere</text>') == 1
     assert "(idea C) (output_throughput, concurrency 1, input 512 output 128, tier 2): +414.0%" in gains
-    assert "tier 2): +414.0% (interval +258.1% to +637.8%), better; worse elsewhere" in gains
+    assert "tier 2): +414.0% (interval +258.1% to +637.8%), better, worse elsewhere" in gains
     frontier = files["docs/plots/frontier.svg"]
     assert "02 static-cache-compile (the stack), worse elsewhere</text>" in frontier
     assert (

@@ -61,7 +61,7 @@ def test_record_01_shows_its_plan_block_by_block() -> None:
 def test_the_looks_chart_narrows_to_the_stopping_point() -> None:
     svg = files()["docs/improvements/plots/sdpa-attention-result-1-looks.svg"]
     assert svg.count("after block") >= 6
-    assert "after block 6: +61.5% (interval +15.4% to +126.1%), better; stopped: decided after block 6" in svg
+    assert "after block 6: +61.5% (interval +15.4% to +126.1%), better, stopped: decided after block 6" in svg
     assert "after block 4 (no bound yet): +56.7%" in svg
 
 

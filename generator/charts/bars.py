@@ -38,16 +38,21 @@ def _flag_text(bar: Bar) -> str:
     return f" · {bar.flag}" if bar.flag else ""
 
 
+# Between a value and its flag: the flag is bold, a little wider than `text_width` measures.
+FLAG_GAP = 6
+
+
 def _beside(bar: Bar) -> float:
     """The width of what is written beside a bar: its value and decision, and its flag."""
-    return text_width(_value_text(bar) + _flag_text(bar), SMALL)
+    flag = _flag_text(bar)
+    return text_width(_value_text(bar), SMALL) + (text_width(flag, SMALL) * 1.1 + FLAG_GAP if flag else 0)
 
 
 def _describe(bar: Bar) -> str:
     text = f"{one_line(bar.label)}: {percent(bar.value)}"
     if bar.interval is not None:
         text += f" (interval {percent(bar.interval[0])} to {percent(bar.interval[1])})"
-    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "") + (f"; {bar.flag}" if bar.flag else "")
+    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "") + (f", {bar.flag}" if bar.flag else "")
 
 
 def _select(bars: Sequence[Bar], keep: int, given: bool = False) -> tuple[list[Bar], list[Bar], list[Bar]]:
@@ -67,12 +72,14 @@ def bar_chart(
     keep: int = 10,
     width: int = 720,
     given_order: bool = False,
+    label_share: float = 0.3,
 ) -> str:
     """Horizontal bars of changes in percent, highest first (or in the caller's order), as SVG text.
 
     With more than 2 x `keep` bars only the `keep` first and last are drawn, with a row that
     says how many are left out and their range: a reader cannot take in more. `given_order`
-    keeps the bars in the order passed, so a chart can follow the table beside it.
+    keeps the bars in the order passed, so a chart can follow the table beside it. A label
+    takes at most `label_share` of the width (a longer one is cut, its full text in a title).
 
     Over 60 lines: one SVG drawn row by row (the scale from every bar, the zero line, each bar
     with its interval and label, the row for the bars left out), which reads best in one place.
@@ -90,7 +97,7 @@ def bar_chart(
     first = heading_top(title, width) + legend_h + 6
 
     ends = [0.0] + [b.value for b in shown] + [v for b in shown if b.interval for v in b.interval]
-    label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * 0.3)
+    label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * label_share)
     left_pad = max((_beside(b) for b in shown if b.value < 0), default=0.0)
     right_pad = max((_beside(b) for b in shown if b.value >= 0), default=0.0)
     plot_left = MARGIN + label_room + 10 + (left_pad + 6 if left_pad else 0)
@@ -136,13 +143,13 @@ def _row(bar: Bar, y: float, scale: Linear, label_room: float) -> _Row:
     if bar.value >= 0:
         value = Text(max(reach) + 5, mid + 4, shown, shown, "start", "ink small")
         if flag_text:
-            x = max(reach) + 5 + text_width(shown, SMALL)
+            x = max(reach) + 5 + text_width(shown, SMALL) + FLAG_GAP
             flag = Text(x, mid + 4, flag_text, flag_text, "start", "flag small")
     else:
         # Right-aligned at the bar's left end: the flag first, then the value, reading left to right.
         value = Text(min(reach) - 5, mid + 4, shown, shown, "end", "ink small")
         if flag_text:
-            x = min(reach) - 5 - text_width(shown, SMALL)
+            x = min(reach) - 5 - text_width(shown, SMALL) - FLAG_GAP
             flag = Text(x, mid + 4, flag_text.removeprefix(" · ") + " · ", flag_text, "end", "flag small")
     cls = f"d-{bar.decision}" if bar.decision else "d-none"
     whisker = hwhisker(*ends, mid) if ends else None

@@ -31,6 +31,7 @@ from generator.output import kept, listing
 from generator.project.load import Project
 from generator.views import page_models
 from generator.views import variants as experiments
+from generator.views.forest import forest_charts
 from generator.views.journal import looks_charts
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.page_models import RecordPage
@@ -266,6 +267,7 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
     drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
     drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
     drawn += [(c.path, c.alt, c.svg) for c in looks_charts(analysis)]
+    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis)]
     return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in drawn}
 
 

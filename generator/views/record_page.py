@@ -20,6 +20,7 @@ from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import record_evidence
 from generator.views.glance import record_header
+from generator.views.forest import forest_path
 from generator.views.journal import experiments as journal_experiments
 from generator.views.page_models import (
     BlockerView,
@@ -153,7 +154,7 @@ class RecordPages:
             evidence=record_evidence(analysis, rec),
             result_order=_result_order(analysis, rec),
             fold_results=len(ra.results) > 2,
-            plots=chart_links(charts, [record_plot_path(project, rec)], here),
+            plots=chart_links(charts, [forest_path(project, rec), record_plot_path(project, rec)], here),
             sweeps=sweep_views(analysis, rec, charts),
             slo=self.slo,
             related=[self.link(s) for s in r.related if s in by_slug],
