@@ -24,7 +24,8 @@ def _rows(svg: str) -> list[str]:
     """The rows as the chart's description names them, in order."""
     desc = re.search(r"<desc[^>]*>(.*?)</desc>", svg, re.S)
     assert desc is not None
-    return [part.split(":")[0].strip() for part in html.unescape(desc.group(1)).split("in the table's order: ")[1].split("; ")]
+    rows = html.unescape(desc.group(1)).split("in the table's order: ")[1]
+    return [part.split(":")[0].strip() for part in rows.split("; ")]
 
 
 def test_every_metric_on_one_axis_guardrails_in_their_own_marked_rows(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ from generator.model.record import Blocker
 from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import record_evidence
-from generator.views.glance import record_header
 from generator.views.forest import forest_path
+from generator.views.glance import record_header
 from generator.views.journal import experiments as journal_experiments
 from generator.views.page_models import (
     BlockerView,
