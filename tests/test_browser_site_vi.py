@@ -1,0 +1,144 @@
+"""Issue 49 in Chromium at 390 and 1280 px, light and dark: the decisions and the regression in
+the home page's first screen, the baseline a runner's records measured, a frontier that names
+a configuration measured at one load, the experiment on a runner record's page with its
+journal published, a focus ring on the filter, and no chart box wider than the screen.
+
+One build per site and one browser for the module; each view visits each page once.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from conftest import REPO, run_cli, serve_folder
+
+pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
+
+TIMEOUT_MS = 30_000
+SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
+
+
+@dataclass
+class Site:
+    name: str
+    root: Path
+    url: str
+
+
+@pytest.fixture(scope="module", params=["h200-runner", "h200-decode"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("site-vi") / request.param
+    shutil.copytree(REPO / "examples" / request.param, root, ignore=shutil.ignore_patterns("site"))
+    proc = run_cli("build", "--site", "--quiet", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    with serve_folder(root / "site") as url:
+        yield Site(request.param, root, url)
+
+
+@pytest.fixture(params=[(s, c) for s in SIZES for c in ("light", "dark")], ids=lambda p: f"{p[0]}-{p[1]}")
+def view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+    size, scheme = request.param
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield context.new_page(), size
+    finally:
+        context.close()
+
+
+def _first_screen(page: Page, text: str) -> None:
+    """`text` is shown, and its line starts within the first screen."""
+    found = page.locator("article li", has_text=text).first
+    expect(found).to_be_visible()
+    box = found.bounding_box()
+    assert box is not None and box["y"] < page.viewport_size["height"], f"{text!r} starts at {box}"  # type: ignore[index]
+
+
+def _charts_fit(page: Page, where: str) -> None:
+    width = page.viewport_size["width"]  # type: ignore[index]
+    rights = page.evaluate(
+        "() => [...document.querySelectorAll('article a.improvements-chart')].map(a => a.getBoundingClientRect().right)"
+    )
+    assert all(r <= width + 0.5 for r in rights), f"{where}: a chart's box reaches past {width} px: {rights}"
+
+
+def _worse_is_marked(page: Page) -> None:
+    """A regression reads "worse" and is not in the body text's colour."""
+    worse = page.locator("article .improvements-glance .improvements-worse").first
+    expect(worse).to_contain_text("worse elsewhere")
+    colours = worse.evaluate(
+        "e => [getComputedStyle(e).color, getComputedStyle(e.closest('li')).color, getComputedStyle(e).fontWeight]"
+    )
+    assert colours[0] != colours[1] and int(colours[2]) >= 600, colours
+
+
+def test_the_home_states_the_decisions(site: Site, view: tuple[Page, str]) -> None:
+    page, size = view
+    page.goto(site.url)
+    glance = page.locator("article .improvements-glance")
+    expect(glance).to_contain_text("Decisions")
+    if site.name == "h200-runner":
+        _first_screen(page, "01 SDPA attention instead of eager")
+        line = page.locator("article .improvements-glance li", has_text="01 SDPA attention").first
+        expect(line).to_contain_text(
+            re.compile(r"better, Output token throughput \+61\.5%, interval \+15\.4% to \+126\.1%")
+        )
+        expect(page.locator("article")).not_to_contain_text("No baseline results were recorded.")
+        baseline = page.locator("article li", has_text="concurrency 256: Output token throughput 8749")
+        expect(baseline).to_be_visible()
+        # The frontier names the configurations measured at one load and says the loads differ.
+        frontier = page.locator("article svg#campaign-frontier-svg")
+        expect(frontier).to_contain_text("02 static-cache (c=64 only)")
+        expect(page.locator("article")).to_contain_text("were not all measured at the same loads (c=64, c=256)")
+    else:
+        # The stack's time to first token +54.4% at batch 8: in the first screen, beside its decision.
+        _first_screen(page, "worse elsewhere: Time to first token (median) +54.4%")
+        line = page.locator("article .improvements-glance li", has_text="02 Static KV cache").first
+        expect(line).to_contain_text(re.compile(r"better, .*\+414\.0%.* · worse elsewhere: Time to first token"))
+        _worse_is_marked(page)
+        expect(page.locator("article svg#campaign-frontier-svg")).to_contain_text("worse elsewhere")
+    _charts_fit(page, f"{site.name} home, {size}")
+
+
+def test_a_runner_record_shows_how_it_was_run(site: Site, view: tuple[Page, str]) -> None:
+    if site.name != "h200-runner":
+        pytest.skip("only the runner's records were made by `improvements run`")
+    page, size = view
+    page.goto(site.url + "improvements/h200run-01-sdpa-attention.html")
+    heading = page.locator("article h2", has_text="How it was run")
+    expect(heading).to_be_visible()
+    article = page.locator("article")
+    expect(article).to_contain_text("seed 11")
+    row = page.locator(
+        "article tr", has_text="the campaign baseline (eager attention, DynamicCache), then 01-sdpa-attention"
+    )
+    expect(row.first).to_be_visible()
+    expect(page.locator("article tr", has_text="better (stopped here)")).to_contain_text("+15.4% to +126.1%")
+    looks = page.locator("article svg#looks-sdpa-attention-1-svg")
+    expect(looks).to_contain_text("stopped: decided after block 6")
+    # The journal and a log are published beside the pages, and their links reach them.
+    for name in ("sdpa-attention-20261202T073711Z-243074.jsonl", "c256-b01-baseline.a1.bench.log"):
+        link = page.locator(f"article a[href$='{name}']").first
+        href = link.get_attribute("href")
+        assert href is not None
+        response = page.request.get(page.url.rsplit("/", 1)[0] + "/" + href)
+        assert response.ok, (name, response.status)
+    _charts_fit(page, f"record 01, {size}")
+
+
+def test_the_filter_shows_keyboard_focus(site: Site, view: tuple[Page, str]) -> None:
+    page, _size = view
+    page.goto(site.url + "summary.html")
+    box = page.locator("article .improvements-filter input").first
+    expect(box).to_be_visible()
+    box.focus()
+    outline = box.evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]")
+    assert outline[0] != "none" and outline[1] >= 2, outline
