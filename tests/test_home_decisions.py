@@ -71,3 +71,15 @@ def test_the_gains_chart_and_the_frontier_name_the_regression() -> None:
         "c=8: 2135 tok/s per GPU" in frontier
         and "better; worse elsewhere: Time to first token (median) +54.4%" in frontier
     )
+
+
+def test_a_record_page_carries_the_caveats_the_home_gives_for_its_command() -> None:
+    files = render_files(analyse(require_project(REPO / "examples" / "h200-decode")))
+    home = first_screen(files["docs/index.md"])
+    caveats = [line for line in home.splitlines() if line.startswith("- **Caveat**: ")]
+    assert any("Run it from data/" in c for c in caveats)
+    for name, text in files.items():
+        if name.startswith("docs/improvements/") and name.endswith(".md"):
+            command = text[text.index("### Launch command") : text.index("## Results")]
+            for c in caveats:
+                assert c in command, (name, c)

@@ -173,6 +173,8 @@ class RecordPage:
     figures: Figures = ()
     # Each result a runner's plan made: its plan, looks and files (`views.journal`).
     experiments: list[ExperimentView] = field(default_factory=list)
+    # What the home page says under the command in force that holds for this one too (`road.command_caveats`).
+    command_caveats: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,7 @@ from generator.views.paths import (
 )
 from generator.views.prose import figures_of
 from generator.views.results import result_view, shell_command
-from generator.views.road import StackMark, stack_marks, step_lines
+from generator.views.road import RECONSTRUCTED, StackMark, command_caveats, stack_marks, step_lines
 from generator.views.sweeps import slo_text, sweep_views
 
 
@@ -71,6 +71,13 @@ def chart_links(
 ) -> list[ChartLink]:
     """The charts among `paths` that the data allows."""
     return [c for c in (chart_link(charts, p, page_dir) for p in paths) if c is not None]
+
+
+def _command_caveats(analysis: Analysis, own_base: bool) -> list[str]:
+    """The home page's caveats under the command in force, as they hold for a record's command:
+    all of them, but the reconstructed baseline's for a record with a base command of its own."""
+    found = command_caveats(analysis)
+    return [c for c in found if not (own_base and c.startswith(RECONSTRUCTED))]
 
 
 class RecordPages:
@@ -169,6 +176,7 @@ class RecordPages:
             summary_link=self.summary_link,
             blockers_link=self.blockers_link,
             experiments=journal_experiments(analysis, ra, dict(charts), here),
+            command_caveats=_command_caveats(analysis, bool(change and change.base_command)),
         )
 
     def _variant_results(self, rec: RecordFile) -> list[VariantResult]:

@@ -77,6 +77,9 @@ def command_lines(analysis: Analysis) -> str:
     return f"{steps}{cd}{found.command}\n"
 
 
+RECONSTRUCTED = "The baseline command is a reconstruction, not a recorded command"
+
+
 def command_caveats(analysis: Analysis) -> list[str]:
     """What a reader must know before running the command in force, said directly under it:
     a reconstructed command, an engine version not recorded, the folder it runs from."""
@@ -85,7 +88,7 @@ def command_caveats(analysis: Analysis) -> list[str]:
     out = []
     if base.command_reconstructed:
         note = f": {' '.join(base.command_note.split())}" if base.command_note else ""
-        out.append(f"The baseline command is a reconstruction, not a recorded command{note}")
+        out.append(f"{RECONSTRUCTED}{note}")
     if not engine.version:
         out.append(f"The {engine.name} version was not recorded.")
     if base.workdir:
