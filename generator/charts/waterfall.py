@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from generator.charts.axes import tick_room, y_axis
 from generator.charts.data import Goal, Step
 from generator.charts.scale import Linear, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, chart_width, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, signed, text_width
 
 
@@ -46,7 +46,7 @@ def waterfall(
     goals: Sequence[Goal] = (),
     current: float | None = None,
     labels: tuple[str, str] = ("baseline", "current"),
-    width: int = 720,
+    width: int | None = None,
     height: int = 400,
 ) -> str:
     """Baseline, one column per step from the level before it, the current level, goal lines.
@@ -57,6 +57,7 @@ def waterfall(
     Over 60 lines: one SVG drawn top to bottom (scale, columns, connectors, goals, labels), each
     part placed by the ones before it; split up, they would pass every coordinate between them.
     """
+    width = chart_width(width)
     # One function on purpose: the positions depend on each other (slot width on the number of
     # breaks, bar feet on the axis floor, connectors on the previous column), and split up they
     # would pass a dozen values between the parts.

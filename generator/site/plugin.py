@@ -317,13 +317,20 @@ def embed_charts(html: str, page_uri: str = "", files: Files | None = None) -> s
     text can be selected and searched. The link opens the SVG file on its own, full size, where
     it follows the reader's system scheme. Done on the built HTML, after mkdocs has made the
     link relative, so the markdown on disk keeps a plain image that every builder and forge
-    shows. A chart whose file cannot be read stays an <img>, inside the same link.
+    shows. A chart whose file cannot be read stays an <img>, inside the same link. A chart with
+    a narrow variant (`X.narrow.svg`, drawn for a phone's column) carries it in a <template>.
     """
 
     def inline(m: re.Match[str]) -> str:
         src = m["src"]
-        svg = _chart_svg(posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src)), files)
+        uri = posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src))
+        svg = _chart_svg(uri, files)
         body = svg if svg is not None else m[0]
+        # The variant drawn for a phone's column, inert until improvements.js swaps it in on a
+        # narrow screen (and back on a wide one): only one of the two is ever in the page.
+        narrow = _chart_svg(uri.removesuffix(".svg") + ".narrow.svg", files) if svg is not None else None
+        if narrow is not None:
+            body += f'<template class="improvements-narrow">{narrow}</template>'
         return f'<a class="improvements-chart" href="{src}" title="Open the chart full size">{body}</a>'
 
     return _CHART_IMG.sub(inline, html)
