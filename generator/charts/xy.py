@@ -148,7 +148,10 @@ def sweep_chart(
     width: int | None = None,
     height: int = 380,
 ) -> str:
-    """The metric at each value of a swept setting, with intervals, and the value retained ringed."""
+    """The metric at each value of a swept setting, with intervals, and the value retained ringed.
+
+    Longer than most: one SVG drawn in order (axes, intervals, points, the retained ring, labels).
+    """
     width = chart_width(width)
     if not points:
         raise ValueError("a sweep chart needs at least one point")

@@ -287,7 +287,7 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
     drawn = _drawn(analysis, build_cache)
     with drawn_at(NARROW):
         narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, None)]
-    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in drawn + narrow}
+    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in [*drawn, *narrow]}
 
 
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:

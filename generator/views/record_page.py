@@ -161,7 +161,7 @@ class RecordPages:
             evidence=record_evidence(analysis, rec),
             result_order=_result_order(analysis, rec),
             fold_results=len(ra.results) > 2,
-            plots=chart_links(charts, [forest_path(project, rec), record_plot_path(project, rec)], here),
+            plots=chart_links(charts, [record_plot_path(project, rec), forest_path(project, rec)], here),
             sweeps=sweep_views(analysis, rec, charts),
             slo=self.slo,
             related=[self.link(s) for s in r.related if s in by_slug],
