@@ -164,3 +164,28 @@ def test_the_filter_shows_keyboard_focus(site: Site, view: tuple[Page, str]) -> 
     box.focus()
     outline = box.evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]")
     assert outline[0] != "none" and outline[1] >= 2, outline
+
+
+_DECISION_LINES = """() => {
+  const t = document.querySelector('article .improvements-summary table');
+  const heads = [...t.tHead.rows[0].cells].map(c => c.textContent.trim());
+  const col = heads.findIndex(h => h.startsWith('Decision'));
+  const lines = [...t.tBodies[0].rows].map(r => {
+    const range = document.createRange();
+    range.selectNodeContents(r.cells[col]);
+    return new Set([...range.getClientRects()].map(x => Math.round(x.bottom))).size;
+  });
+  return [t.getBoundingClientRect().width, lines];
+}"""
+
+
+def test_the_summary_uses_the_width_it_has(site: Site, view: tuple[Page, str]) -> None:
+    page, size = view
+    if size != "desktop":
+        pytest.skip("a phone shows each record as a card")
+    page.goto(site.url + "summary.html")
+    width, lines = page.evaluate(_DECISION_LINES)
+    # No contents column beside it at 1280 px: the table takes the page's width, and a
+    # record's decision reads in three lines at most.
+    assert width >= 900, width
+    assert max(lines) <= 3, lines
