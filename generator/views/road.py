@@ -220,6 +220,9 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
     title = f"The road to the goal: {label}{where}"
     axis = f"{label} ({unit})" if unit else label
     goals = [charts.Goal(g.direction, g.goal.target, g.gap) for g in road.goals]
+    # The current level's interval, as the goal table prints it (`level_text`).
+    c = road.current
+    interval = (c.low, c.high) if c.kind == "single" and c.low != c.high else None
 
     def draw() -> tuple[str, str, str]:
         svg = charts.waterfall(
@@ -229,6 +232,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
             steps,
             axis_label=axis,
             goals=goals,
+            current_interval=interval,
             labels=(names[0], names[1]),
         )
         alt = charts.description(svg)
@@ -236,7 +240,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
         text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
         return path, alt, text if text.endswith("\n") else text + "\n"
 
-    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names), draw)
+    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names, interval), draw)
 
 
 @dataclass(frozen=True)
