@@ -70,6 +70,8 @@ ARITHMETIC_ALLOWED = {
     ("views/road.py", "stack_mark"): (1, ONE_BASED),
     ("views/road.py", "stack_marks"): (1, ONE_BASED),
     ("views/strips.py", "strips"): (3, ONE_BASED),
+    ("views/journal.py", "looks_path"): (1, ONE_BASED),
+    ("views/journal.py", "looks_charts"): (1, ONE_BASED),
     ("views/summary.py", "gain_text"): (1, "joins two lists of metric names"),
     ("views/sweeps.py", "frontier_path"): (1, ONE_BASED),
     ("views/sweeps.py", "latency_path"): (1, ONE_BASED),

@@ -11,14 +11,16 @@ import json
 import re
 import shutil
 import xml.etree.ElementTree as ET
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pytest
 
 from generator.analysis.campaign import analyse
+from generator.analysis.frontier import Configuration, FrontierPoint
+from generator.analysis.frontier import unshared as frontier_alone
 from generator.checks.validate import require_project
-from generator.views.frontier import frontier_svg
+from generator.views.frontier import frontier_svg, frontier_view
 
 from conftest import FIXTURES, REPO, run_cli
 
@@ -140,3 +142,39 @@ def test_a_points_n_is_a_statistics_own(tmp_path: Path) -> None:
     assert f is not None
     [mine] = [c for c in f.configurations if c.slug == "means"]
     assert [p.n for p in mine.points] == [5, 7]
+
+
+def test_the_runner_frontier_draws_each_record_beside_its_baseline_at_its_load() -> None:
+    # The campaign baseline has no results of its own: each record measured it in its blocks.
+    f = analyse(require_project(REPO / "examples" / "h200-runner")).frontier
+    assert f is not None and f.mixed_loads
+    by_label = {c.label: c for c in f.configurations}
+    baseline = by_label["baseline"]
+    assert [(p.load_text, p.measured_by) for p in baseline.points] == [("c=64", "03"), ("c=256", "01")]
+    # 02 was compared with 01 at batch 64: 01's curve holds that point, measured in 02's blocks.
+    sdpa = by_label["01 sdpa-attention (the stack)"]
+    assert [(p.load_text, p.measured_by) for p in sdpa.points] == [("c=64", "02"), ("c=256", None)]
+    for c in f.configurations:
+        loads = [p.load for p in c.points]
+        assert loads == sorted(set(loads))  # one point per load, in load order
+        if c.kind != "baseline":
+            # Every record's own points sit at a load where what it was compared with was measured.
+            compared = baseline if c.label != "02 static-cache" else sdpa
+            assert {p.load_text for p in c.points} <= {p.load_text for p in compared.points}
+    assert f.alone == ()
+
+
+def test_a_frontier_says_which_loads_and_what_it_cannot_compare() -> None:
+    view = frontier_view(analyse(require_project(REPO / "examples" / "h200-runner")), {}, PurePosixPath("."))
+    assert view is not None and view.loads == ["c=64", "c=256"] and view.alone == []
+    # A configuration measured at one load is a point named by it, not a curve.
+    assert {"02 static-cache (c=64 only)", "03 null-control (c=64 only)"} <= {r.configuration for r in view.rows}
+
+    def config(label: str, *loads: float) -> Configuration:
+        return Configuration(
+            label, "record", None, "w", None, tuple(FrontierPoint(x, f"c={x:g}", 1.0, 1.0, 1, None) for x in loads)
+        )
+
+    # SDPA at 256 and the others at 64: SDPA is compared with nothing.
+    found = (config("baseline", 64), config("static", 64), config("sdpa", 256))
+    assert frontier_alone(found) == ("sdpa",)

@@ -282,6 +282,14 @@ def test_built_html_holds_no_live_html(site: Site) -> None:
         parser.feed(html)
         assert parser.found, name
         for i, (tag, attrs) in enumerate(parser.found):
+            if tag == "template":
+                # A chart's narrow variant (issue 49), inert until improvements.js swaps it in: only
+                # ever the plugin's, right after the wide chart, and holding one generated <svg>.
+                assert attrs == [("class", "improvements-narrow")], (name, attrs)
+                assert parser.found[i + 1][0] == "svg", (name, parser.found[i + 1])
+                continue
+            if tag == "svg" and parser.found[i - 1][0] == "template":
+                continue  # its elements are checked like the wide chart's (below)
             if tag == "svg":
                 # A generated chart inlined by the plugin, in the link that opens it full size; what
                 # it holds is checked element by element like the rest (no script, no handler).

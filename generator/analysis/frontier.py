@@ -5,6 +5,14 @@ and the stack (the adopted record whose builds_on chain holds every adopted reco
 measured). Each becomes one series per workload, one point per load in load order, so no line
 ever joins runs of two configurations, two workloads or two request rates.
 
+A record that measured its baseline in its own blocks (`baseline_run`, or inline `baseline`
+values) measured a configuration too: the campaign baseline when it builds on nothing, else the
+record it builds on last. Such a point joins that configuration's series at its load, unless
+the configuration has its own point there, so that every record is drawn beside what it was
+compared with at the load it was compared at (a campaign whose baseline has no results of its
+own still has a baseline on its frontier). Configurations measured at loads no other one was
+measured at are named (`alone`): the chart cannot compare them with anything.
+
 Interactivity is read from one statistic for the whole chart, so the SLO line and every point
 and capacity agree: the SLO's own TPOT limit when it sets one (the mean of a load's repetitions,
 as capacity reads it), else the median TPOT, else the mean, else output throughput divided by the
@@ -29,9 +37,10 @@ from generator.model.result import Range, Statistics
 PER_USER = "throughput / concurrency"
 
 
-def _count(r: ResolvedResult) -> int | None:
-    """The repetitions behind a result's throughput, when known: listed or stated values, or runs."""
-    value = r.metrics[THROUGHPUT]
+def _count(r: ResolvedResult, metrics: Mapping[str, Value]) -> int | None:
+    """The repetitions behind a throughput (`metrics`: the result's own, or its baseline's), when
+    known: listed or stated values, or runs."""
+    value = metrics[THROUGHPUT]
     if isinstance(value, list | Statistics) or r.result.run_ids:
         return value_stat(value).n
     return None
@@ -47,6 +56,9 @@ class FrontierPoint:
     # many runs it rests on (issue 50: GLM-5's baseline read "n 1", which its seeds never say).
     n: int | None
     decision: str | None  # the primary comparison's decision at this load, if any
+    # The record whose blocks measured this point as its baseline ("01"), when it is not the
+    # configuration's own result.
+    measured_by: str | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +83,10 @@ class CampaignFrontier:
     # (metric, limit in ms, the interactivity it allows) for the SLO's limit on the chart's statistic.
     slo: tuple[str, float, float] | None
     left_out: int  # points measured without the chart's statistic
+    # The configurations (labels) measured at no load and workload another configuration was measured at.
+    alone: tuple[str, ...] = ()
+    # Not every configuration was measured at the same loads: a point compares only at its own load.
+    mixed_loads: bool = False
 
     @property
     def axis(self) -> str:
@@ -81,6 +97,34 @@ class CampaignFrontier:
 
 
 Candidate = tuple[str, str, str | None, str | None, Sequence[ResolvedResult], str | None]
+
+
+@dataclass(frozen=True)
+class _Measured:
+    """One result's numbers as a configuration's point: its own, or a record's measured baseline."""
+
+    result: ResolvedResult
+    metrics: Mapping[str, Value]
+    measured_by: str | None
+
+
+def _borrowed(records: Sequence[RecordAnalysis]) -> dict[str | None, list[_Measured]]:
+    """Each record's own measurements of its baseline, by the slug of the configuration they
+    measured (None: the campaign baseline), in series order. A baseline is a configuration of
+    its own only when the record builds on nothing or on one record whose chain is the rest of
+    its own; otherwise (a chain that skips a step) it is left out rather than drawn as another's."""
+    chains = {ra.file.slug: tuple(r.slug for r in (ra.launch.chain if ra.launch else ())) for ra in records}
+    out: dict[str | None, list[_Measured]] = {}
+    for ra in records:
+        chain = chains[ra.file.slug]
+        if chain and chains.get(chain[-1]) != chain[:-1]:
+            continue
+        owner = chain[-1] if chain else None
+        for r in ra.results:
+            own = r.result.baseline_run is not None or bool(r.result.baseline)
+            if own and not r.no_baseline and r.not_compared is None and r.baseline:
+                out.setdefault(owner, []).append(_Measured(r, r.baseline, f"{ra.file.number:02d}"))
+    return out
 
 
 def _candidates(
@@ -136,43 +180,55 @@ def campaign_frontier(
     each point and counts the ones it cannot place; the count must see every point.
     """
     candidates = _candidates(records, baseline, stack_slugs)
-    usable = [r for c in candidates for r in c[4] if _load(r.result) is not None and _throughput(r.metrics) is not None]
+    borrowed = _borrowed(records)
+    measured = [
+        (
+            c,
+            [_Measured(r, r.metrics, None) for r in c[4]]
+            + (borrowed.get(c[2], []) if c[1] in ("baseline", "record", "stack") else []),
+        )
+        for c in candidates
+    ]
+    usable = [
+        m for _, ms in measured for m in ms if _load(m.result.result) is not None and _throughput(m.metrics) is not None
+    ]
     if not usable:
         return None
-    stat = _statistic(slo, [r.metrics for r in usable])
+    stat = _statistic(slo, [m.metrics for m in usable])
     limit = slo.get(stat)
     left_out = 0
     configurations = []
-    for label, kind, slug, decision, results, metric in candidates:
-        groups: dict[tuple[object, ...], list[tuple[float, ResolvedResult]]] = {}
+    for (label, kind, slug, decision, _results, metric), found in measured:
+        groups: dict[tuple[object, ...], dict[float, _Measured]] = {}
         texts: dict[tuple[object, ...], str] = {}
-        for r in results:
-            placed = _load(r.result)
-            if placed is None or _throughput(r.metrics) is None:
+        for m in found:
+            placed = _load(m.result.result)
+            if placed is None or _throughput(m.metrics) is None:
                 continue
             load_kind, load, other = placed
-            found: tuple[object, ...] = (load_kind, _workload_key(r.result), other)
-            groups.setdefault(found, []).append((load, r))
-            texts[found] = _workload_text(r.result, load_kind, other)
+            key: tuple[object, ...] = (load_kind, _workload_key(m.result.result), other)
+            # Its own result first, then the first record that measured it as a baseline.
+            groups.setdefault(key, {}).setdefault(load, m)
+            texts[key] = _workload_text(m.result.result, load_kind, other)
         for key, members in groups.items():
-            members.sort(key=lambda m: m[0])
             drawn, raw = [], []
-            for load, r in members:
-                point = _point(load, r.metrics, slo)
-                x = _interactivity(point, stat, r.result.concurrency) if point is not None else None
+            for load, m in sorted(members.items()):
+                point = _point(load, m.metrics, slo)
+                x = _interactivity(point, stat, m.result.result.concurrency) if point is not None else None
                 if point is None or x is None:
                     left_out += 1
                     continue
                 raw.append(point)
-                comparison = r.comparisons.get(metric) if metric else None
+                comparison = m.result.comparisons.get(metric) if metric and m.measured_by is None else None
                 drawn.append(
                     FrontierPoint(
                         load=load,
                         load_text=f"c={fmt_number(load)}" if key[0] == "concurrency" else f"{fmt_number(load)} req/s",
                         throughput=point.throughput / gpus if gpus else point.throughput,
                         interactivity=x,
-                        n=_count(r),
+                        n=_count(m.result, m.metrics),
                         decision=comparison.decision if comparison is not None else None,
+                        measured_by=m.measured_by,
                     )
                 )
             if drawn:
@@ -197,7 +253,18 @@ def campaign_frontier(
         configurations=tuple(configurations),
         slo=(stat, limit, 1000 / limit) if limit else None,
         left_out=left_out,
+        alone=unshared(configurations),
+        mixed_loads=len({frozenset((c.workload, p.load_text) for p in c.points) for c in configurations}) > 1,
     )
+
+
+def unshared(configurations: Sequence[Configuration]) -> tuple[str, ...]:
+    """The configurations that share no (workload, load) with any other: nothing to compare them with."""
+    seen: dict[tuple[str, str], int] = {}
+    for c in configurations:
+        for p in c.points:
+            seen[(c.workload, p.load_text)] = seen.get((c.workload, p.load_text), 0) + 1
+    return tuple(c.label for c in configurations if all(seen[(c.workload, p.load_text)] == 1 for p in c.points))
 
 
 def _throughput(found: Mapping[str, Value]) -> float | None:

@@ -16,6 +16,7 @@ import xml.etree.ElementTree as ET
 
 from generator.charts.bars import bar_chart, strip_chart
 from generator.charts.data import DECISIONS, Bar, Decision, Goal, Interval, Limit, Mark, Point, Series, Step, SweepPoint
+from generator.charts.svg import NARROW, drawn_at
 from generator.charts.waterfall import waterfall
 from generator.charts.xy import frontier, latency_chart, sweep_chart
 
@@ -28,6 +29,7 @@ def description(svg: str) -> str:
 
 __all__ = [
     "DECISIONS",
+    "NARROW",
     "Bar",
     "Decision",
     "Goal",
@@ -40,6 +42,7 @@ __all__ = [
     "SweepPoint",
     "bar_chart",
     "description",
+    "drawn_at",
     "frontier",
     "latency_chart",
     "strip_chart",

@@ -8,10 +8,24 @@ from dataclasses import dataclass
 from generator.charts.axes import Axis, fitting_ticks, x_axis
 from generator.charts.data import DECISIONS, Bar
 from generator.charts.scale import Linear
-from generator.charts.svg import MARGIN, SIZE, SMALL, Text, fitted, frame, heading_top, hwhisker, legend, render
+from generator.charts.svg import (
+    MARGIN,
+    SIZE,
+    SMALL,
+    Text,
+    chart_width,
+    fitted,
+    frame,
+    heading_top,
+    hwhisker,
+    legend,
+    render,
+)
 from generator.charts.text import number, one_line, percent, signed_percent_tick, text_width
 
 ROW = 22
+# Narrower than this, a bar chart puts each label on its own line above its bar.
+STACK_BELOW = 500
 
 _WORDS = {"better": "better", "worse": "worse", "no-change": "no change", "inconclusive": "inconclusive"}
 _WORDS["unreplicated"] = "unreplicated"
@@ -26,6 +40,7 @@ class _Row:
     cls: str
     whisker: str | None
     value: Text
+    flag: Text | None = None
 
 
 def _value_text(bar: Bar) -> str:
@@ -33,11 +48,25 @@ def _value_text(bar: Bar) -> str:
     return f"{text} {_WORDS[bar.decision]}" if bar.decision else text
 
 
+def _flag_text(bar: Bar) -> str:
+    return f" · {bar.flag}" if bar.flag else ""
+
+
+# Between a value and its flag: the flag is bold, a little wider than `text_width` measures.
+FLAG_GAP = 6
+
+
+def _beside(bar: Bar) -> float:
+    """The width of what is written beside a bar: its value and decision, and its flag."""
+    flag = _flag_text(bar)
+    return text_width(_value_text(bar), SMALL) + (text_width(flag, SMALL) * 1.1 + FLAG_GAP if flag else 0)
+
+
 def _describe(bar: Bar) -> str:
     text = f"{one_line(bar.label)}: {percent(bar.value)}"
     if bar.interval is not None:
         text += f" (interval {percent(bar.interval[0])} to {percent(bar.interval[1])})"
-    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "")
+    return text + (f", {_WORDS[bar.decision]}" if bar.decision else "") + (f", {bar.flag}" if bar.flag else "")
 
 
 def _select(bars: Sequence[Bar], keep: int, given: bool = False) -> tuple[list[Bar], list[Bar], list[Bar]]:
@@ -55,18 +84,21 @@ def bar_chart(
     *,
     axis_label: str = "change (%)",
     keep: int = 10,
-    width: int = 720,
+    width: int | None = None,
     given_order: bool = False,
+    label_share: float = 0.3,
 ) -> str:
     """Horizontal bars of changes in percent, highest first (or in the caller's order), as SVG text.
 
     With more than 2 x `keep` bars only the `keep` first and last are drawn, with a row that
     says how many are left out and their range: a reader cannot take in more. `given_order`
-    keeps the bars in the order passed, so a chart can follow the table beside it.
+    keeps the bars in the order passed, so a chart can follow the table beside it. A label
+    takes at most `label_share` of the width (a longer one is cut, its full text in a title).
 
     Over 60 lines: one SVG drawn row by row (the scale from every bar, the zero line, each bar
     with its interval and label, the row for the bars left out), which reads best in one place.
     """
+    width = chart_width(width)
     if not bars:
         raise ValueError("a bar chart needs at least one bar")
     top, hidden, bottom = _select(bars, keep, given_order)
@@ -80,19 +112,27 @@ def bar_chart(
     first = heading_top(title, width) + legend_h + 6
 
     ends = [0.0] + [b.value for b in shown] + [v for b in shown if b.interval for v in b.interval]
-    label_room = min(max(text_width(one_line(b.label), SIZE) for b in shown), width * 0.3)
-    left_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value < 0), default=0.0)
-    right_pad = max((text_width(_value_text(b), SMALL) for b in shown if b.value >= 0), default=0.0)
+    # Narrow (a phone's column): each label on a line of its own above its bar, across the
+    # chart, so the bars keep the width and no label is cut to a stub.
+    stacked = width < STACK_BELOW
+    step = 2 * ROW if stacked else ROW
+    label_room = 0.0 if stacked else min(max(text_width(one_line(b.label), SIZE) for b in shown), width * label_share)
+    # Stacked, the values are written on the label's line: the bars take the whole width.
+    left_pad = 0.0 if stacked else max((_beside(b) for b in shown if b.value < 0), default=0.0)
+    right_pad = 0.0 if stacked else max((_beside(b) for b in shown if b.value >= 0), default=0.0)
     plot_left = MARGIN + label_room + 10 + (left_pad + 6 if left_pad else 0)
     plot_right = width - MARGIN - (right_pad + 6 if right_pad else 0)
+    if stacked:
+        # Room for half a tick label ("-40%", "+600%") at either end of the axis.
+        plot_left, plot_right = MARGIN + 20, width - MARGIN - 20
     ticks, d0, d1 = fitting_ticks(min(ends), max(ends), plot_right - plot_left, signed_percent_tick)
     scale = Linear(d0, d1, plot_left, plot_right)
 
     rows: list[_Row] = []
     y = first
     for bar in top:
-        rows.append(_row(bar, y, scale, label_room))
-        y += ROW
+        rows.append(_row(bar, y, scale, label_room, width if stacked else None))
+        y += step
     more = None
     if hidden:
         values = sorted(b.value for b in hidden)
@@ -101,8 +141,8 @@ def bar_chart(
         more = fitted(note, MARGIN, y + ROW / 2 + 4, width - 2 * MARGIN, SMALL, cls="ink note")
         y += ROW
     for bar in bottom:
-        rows.append(_row(bar, y, scale, label_room))
-        y += ROW
+        rows.append(_row(bar, y, scale, label_room, width if stacked else None))
+        y += step
     axis = x_axis(scale, ticks, (plot_left, first - 4, plot_right, y + 2), signed_percent_tick, axis_label, width)
 
     order = "in the table's order" if given_order else "highest first"
@@ -115,19 +155,44 @@ def bar_chart(
     return render("bar.svg.j2", **context, height=y + 46, legend=legend_items, rows=rows, more=more, axis=axis)
 
 
-def _row(bar: Bar, y: float, scale: Linear, label_room: float) -> _Row:
+def _row(bar: Bar, y: float, scale: Linear, label_room: float, stacked: float | None = None) -> _Row:
+    """One bar; `stacked` (the chart's width): its label on the line above it, across the chart."""
     zero, end = scale(0.0), scale(bar.value)
-    mid = y + ROW / 2
-    label = fitted(bar.label, MARGIN + label_room, mid + 4, label_room, SIZE, "end")
     ends = (scale(bar.interval[0]), scale(bar.interval[1])) if bar.interval is not None else ()
     reach = [end, *ends]
+    shown, flag_text = _value_text(bar), _flag_text(bar)
+    flag = None
+    if stacked is not None:
+        # The label on the left of its line, the value and the flag on the right of it.
+        line = y + ROW / 2 + 4
+        right = stacked - MARGIN
+        value = Text(right, line, shown, shown, "end", "ink small")
+        used = text_width(shown, SMALL)
+        if flag_text:
+            text = flag_text.removeprefix(" · ") + " · "
+            flag = Text(right - used - FLAG_GAP, line, text, flag_text, "end", "flag small")
+            used += text_width(text, SMALL) * 1.1 + FLAG_GAP
+        label = fitted(bar.label, MARGIN, line, max(right - MARGIN - used - 8, 40), SIZE, "start")
+        mid = y + ROW + ROW / 2
+        cls = f"d-{bar.decision}" if bar.decision else "d-none"
+        whisker = hwhisker(*ends, mid) if ends else None
+        return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value, flag)
+    mid = y + ROW / 2
+    label = fitted(bar.label, MARGIN + label_room, mid + 4, label_room, SIZE, "end")
     if bar.value >= 0:
-        value = Text(max(reach) + 5, mid + 4, _value_text(bar), _value_text(bar), "start", "ink small")
+        value = Text(max(reach) + 5, mid + 4, shown, shown, "start", "ink small")
+        if flag_text:
+            x = max(reach) + 5 + text_width(shown, SMALL) + FLAG_GAP
+            flag = Text(x, mid + 4, flag_text, flag_text, "start", "flag small")
     else:
-        value = Text(min(reach) - 5, mid + 4, _value_text(bar), _value_text(bar), "end", "ink small")
+        # Right-aligned at the bar's left end: the flag first, then the value, reading left to right.
+        value = Text(min(reach) - 5, mid + 4, shown, shown, "end", "ink small")
+        if flag_text:
+            x = min(reach) - 5 - text_width(shown, SMALL) - FLAG_GAP
+            flag = Text(x, mid + 4, flag_text.removeprefix(" · ") + " · ", flag_text, "end", "flag small")
     cls = f"d-{bar.decision}" if bar.decision else "d-none"
     whisker = hwhisker(*ends, mid) if ends else None
-    return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value)
+    return _Row(mid, label, min(zero, end), max(zero, end), cls, whisker, value, flag)
 
 
 @dataclass(frozen=True)
@@ -159,10 +224,11 @@ def strip_chart(
     means: tuple[float, float],
     axis_label: str,
     labels: tuple[str, str] = ("baseline", "change"),
-    width: int = 720,
+    width: int | None = None,
 ) -> str:
     """Each repetition of both sides of one comparison as a dot, each side's mean (given, as the
     analysis computed it: baseline's, change's) as a bar."""
+    width = chart_width(width)
     if len(baseline) < 2 or len(change) < 2:
         raise ValueError("a strip chart needs at least two repetitions on each side")
     sides = [(labels[0], [float(v) for v in baseline]), (labels[1], [float(v) for v in change])]

@@ -35,6 +35,8 @@ class Bar:
     value: float
     interval: Interval | None = None
     decision: Decision | None = None
+    # A word drawn beside the bar in the warning colour ("worse elsewhere"), never colour alone.
+    flag: str | None = None
 
     def __post_init__(self) -> None:
         _check(self.label, self.value)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -17,6 +20,30 @@ SIZE = 12  # font size of labels, px
 SMALL = 11  # font size of values, ticks and notes, px
 HEADING = 14
 MARGIN = 10
+HEADING_LINES = 4  # a title longer than this many lines is cut on the last
+
+WIDE = 720  # the width a chart is drawn at for a page's column
+NARROW = 340  # for a phone's column (390 px less the page's margins): text stays at its size
+
+# The width the charts drawn inside `drawn_at` take when their caller names none. A context
+# variable rather than a parameter through every view that draws one: a build draws each chart
+# twice, wide and narrow, through the same views (`output.render`), and the variable is set
+# only for the duration of that second pass, never kept between calls.
+_WIDTH: ContextVar[int] = ContextVar("chart_width", default=WIDE)
+
+
+@contextmanager
+def drawn_at(width: int) -> Iterator[None]:
+    """Charts drawn inside take `width` unless told otherwise."""
+    token = _WIDTH.set(width)
+    try:
+        yield
+    finally:
+        _WIDTH.reset(token)
+
+
+def chart_width(width: int | None) -> int:
+    return width if width is not None else _WIDTH.get()
 
 
 @lru_cache(maxsize=1)
@@ -104,19 +131,23 @@ def _legend(entries: tuple[tuple[str, str], ...], top: float, width: float) -> t
 
 
 def heading_lines(title: str, width: float) -> list[str]:
-    """The heading on one line, or two when it is wider than the chart: words never cut on the
-    first, the second cut with an ellipsis only past two lines (the full title is the <title>).
-    Measured as bold (`BOLD`)."""
+    """The heading on as many lines as it needs, up to `HEADING_LINES`, broken between words; the
+    last cut with an ellipsis only past that (the full title is the <title>). A narrow chart
+    (a phone's) takes more lines for the same title rather than cutting it. Measured as bold
+    (`BOLD`)."""
     room, size = width - 2 * MARGIN, HEADING * BOLD
     words = one_line(title).split(" ")
-    first: list[str] = []
-    while words and text_width(" ".join([*first, words[0]]), size) <= room:
-        first.append(words.pop(0))
-    if not words:
-        return [" ".join(first)]
-    if not first:  # one word wider than the chart
-        return [fit(" ".join(words), room, size)]
-    return [" ".join(first), fit(" ".join(words), room, size)]
+    lines: list[str] = []
+    while words and len(lines) < HEADING_LINES - 1:
+        line: list[str] = []
+        while words and text_width(" ".join([*line, words[0]]), size) <= room:
+            line.append(words.pop(0))
+        if not line:  # one word wider than the chart
+            break
+        lines.append(" ".join(line))
+    if words:
+        lines.append(fit(" ".join(words), room, size))
+    return lines
 
 
 def heading_top(title: str, width: float) -> float:
@@ -126,6 +157,8 @@ def heading_top(title: str, width: float) -> float:
 
 def frame(cid: str, title: str, desc: str, width: float) -> dict[str, object]:
     """The context every template's frame needs: ids, accessible title and description, heading."""
+    # A narrow variant keeps the wide one's ids: the page holds one of the two at a time, the
+    # other inert in a <template> (site.plugin), so links and styles find whichever is shown.
     ident = chart_id(cid)
     lines = heading_lines(title, width)
     texts = [

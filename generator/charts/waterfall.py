@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -9,7 +10,7 @@ from dataclasses import dataclass
 from generator.charts.axes import tick_room, y_axis
 from generator.charts.data import Goal, Step
 from generator.charts.scale import Linear, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, chart_width, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, signed, text_width
 
 
@@ -45,18 +46,21 @@ def waterfall(
     axis_label: str,
     goals: Sequence[Goal] = (),
     current: float | None = None,
+    current_interval: tuple[float, float] | None = None,
     labels: tuple[str, str] = ("baseline", "current"),
-    width: int = 720,
+    width: int | None = None,
     height: int = 400,
 ) -> str:
     """Baseline, one column per step from the level before it, the current level, goal lines.
 
     `current` defaults to the last step's level; when the caller states another value (measured
     on its own), it is drawn as stated and the description says what the steps add up to.
+    `current_interval` (the analysis' interval of the current level) is drawn on its column.
 
     Over 60 lines: one SVG drawn top to bottom (scale, columns, connectors, goals, labels), each
     part placed by the ones before it; split up, they would pass every coordinate between them.
     """
+    width = chart_width(width)
     # One function on purpose: the positions depend on each other (slot width on the number of
     # breaks, bar feet on the axis floor, connectors on the previous column), and split up they
     # would pass a dozen values between the parts.
@@ -64,10 +68,11 @@ def waterfall(
     end = levels[-1] if current is None else current
     values = [*levels, end, *(g.target for g in goals)]
     values += [lv + v for lv, s in zip(levels, steps, strict=False) if s.interval for v in s.interval]
+    values += list(current_interval or ())
     ticks = _domain(values)
     breaks = [i for i, s in enumerate(steps) if s.chain_break]
     entries = [("level", "level"), ("step-up", "increase"), ("step-down", "decrease")]
-    entries += [("whisker", "interval")] if any(s.interval for s in steps) else []
+    entries += [("whisker", "interval")] if current_interval or any(s.interval for s in steps) else []
     entries += [("goal", "goal")] if goals else []
     legend_items, legend_h = legend(entries, heading_top(title, width), width)
 
@@ -102,7 +107,13 @@ def waterfall(
     x += slot
     if math.isclose(end, levels[-1], rel_tol=1e-9, abs_tol=1e-12):
         connectors.append((columns[-1].x + columns[-1].w, x + slot * 0.2, scale(end)))
-    columns.append(_level_column(x, slot, scale(end), floor, number(end), labels[1], bottom))
+    last = _level_column(x, slot, scale(end), floor, number(end), labels[1], bottom)
+    if current_interval is not None:
+        mid, (lo, hi) = last.x + last.w / 2, (scale(v) for v in current_interval)
+        # The value's text above the whisker's top, not inside it.
+        value = dataclasses.replace(last.value, y=min(last.value.y, min(lo, hi) - 5))
+        last = dataclasses.replace(last, whisker=vwhisker(mid, min(lo, hi), max(lo, hi), 4), value=value)
+    columns.append(last)
 
     goal_lines = [
         (scale(g.target), fitted(t, right + 6, scale(g.target) + 4, goal_room, SMALL, cls="ink small"))

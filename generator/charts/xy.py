@@ -9,7 +9,7 @@ from typing import Any
 from generator.charts.axes import fitting_ticks, tick_room, x_axis, y_axis
 from generator.charts.data import Limit, Mark, Series, SweepPoint
 from generator.charts.scale import Linear, Log2, nice_ticks
-from generator.charts.svg import MARGIN, SMALL, Text, fitted, frame, heading_top, legend, render, vwhisker
+from generator.charts.svg import MARGIN, SMALL, Text, chart_width, fitted, frame, heading_top, legend, render, vwhisker
 from generator.charts.text import number, one_line, px, text_width
 
 SHAPES = ("circle", "square", "triangle", "diamond", "circle")
@@ -29,7 +29,7 @@ def frontier(
     marks: Sequence[Mark] = (),
     x_label: str = "interactivity (tokens/s per user)",
     y_label: str = "output throughput per GPU (tokens/s)",
-    width: int = 720,
+    width: int | None = None,
     height: int = 440,
 ) -> str:
     """Each series as a line through its points, each point labelled by its load; limits as lines.
@@ -41,6 +41,7 @@ def frontier(
     Over 60 lines: one SVG drawn in order (axes, limits, lines, points, labels), the labels
     placed by a nested helper that must see every box drawn before it.
     """
+    width = chart_width(width)
     points = [p for s in series for p in s.points]
     if not points:
         raise ValueError("a frontier needs at least one point")
@@ -144,10 +145,14 @@ def sweep_chart(
     parameter: str,
     axis_label: str,
     retained: str | float | None = None,
-    width: int = 720,
+    width: int | None = None,
     height: int = 380,
 ) -> str:
-    """The metric at each value of a swept setting, with intervals, and the value retained ringed."""
+    """The metric at each value of a swept setting, with intervals, and the value retained ringed.
+
+    Longer than most: one SVG drawn in order (axes, intervals, points, the retained ring, labels).
+    """
+    width = chart_width(width)
     if not points:
         raise ValueError("a sweep chart needs at least one point")
     if retained is not None and all(p.x != retained for p in points):
@@ -231,7 +236,7 @@ def latency_chart(
     limits: Sequence[Limit] = (),
     x_label: str = "concurrency",
     y_label: str = "latency (ms)",
-    width: int = 720,
+    width: int | None = None,
     height: int = 400,
 ) -> str:
     """A latency against the load of a sweep, one line per side; the SLO and capacity as lines.
@@ -244,6 +249,7 @@ def latency_chart(
     Over 60 lines: one SVG drawn in order (axis kind, ticks, limits, lines, legend), each part
     placed by the scale and the labels the ones before it chose.
     """
+    width = chart_width(width)
     points = [p for s in series for p in s.points]
     if not points:
         raise ValueError("a latency chart needs at least one point")

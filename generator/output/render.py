@@ -26,12 +26,15 @@ from generator.base import cache, stamp
 from generator.base.cache import memo
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
 from generator.base.problems import Problem, ProblemsFound, Report
+from generator.charts import NARROW, drawn_at
 from generator.checks.validate import require_project
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
 from generator.output import kept, listing
 from generator.project.load import Project
 from generator.views import page_models
 from generator.views import variants as experiments
+from generator.views.forest import forest_charts
+from generator.views.journal import looks_charts
 from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
 from generator.views.page_models import RecordPage
 from generator.views.page_reuse import PageReuse
@@ -268,8 +271,8 @@ def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environm
     return env
 
 
-def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
-    """Every chart of the build: (path -> alt text, which the pages show; path -> SVG)."""
+def _drawn(analysis: Analysis, build_cache: cache.BuildCache | None) -> list[tuple[str, str, str]]:
+    """Every chart of the build as (path, alt text, SVG)."""
     charts = plots(analysis, build_cache)
     drawn = [(p.path, p.alt, p.svg) for p in charts]
     drawn += [(f.path, f.alt, f.svg) for f in frontier_charts(analysis, build_cache)]
@@ -279,7 +282,27 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
         drawn.append(road)
     drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
     drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
-    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in drawn}
+    drawn += [(c.path, c.alt, c.svg) for c in looks_charts(analysis)]
+    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis)]
+    return drawn
+
+
+def narrow_path(path: str) -> str:
+    """Where a chart's variant for a phone's column goes: beside it, `.narrow.svg` for `.svg`."""
+    return path.removesuffix(".svg") + ".narrow.svg"
+
+
+def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
+    """Every chart of the build: (path -> alt text, which the pages show; path -> SVG).
+
+    Each is drawn twice: for a page's column, and for a phone's (`charts.NARROW`, its legend and
+    labels laid out for that width, its text the same size), which the site swaps in on a
+    narrow screen. The narrow pass skips the build cache: its charts are keyed as the wide ones.
+    """
+    drawn = _drawn(analysis, build_cache)
+    with drawn_at(NARROW):
+        narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, None)]
+    return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in [*drawn, *narrow]}
 
 
 def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:

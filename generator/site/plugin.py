@@ -135,6 +135,7 @@ class ImprovementsPlugin(BasePlugin[ImprovementsConfig]):  # type: ignore[no-unt
             add_guide(files, config)
         if self.analysis is not None:
             publish_raw_files(self.analysis.project, files, config)
+            publish_journal_files(self.analysis, files, config)
         if self.default_nav and config.nav is not None:
             # Pages of the campaign's own (notes, a write-up) stay reachable: after the rest, by path.
             listed = set(_paths(config.nav))
@@ -285,6 +286,23 @@ def publish_raw_files(project: Project, files: Files, config: MkDocsConfig) -> N
             files.append(File.generated(config, prefix + path, content=data))
 
 
+def publish_journal_files(analysis: Analysis, files: Files, config: MkDocsConfig) -> None:
+    """The runner's journals the record pages link, and each plan's kept outputs and logs, at their
+    paths under the docs folder (results/journal/...), so "How it was run" links them on the site."""
+    from generator.views.journal import published_journal_files
+    from generator.views.paths import docs_root
+
+    docs = Path(config.docs_dir).resolve()
+    try:
+        folder = (analysis.project.root / docs_root(analysis.project)).resolve().relative_to(docs).as_posix()
+    except ValueError:
+        return
+    prefix = "" if folder == "." else folder + "/"
+    for path, data in published_journal_files(analysis).items():
+        if files.get_file_from_path(prefix + path) is None:
+            files.append(File.generated(config, prefix + path, content=data))
+
+
 # A generated chart as markdown renders it (the link already made relative by mkdocs).
 _CHART_IMG = re.compile(
     r'<img alt="(?P<alt>[^"<>]*)" src="(?P<src>(?:\.\./)*(?:[A-Za-z0-9_.-]+/)*plots/[a-z0-9-]+\.svg)" />'
@@ -299,13 +317,20 @@ def embed_charts(html: str, page_uri: str = "", files: Files | None = None) -> s
     text can be selected and searched. The link opens the SVG file on its own, full size, where
     it follows the reader's system scheme. Done on the built HTML, after mkdocs has made the
     link relative, so the markdown on disk keeps a plain image that every builder and forge
-    shows. A chart whose file cannot be read stays an <img>, inside the same link.
+    shows. A chart whose file cannot be read stays an <img>, inside the same link. A chart with
+    a narrow variant (`X.narrow.svg`, drawn for a phone's column) carries it in a <template>.
     """
 
     def inline(m: re.Match[str]) -> str:
         src = m["src"]
-        svg = _chart_svg(posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src)), files)
+        uri = posixpath.normpath(posixpath.join(posixpath.dirname(page_uri), src))
+        svg = _chart_svg(uri, files)
         body = svg if svg is not None else m[0]
+        # The variant drawn for a phone's column, inert until improvements.js swaps it in on a
+        # narrow screen (and back on a wide one): only one of the two is ever in the page.
+        narrow = _chart_svg(uri.removesuffix(".svg") + ".narrow.svg", files) if svg is not None else None
+        if narrow is not None:
+            body += f'<template class="improvements-narrow">{narrow}</template>'
         return f'<a class="improvements-chart" href="{src}" title="Open the chart full size">{body}</a>'
 
     return _CHART_IMG.sub(inline, html)

@@ -2,7 +2,7 @@
 
 Zensical reads mkdocs.yml but runs no mkdocs plugin, so what the improvements plugin adds at
 build time must be on disk for it: the navigation with its tier sections, the theme and
-markdown defaults, the stylesheet, the tags page and the kept raw files. This module works
+markdown defaults, the stylesheet, the tags page, the kept raw files and the runner's journals. This module works
 them out with the plugin's own code (mkdocs' config loaded, the plugin's `on_config`, the same
 `base_nav`/`tier_nav` and file lists), writes them with a copy of the rendered docs/ into a
 staging folder outside the repository, and runs `zensical build` there; the site is moved
@@ -43,6 +43,7 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
     from mkdocs.config import load_config
 
     from generator.views.evidence import published_raw_files
+    from generator.views.journal import published_journal_files
     from generator.views.paths import docs_root
 
     config = load_config(config_file=str(_config_file(root)))
@@ -50,7 +51,8 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
     plugin = next((p for p in config.plugins.values() if isinstance(p, ImprovementsPlugin)), None)
     if plugin is None:
         raise click.ClickException(f"{root / 'mkdocs.yml'} does not list the improvements plugin")
-    project = render_for_site(root).project
+    analysis = render_for_site(root)
+    project = analysis.project
     nav = base_nav(project, config) if plugin.default_nav else config.nav
     config.nav = nav
     nav = tier_nav(project, config, plugin.config.nav_after, plugin.config.section_size)
@@ -87,6 +89,8 @@ def zensical_config(root: Path) -> tuple[dict[str, Any], dict[str, bytes], Path]
     folder = (project.root / docs_root(project)).resolve().relative_to(docs).as_posix()
     prefix = "" if folder == "." else folder + "/"
     extra.update({prefix + path: data for path, data in published_raw_files(project).items()})
+    # The runner's journals and kept files the record pages link, as the mkdocs plugin publishes them.
+    extra.update({prefix + path: data for path, data in published_journal_files(analysis).items()})
     return out, extra, Path(config.site_dir)
 
 

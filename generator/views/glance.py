@@ -7,7 +7,7 @@ analysis computed; this module picks which to show and words it.
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
 from generator.model import metrics, variants
@@ -405,6 +405,8 @@ class Glance:
     standings: list[StandingEntry]
     next: list[Entry]
     latest: list[Entry]
+    # Every record with a primary comparison, in series order: its decision in the first screen.
+    decisions: list[Entry] = field(default_factory=list)
 
 
 def home_glance(analysis: Analysis) -> Glance:
@@ -424,4 +426,5 @@ def home_glance(analysis: Analysis) -> Glance:
         standings=standings(analysis),
         next=next_ideas(analysis),
         latest=latest(analysis),
+        decisions=[entry(analysis, ra) for ra in analysis.records if ra.primary is not None],
     )

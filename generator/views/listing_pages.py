@@ -12,6 +12,7 @@ import shlex
 from collections.abc import Mapping
 
 from generator.analysis.campaign import Analysis
+from generator.model.quantity import fmt_summarised
 from generator.model.record import Blocker
 from generator.project.load import RecordFile
 from generator.views.evidence import baseline_evidence
@@ -22,6 +23,7 @@ from generator.views.page_models import (
     BlockerEntry,
     BlockersPage,
     HomePage,
+    MeasuredBaseline,
     SummaryLine,
     SummaryPage,
     SummaryRow,
@@ -60,7 +62,43 @@ def home_page(analysis: Analysis, charts: Mapping[str, str] | None = None) -> Ho
         glance=home_glance(analysis),
         timeline_link="timeline.md",
         frontier=frontier_view(analysis, dict(charts or {}), root_dir),
+        measured_baseline=[] if analysis.baseline_results else measured_baseline(analysis),
     )
+
+
+def measured_baseline(analysis: Analysis) -> list[MeasuredBaseline]:
+    """The campaign baseline as each record that builds on nothing measured it in its own blocks
+    (`baseline_run`, as `improvements run` links them), with each metric's figures as its page
+    shows them: a campaign run by the runner has no baseline results of its own."""
+    project = analysis.project
+    vocabulary = project.campaign.vocabulary()
+    out = []
+    for ra in analysis.records:
+        if ra.launch is None or ra.launch.chain:
+            continue
+        for r in ra.results:
+            if r.result.baseline_run is None or r.no_baseline or r.not_compared is not None or not r.baseline:
+                continue
+            figures = []
+            for name, value in r.baseline.items():
+                metric = vocabulary.lookup(name)
+                label = metric.label if metric else name
+                unit = f" {metric.unit}" if metric and metric.unit else ""
+                figures.append(f"{label} {fmt_summarised(value, r.baseline_summaries[name])}{unit}")
+            c, rate = r.result.concurrency, r.result.request_rate
+            out.append(
+                MeasuredBaseline(
+                    record=f"{ra.file.number:02d} {ra.file.record.title}",
+                    link=record_link(project, ra.file, docs_root(project)),
+                    load=f"concurrency {c}"
+                    if c is not None
+                    else f"request rate {rate} req/s"
+                    if rate
+                    else "load not recorded",
+                    figures=figures,
+                )
+            )
+    return out
 
 
 def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:

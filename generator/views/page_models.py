@@ -35,6 +35,7 @@ from generator.model.result import Result
 from generator.views.evidence import Evidence
 from generator.views.frontier import FrontierView
 from generator.views.glance import Decision, Entry, Glance, RecordHeader
+from generator.views.journal import ExperimentView
 from generator.views.paths import ChartLink, Figures
 from generator.views.road import RoadView, StackMark
 from generator.views.sweeps import SweepView
@@ -173,6 +174,10 @@ class RecordPage:
     # What "how to read" adds for this record: the decisions its results make at once, and why
     # a sequential result has no Holm correction (`record_page.reading_text`).
     reading: list[str] = field(default_factory=list)
+    # Each result a runner's plan made: its plan, looks and files (`views.journal`).
+    experiments: list[ExperimentView] = field(default_factory=list)
+    # What the home page says under the command in force that holds for this one too (`road.command_caveats`).
+    command_caveats: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -184,6 +189,17 @@ class Rule:
     equivalence: str
     min_effect: str
     primary_metric: str
+
+
+@dataclass(frozen=True)
+class MeasuredBaseline:
+    """The campaign baseline as a record measured it in its own blocks, for a home page whose
+    baseline has no results of its own: where, at what load, and each metric's figures."""
+
+    record: str  # "01 SDPA attention instead of eager"
+    link: str
+    load: str
+    figures: list[str]  # "Output throughput 8749 ± 120 (n=6) tok/s"
 
 
 @dataclass(frozen=True)
@@ -204,6 +220,8 @@ class HomePage:
     glance: Glance
     timeline_link: str
     frontier: FrontierView | None
+    # Without baseline results of its own: the records' measurements of it (`measured_baseline`).
+    measured_baseline: list[MeasuredBaseline] = field(default_factory=list)
     # The quoted figures of its text (see `RecordPage.figures`): the home page is one piece,
     # kept whole under the digest of this model (`output.listing`).
     figures: Figures = ()

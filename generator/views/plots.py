@@ -201,7 +201,9 @@ def summary_bars(analysis: Analysis) -> list[charts.Bar]:
         low, high = c.gain_low_percent, c.gain_high_percent
         interval = (low, high) if low is not None and high is not None else None
         label = f"{rec.number:02d} {rec.record.title} ({p.metric}, {_where(entry, p)}, tier {rec.record.tier})"
-        bars.append(charts.Bar(label, gain, interval, decision=c.decision))
+        # A regression elsewhere, or a broken guardrail, is named beside the bar, not only on the page.
+        flag = "guardrail broken" if p.guardrail_broken else "worse elsewhere" if entry.regressions else None
+        bars.append(charts.Bar(label, gain, interval, decision=c.decision, flag=flag))
     return bars
 
 

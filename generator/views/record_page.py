@@ -19,7 +19,9 @@ from generator.model.record import Blocker
 from generator.project.load import RecordFile
 from generator.views import variants as experiments
 from generator.views.evidence import record_evidence
+from generator.views.forest import forest_path
 from generator.views.glance import record_header
+from generator.views.journal import experiments as journal_experiments
 from generator.views.page_models import (
     BlockerView,
     Keyed,
@@ -41,7 +43,7 @@ from generator.views.paths import (
 )
 from generator.views.prose import figures_of
 from generator.views.results import result_view, shell_command
-from generator.views.road import StackMark, stack_marks, step_lines
+from generator.views.road import RECONSTRUCTED, StackMark, command_caveats, stack_marks, step_lines
 from generator.views.sweeps import slo_text, sweep_views
 
 
@@ -69,6 +71,13 @@ def chart_links(
 ) -> list[ChartLink]:
     """The charts among `paths` that the data allows."""
     return [c for c in (chart_link(charts, p, page_dir) for p in paths) if c is not None]
+
+
+def _command_caveats(analysis: Analysis, own_base: bool) -> list[str]:
+    """The home page's caveats under the command in force, as they hold for a record's command:
+    all of them, but the reconstructed baseline's for a record with a base command of its own."""
+    found = command_caveats(analysis)
+    return [c for c in found if not (own_base and c.startswith(RECONSTRUCTED))]
 
 
 class RecordPages:
@@ -152,7 +161,7 @@ class RecordPages:
             evidence=record_evidence(analysis, rec),
             result_order=_result_order(analysis, rec),
             fold_results=len(ra.results) > 2,
-            plots=chart_links(charts, [record_plot_path(project, rec)], here),
+            plots=chart_links(charts, [record_plot_path(project, rec), forest_path(project, rec)], here),
             sweeps=sweep_views(analysis, rec, charts),
             slo=self.slo,
             related=[self.link(s) for s in r.related if s in by_slug],
@@ -167,6 +176,8 @@ class RecordPages:
             home_link=self.home_link,
             summary_link=self.summary_link,
             blockers_link=self.blockers_link,
+            experiments=journal_experiments(analysis, ra, dict(charts), here),
+            command_caveats=_command_caveats(analysis, bool(change and change.base_command)),
         )
 
     def _variant_results(self, rec: RecordFile) -> list[VariantResult]:

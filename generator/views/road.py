@@ -77,6 +77,9 @@ def command_lines(analysis: Analysis) -> str:
     return f"{steps}{cd}{found.command}\n"
 
 
+RECONSTRUCTED = "The baseline command is a reconstruction, not a recorded command"
+
+
 def command_caveats(analysis: Analysis) -> list[str]:
     """What a reader must know before running the command in force, said directly under it:
     a reconstructed command, an engine version not recorded, the folder it runs from."""
@@ -85,7 +88,7 @@ def command_caveats(analysis: Analysis) -> list[str]:
     out = []
     if base.command_reconstructed:
         note = f": {' '.join(base.command_note.split())}" if base.command_note else ""
-        out.append(f"The baseline command is a reconstruction, not a recorded command{note}")
+        out.append(f"{RECONSTRUCTED}{note}")
     if not engine.version:
         out.append(f"The {engine.name} version was not recorded.")
     if base.workdir:
@@ -228,6 +231,9 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
     title = f"The road to the goal: {label}{where}"
     axis = f"{label} ({unit})" if unit else label
     goals = [charts.Goal(g.direction, g.goal.target, g.gap) for g in road.goals]
+    # The current level's interval, as the goal table prints it (`level_text`).
+    c = road.current
+    interval = (c.low, c.high) if c.kind == "single" and c.low != c.high else None
 
     def draw() -> tuple[str, str, str]:
         svg = charts.waterfall(
@@ -237,6 +243,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
             steps,
             axis_label=axis,
             goals=goals,
+            current_interval=interval,
             labels=(names[0], names[1]),
         )
         alt = charts.description(svg)
@@ -244,7 +251,7 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
         text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
         return path, alt, text if text.endswith("\n") else text + "\n"
 
-    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names), draw)
+    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names, interval), draw)
 
 
 @dataclass(frozen=True)

@@ -158,13 +158,40 @@
     });
   }
 
+  // Below Material's layout break a chart's narrow variant (drawn for a phone's column, its
+  // legend wrapped, its text the same size) takes the wide one's place, and the wide one goes
+  // back into the template: one of the two is in the page, never both.
+  var PHONE = window.matchMedia ? window.matchMedia("(max-width: 44.984375em)") : null;
+  function variants() {
+    var narrow = !!(PHONE && PHONE.matches);
+    var links = document.querySelectorAll(".md-typeset a.improvements-chart");
+    Array.prototype.forEach.call(links, function (link) {
+      var template = link.querySelector("template.improvements-narrow");
+      var shown = link.querySelector(":scope > svg");
+      if (!template || !shown) return;
+      var isNarrow = link.getAttribute("data-improvements-narrow") === "1";
+      if (narrow === isNarrow) return;
+      var other = template.content.firstElementChild;
+      if (!other) return;
+      template.content.appendChild(shown);
+      link.insertBefore(other, template);
+      link.setAttribute("data-improvements-narrow", narrow ? "1" : "0");
+    });
+  }
+
   function all() {
     var boxes = document.querySelectorAll(".improvements-summary, .improvements-sortable");
     Array.prototype.forEach.call(boxes, setup);
+    variants();
     cues();
     points();
   }
   window.addEventListener("resize", cues);
+  if (PHONE) {
+    var swap = function () { variants(); cues(); points(); };
+    if (PHONE.addEventListener) PHONE.addEventListener("change", swap);
+    else if (PHONE.addListener) PHONE.addListener(swap);
+  }
 
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", all);
   else all();

@@ -1,0 +1,192 @@
+"""Issue 49 in Chromium at 390 and 1280 px, light and dark: the decisions and the regression in
+the home page's first screen, the baseline a runner's records measured, a frontier that names
+a configuration measured at one load, the experiment on a runner record's page with its
+journal published, a focus ring on the filter, and no chart box wider than the screen.
+
+One build per site and one browser for the module; each view visits each page once.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from conftest import REPO, run_cli, serve_folder
+
+pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
+
+TIMEOUT_MS = 30_000
+SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
+
+
+@dataclass
+class Site:
+    name: str
+    root: Path
+    url: str
+
+
+@pytest.fixture(scope="module", params=["h200-runner", "h200-decode"])
+def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+    root = tmp_path_factory.mktemp("site-vi") / request.param
+    shutil.copytree(REPO / "examples" / request.param, root, ignore=shutil.ignore_patterns("site"))
+    proc = run_cli("build", "--site", "--quiet", cwd=root)
+    assert proc.returncode == 0, proc.stderr
+    with serve_folder(root / "site") as url:
+        yield Site(request.param, root, url)
+
+
+@pytest.fixture(params=[(s, c) for s in SIZES for c in ("light", "dark")], ids=lambda p: f"{p[0]}-{p[1]}")
+def view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+    size, scheme = request.param
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
+    context.set_default_timeout(TIMEOUT_MS)
+    try:
+        yield context.new_page(), size
+    finally:
+        context.close()
+
+
+def _first_screen(page: Page, text: str) -> None:
+    """`text` is shown, and it starts within the first screen."""
+    found = page.locator("article .improvements-glance a, article .improvements-glance span", has_text=text).first
+    expect(found).to_be_visible()
+    box = found.bounding_box()
+    assert box is not None and box["y"] < page.viewport_size["height"], f"{text!r} starts at {box}"  # type: ignore[index]
+
+
+def _charts_fit(page: Page, where: str) -> None:
+    """No chart starts off-screen: each is drawn for the width it is shown at (on a phone, its
+    narrow variant swapped in), all of it inside the screen, its text at least 11 px."""
+    width = page.viewport_size["width"]  # type: ignore[index]
+    found = page.evaluate(
+        """() => [...document.querySelectorAll('article a.improvements-chart')].map(a => {
+          const svg = a.querySelector(':scope > svg');
+          if (!svg) return null;
+          const box = svg.getBoundingClientRect();
+          const scale = box.width / svg.viewBox.baseVal.width;
+          const sizes = [...svg.querySelectorAll('text')].map(t => parseFloat(getComputedStyle(t).fontSize) * scale);
+          return [svg.id + ' ' + svg.getAttribute('width'), box.left, box.right, Math.min(...sizes),
+                  a.scrollWidth - a.clientWidth];
+        })"""
+    )
+    assert found and None not in found, f"{where}: a chart is not inlined: {found}"
+    for ident, left, right, smallest, scrolls in found:
+        assert left >= 0 and right <= width + 0.5, f"{where}: {ident} spans {left}..{right} of {width} px"
+        assert scrolls <= 1, f"{where}: {ident} scrolls sideways by {scrolls} px"
+        # 11 px on a phone; a laptop's column may show a 720 px chart a little smaller (as issue 40 set).
+        least = 11 if width < 720 else 10
+        assert smallest >= least - 0.05, f"{where}: {ident} has text of {smallest} px"
+        # A phone shows the narrow variant, a laptop the wide one.
+        assert ident.endswith(" 340" if width < 720 else " 720"), f"{where}: {ident} at {width} px"
+
+
+def _worse_is_marked(page: Page) -> None:
+    """A regression reads "worse" and is not in the body text's colour."""
+    worse = page.locator("article .improvements-glance .improvements-worse").first
+    expect(worse).to_contain_text("worse elsewhere")
+    colours = worse.evaluate(
+        "e => [getComputedStyle(e).color, getComputedStyle(e.closest('p')).color, getComputedStyle(e).fontWeight]"
+    )
+    assert colours[0] != colours[1] and int(colours[2]) >= 600, colours
+
+
+def test_the_home_states_the_decisions(site: Site, view: tuple[Page, str]) -> None:
+    page, size = view
+    page.goto(site.url)
+    glance = page.locator("article .improvements-glance")
+    expect(glance).to_contain_text("Decisions")
+    if site.name == "h200-runner":
+        _first_screen(page, "01 SDPA attention instead of eager")
+        line = page.locator("article .improvements-glance p", has_text="Decisions").first
+        expect(line).to_contain_text(
+            re.compile(r"better, Output token throughput \+61\.5%, interval \+15\.4% to \+126\.1%")
+        )
+        expect(page.locator("article")).not_to_contain_text("No baseline results were recorded.")
+        baseline = page.locator("article li", has_text="concurrency 256: Output token throughput 8749")
+        expect(baseline).to_be_visible()
+        # The frontier names the configurations measured at one load and says the loads differ.
+        frontier = page.locator("article svg#campaign-frontier-svg")
+        expect(frontier).to_contain_text("02 static-cache (c=64 only)")
+        expect(page.locator("article")).to_contain_text("were not all measured at the same loads (c=64, c=256)")
+    else:
+        # The stack's time to first token +54.4% at batch 8: in the first screen, beside its decision.
+        _first_screen(page, "worse elsewhere: Time to first token (median) +54.4%")
+        line = page.locator("article .improvements-glance p", has_text="Decisions").first
+        expect(line).to_contain_text(re.compile(r"better, .*\+414\.0%.*, worse elsewhere: Time to first token"))
+        _worse_is_marked(page)
+        expect(page.locator("article svg#campaign-frontier-svg")).to_contain_text("worse elsewhere")
+    _charts_fit(page, f"{site.name} home, {size}")
+
+
+def test_a_runner_record_shows_how_it_was_run(site: Site, view: tuple[Page, str]) -> None:
+    if site.name != "h200-runner":
+        pytest.skip("only the runner's records were made by `improvements run`")
+    page, size = view
+    page.goto(site.url + "improvements/h200run-01-sdpa-attention.html")
+    heading = page.locator("article h2", has_text="How it was run")
+    expect(heading).to_be_visible()
+    article = page.locator("article")
+    expect(article).to_contain_text("seed 11")
+    row = page.locator(
+        "article tr", has_text="the campaign baseline (eager attention, DynamicCache), then 01-sdpa-attention"
+    )
+    expect(row.first).to_be_visible()
+    expect(page.locator("article tr", has_text="better (stopped here)")).to_contain_text("+15.4% to +126.1%")
+    looks = page.locator("article svg#looks-sdpa-attention-1-svg")
+    expect(looks).to_contain_text("stopped: decided after block 6")
+    # The journal and a log are published beside the pages, and their links reach them.
+    for name in ("sdpa-attention-20261202T073711Z-243074.jsonl", "c256-b01-baseline.a1.bench.log"):
+        link = page.locator(f"article a[href$='{name}']").first
+        href = link.get_attribute("href")
+        assert href is not None
+        response = page.request.get(page.url.rsplit("/", 1)[0] + "/" + href)
+        assert response.ok, (name, response.status)
+    _charts_fit(page, f"record 01, {size}")
+    # The wide chart comes back when the screen widens (a phone turned, a window resized).
+    if size == "phone":
+        page.set_viewport_size({"width": 1280, "height": 860})
+        _charts_fit(page, "record 01, phone widened to 1280")
+
+
+def test_the_filter_shows_keyboard_focus(site: Site, view: tuple[Page, str]) -> None:
+    page, _size = view
+    page.goto(site.url + "summary.html")
+    box = page.locator("article .improvements-filter input").first
+    expect(box).to_be_visible()
+    box.focus()
+    outline = box.evaluate("e => [getComputedStyle(e).outlineStyle, parseFloat(getComputedStyle(e).outlineWidth)]")
+    assert outline[0] != "none" and outline[1] >= 2, outline
+
+
+_DECISION_LINES = """() => {
+  const t = document.querySelector('article .improvements-summary table');
+  const heads = [...t.tHead.rows[0].cells].map(c => c.textContent.trim());
+  const col = heads.findIndex(h => h.startsWith('Decision'));
+  const lines = [...t.tBodies[0].rows].map(r => {
+    const range = document.createRange();
+    range.selectNodeContents(r.cells[col]);
+    return new Set([...range.getClientRects()].map(x => Math.round(x.bottom))).size;
+  });
+  return [t.getBoundingClientRect().width, lines];
+}"""
+
+
+def test_the_summary_uses_the_width_it_has(site: Site, view: tuple[Page, str]) -> None:
+    page, size = view
+    if size != "desktop":
+        pytest.skip("a phone shows each record as a card")
+    page.goto(site.url + "summary.html")
+    width, lines = page.evaluate(_DECISION_LINES)
+    # No contents column beside it at 1280 px: the table takes the page's width (it was about
+    # 690 px), and a record's decision reads in a few lines (it took 9). Three for a decision
+    # alone; h200-decode's 02 carries its regression too, and takes four.
+    assert width >= 900, width
+    assert max(lines) <= (4 if site.name == "h200-decode" else 3), lines
