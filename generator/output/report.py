@@ -18,7 +18,8 @@ from generator.analysis.campaign import Analysis
 from generator.base.problems import ProblemsFound, Report
 from generator.model.launch import assignment, words
 from generator.model.record import Change
-from generator.output.render import _template_problem, environment, with_figures
+from generator.output.render import with_figures
+from generator.output.templates import environment, template_problem
 from generator.views import road
 from generator.views.evidence import record_evidence
 from generator.views.markdown import TemplateFailure, code, inline
@@ -120,7 +121,7 @@ def report_text(analysis: Analysis) -> str:
         text = with_figures(environment(root), analysis).get_template(TEMPLATE).render(report_context(analysis))
     except (jinja2.TemplateError, TemplateFailure) as exc:
         report = Report()
-        report.add(_template_problem(root, TEMPLATE, exc))
+        report.add(template_problem(root, TEMPLATE, exc))
         raise ProblemsFound(report) from None
     # One blank line between blocks, one newline at the end, whatever the template's layout.
     lines: list[str] = []

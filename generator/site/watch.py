@@ -243,7 +243,7 @@ class _Generated:
 def watched_paths(root: Path) -> list[Path]:
     """What `serve` watches besides docs/ and mkdocs.yml: the inputs the pages are rendered from.
 
-    templates/ is where a campaign overrides the shipped page templates (see render._Loader).
+    templates/ is where a campaign overrides the shipped page templates (see output/templates.py `_Loader`).
     """
     candidates = [root / "improvements", root / "results", root / "templates"]
     return [p for p in candidates if p.is_dir()]
