@@ -186,7 +186,7 @@ def test_the_examples_own_commands_run_again_and_it_still_checks_and_builds(tmp_
     for command in commands:
         done = run_cli(*command.split()[1:], "--root", str(root))
         assert done.returncode == 0, done.stderr
-    checked = run_cli("check", "--root", str(root))
+    checked = run_cli("check", "--root", str(root), "--verbose")
     assert checked.returncode == 0, checked.stderr
     # Each earlier run is named as not used, at its result, and the build quotes the latest.
     assert checked.stderr.count("warning[rerun-unused]") == 4
