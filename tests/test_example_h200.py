@@ -171,7 +171,7 @@ def test_the_pages_show_every_decision_and_a_latency_chart_with_the_slo() -> Non
     first = home.split("## The road to the goal", 1)[0]
     assert "| Output token throughput above 250 tok/s at concurrency 1 | **294.6 (interval " in first
     # The goal is answered from the stack's own runs, and the test behind "reached" is named.
-    assert "reached (by at least 4.216 tok/s: the level's 95% interval clears the goal, a one-sided test" in first
+    assert "reached (by at least 2.615 tok/s: the level's 95% interval clears the goal, a one-sided test" in first
     assert "--ideas C" in first and "```bash" in first
     summary = files["docs/summary.md"]
     # Ranked at the goal's load (batch 1), which all three share: 02 better, 01 and 03 not settled;

@@ -152,7 +152,7 @@ def test_the_runner_frontier_draws_each_record_beside_its_baseline_at_its_load()
     baseline = by_label["baseline"]
     assert [(p.load_text, p.measured_by) for p in baseline.points] == [("c=64", "03"), ("c=256", "01")]
     # 02 was compared with 01 at batch 64: 01's curve holds that point, measured in 02's blocks.
-    sdpa = by_label["01 sdpa-attention (the stack)"]
+    sdpa = by_label["01 sdpa-attention"]  # 04 is adopted too: the stack is 01 and 04
     assert [(p.load_text, p.measured_by) for p in sdpa.points] == [("c=64", "02"), ("c=256", None)]
     for c in f.configurations:
         loads = [p.load for p in c.points]

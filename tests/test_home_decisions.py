@@ -39,10 +39,11 @@ def decisions(glance: str) -> dict[str, str]:
 
 def test_the_runner_home_gives_each_decision_with_its_interval() -> None:
     found = decisions(first_screen(home("h200-runner")))
-    assert sorted(found) == ["01", "02", "03"]
+    assert sorted(found) == ["01", "02", "03", "04"]
     assert ">better</span>, Output token throughput +61.5%, interval +15.4% to +126.1%" in found["01"]
     assert "concurrency 256" in found["01"]
     assert ">inconclusive</span>" in found["02"] and "-0.2%" in found["02"]
+    assert ">better</span>" in found["04"] and "+18.7%" in found["04"]
 
 
 def test_the_runner_home_shows_the_baseline_its_records_measured() -> None:
