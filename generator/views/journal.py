@@ -15,6 +15,7 @@ makes a changed journal rebuild the page (a plan's order is written once, before
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -175,7 +176,7 @@ def _link(project: Project, path: str, page_dir: PurePosixPath) -> FileLink:
 
 
 def experiments(
-    analysis: Analysis, ra: RecordAnalysis, charts: dict[str, str] | None, page_dir: PurePosixPath
+    analysis: Analysis, ra: RecordAnalysis, charts: Mapping[str, str] | None, page_dir: PurePosixPath
 ) -> list[ExperimentView]:
     """Each result of the record that a runner's plan made, with its plan, looks and files."""
     project = analysis.project

@@ -176,7 +176,7 @@ class RecordPages:
             home_link=self.home_link,
             summary_link=self.summary_link,
             blockers_link=self.blockers_link,
-            experiments=journal_experiments(analysis, ra, dict(charts), here),
+            experiments=journal_experiments(analysis, ra, charts, here),
             command_caveats=_command_caveats(analysis, bool(change and change.base_command)),
         )
 
