@@ -21,7 +21,7 @@ from typing import Any
 
 from generator.base.fsio import read_regular
 
-# Where the runner keeps its journals (as `runner.plan.JOURNAL_DIR`, a layer above this one).
+# Where the runner keeps its journals (`runner/` reads and writes them there, a layer above).
 JOURNAL_DIR = "results/journal"
 
 
@@ -68,12 +68,20 @@ class Journal:
     logs: tuple[str, ...]
 
 
-def _rows(data: bytes) -> list[dict[str, Any]] | None:
-    try:
-        rows = [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
-    except (UnicodeDecodeError, ValueError):
-        return None
-    return rows if all(isinstance(r, dict) for r in rows) else None
+def journal_events(data: bytes) -> list[dict[str, Any]]:
+    """A journal's events, one JSON object a line, as the pages and `--resume` both read them: a
+    line that does not read (the one being written when the runner was killed) is left out."""
+    events: list[dict[str, Any]] = []
+    for raw in data.split(b"\n"):
+        if not raw.strip():
+            continue
+        try:
+            row = json.loads(raw)
+        except ValueError:  # UnicodeDecodeError too
+            continue
+        if isinstance(row, dict):
+            events.append(row)
+    return events
 
 
 def _number(value: object) -> float | None:
@@ -123,7 +131,7 @@ def read_journal(root: Path, path: str) -> Journal | None:
     if rel.is_absolute() or ".." in rel.parts or not path.startswith(JOURNAL_DIR + "/"):
         return None
     data = read_regular(root, path)
-    rows = _rows(data) if data is not None else None
+    rows = journal_events(data) if data is not None else None
     if not rows or rows[0].get("event") != "plan" or not isinstance(rows[0].get("plan"), dict):
         return None
     plan: dict[str, Any] = rows[0]["plan"]

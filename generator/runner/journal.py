@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from generator.runner.plan import JOURNAL_DIR, Plan
+from generator.project.journals import JOURNAL_DIR, journal_events
+from generator.runner.plan import Plan
 
 __all__ = [
     "JOURNAL_DIR",
@@ -141,14 +142,7 @@ class State:
 
 def read(path: Path) -> State:
     """The journal's events; a last line cut short by a kill is left out."""
-    events: list[dict[str, Any]] = []
-    for raw in path.read_bytes().split(b"\n"):
-        if not raw.strip():
-            continue
-        try:
-            events.append(json.loads(raw))
-        except ValueError:
-            continue  # the line being written when the runner was killed
+    events = journal_events(path.read_bytes())
     if not events or events[0].get("event") != "plan":
         raise ValueError(f"{path} does not start with a plan")
     state = State(Plan.from_json(events[0]["plan"]), events)

@@ -28,8 +28,8 @@ from typing import Any
 
 from generator.model.launch import assignment, env_prefix, quote, words
 from generator.model.runconfig import PLACEHOLDER_RE, RunConfig
+from generator.project.journals import JOURNAL_DIR
 
-JOURNAL_DIR = "results/journal"
 # The plan's (and with it the journal's) format: 2 added the arms' slots. Raise it whenever a
 # journal written by this version could not be read as it is by an older one.
 PLAN_FORMAT = 2
