@@ -67,7 +67,6 @@ ARITHMETIC_ALLOWED = {
     ("views/paths.py", "variant_strip_path"): (2, ONE_BASED),
     ("views/plots.py", "record_series"): (1, "joins a series name and its workload (text)"),
     ("views/road.py", "stack_script"): (2, "the column of the script's comments, in characters"),
-    ("views/road.py", "stack_mark"): (1, ONE_BASED),
     ("views/road.py", "stack_marks"): (1, ONE_BASED),
     ("views/strips.py", "strips"): (3, ONE_BASED),
     ("views/journal.py", "looks_path"): (1, ONE_BASED),
