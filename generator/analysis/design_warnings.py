@@ -37,13 +37,11 @@ def design_problems(analysis: Analysed) -> list[Problem]:
             if not found:
                 continue
             # Looked up only for a result warned about: a file's positions cost a second parse.
-            line, col = rec.positions.of(path)
             for code, text in found:
                 out.append(
                     Problem(
                         shown,
-                        line,
-                        col,
+                        *rec.positions.of(path),
                         code,
                         f"result `{res.result.label}`: {text}",
                         _HINTS[code],

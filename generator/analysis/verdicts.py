@@ -41,12 +41,10 @@ def status_problems(analysis: Analysed) -> list[Problem]:
             continue
         c = primary.comparison
         change = "" if c.change_percent is None else f" ({fmt_percent(c.change_percent)}, n={c.n} vs {c.baseline_n})"
-        line, col = rec.positions.of(("status",))
         out.append(
             Problem(
                 rel(rec.path, root),
-                line,
-                col,
+                *rec.positions.of(("status",)),
                 "status-contradicts-evidence",
                 f"status `{status}` contradicts the evidence: `{primary.metric}` in result `{primary.label}` "
                 f"is `{c.decision}`{change}",
@@ -208,12 +206,10 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
             for whose, side in (("the record", s.record), ("the baseline", s.baseline)):
                 found = side.capacity
                 if found is not None and found.grid_warning:
-                    line, col = rec.positions.of(("results",))
                     out.append(
                         Problem(
                             shown,
-                            line,
-                            col,
+                            *rec.positions.of(("results",)),
                             "coarse-sweep",
                             f"capacity of {whose} ({s.workload}): {found.grid_warning}",
                             "add a load between the two",

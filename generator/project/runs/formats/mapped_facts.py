@@ -93,12 +93,10 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
             continue
         value = fact_text(lookup(doc, target.path))
         if value is None:
-            line, col = mapping.where(section, shown_name, "path")
             problems.append(
                 Problem(
                     mapping.campaign_shown,
-                    line,
-                    col,
+                    *mapping.where(section, shown_name, "path"),
                     "import-missing-key",
                     f"{target.file} has no text or number at `{target.path}` for {section} `{shown_name}`",
                     "write the key as the file spells it, levels joined by `.`",
