@@ -54,7 +54,6 @@ CALLS_ALLOWED = {
 ONE_BASED = "a 1-based position or file number from an index"
 ALPHA = "the campaign rule's alpha as a confidence level in words: configuration, not measured"
 ARITHMETIC_ALLOWED = {
-    ("views/glance.py", "status_counts"): (1, "counts records per status"),
     ("views/road.py", "step_lines"): (1, "the container line before this one, by its index"),
     ("views/markdown.py", "paragraphs"): (1, "joins an indent and a line (text)"),
     ("views/markdown.py", "code"): (1, "a backtick fence one longer than the longest run inside"),
