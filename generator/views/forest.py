@@ -9,21 +9,13 @@ a `Comparison`'s own (`gain_percent` and its bounds), so nothing is computed her
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from generator import charts
 from generator.analysis.campaign import Analysis, RecordAnalysis
-from generator.base.generated import svg_header
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
-
-
-@dataclass(frozen=True)
-class ForestChart:
-    path: str
-    alt: str
-    svg: str
+from generator.views.paths import ChartFile, chart_file
 
 
 def forest_path(project: Project, rec: RecordFile) -> str:
@@ -62,7 +54,7 @@ def _bars(analysis: Analysis, ra: RecordAnalysis) -> list[charts.Bar]:
     return bars
 
 
-def forest_charts(analysis: Analysis) -> list[ForestChart]:
+def forest_charts(analysis: Analysis) -> list[ChartFile]:
     """The forest chart of every record whose primary result compares two metrics or more."""
     out = []
     for ra in analysis.records:
@@ -80,6 +72,5 @@ def forest_charts(analysis: Analysis) -> list[ForestChart]:
             # The metric's name and its role (primary, guardrail and margin) are the row: kept whole.
             label_share=0.45,
         )
-        text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-        out.append(ForestChart(forest_path(analysis.project, ra.file), charts.description(svg), text))
+        out.append(chart_file(forest_path(analysis.project, ra.file), svg))
     return out

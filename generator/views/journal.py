@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from generator.analysis.campaign import Analysis, RecordAnalysis, ResolvedResult
-from generator.base.generated import svg_header
 from generator.charts.data import DECISIONS, Decision
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.journals import Journal, journal_of, read_journal
 from generator.project.load import Project, RecordFile
-from generator.views.paths import ChartLink, docs_root, relative
+from generator.views.paths import ChartFile, ChartLink, chart_file, docs_root, relative
 
 
 @dataclass(frozen=True)
@@ -69,13 +68,6 @@ class ExperimentView:
     chart: ChartLink | None
     outputs: list[FileLink]
     logs: list[FileLink]
-
-
-@dataclass(frozen=True)
-class LooksChart:
-    path: str
-    alt: str
-    svg: str
 
 
 def looks_path(project: Project, rec: RecordFile, index: int) -> str:
@@ -122,9 +114,9 @@ def _looks(journal: Journal) -> list[LookRow]:
     return rows
 
 
-def looks_charts(analysis: Analysis) -> list[LooksChart]:
+def looks_charts(analysis: Analysis) -> list[ChartFile]:
     """The looks chart of every result whose journal recorded sequential looks, in series order."""
-    from generator.charts import Bar, bar_chart, description
+    from generator.charts import Bar, bar_chart
 
     project = analysis.project
     vocabulary = project.campaign.vocabulary()
@@ -159,8 +151,7 @@ def looks_charts(analysis: Analysis) -> list[LooksChart]:
                 keep=len(bars),
                 given_order=True,
             )
-            text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-            out.append(LooksChart(looks_path(project, ra.file, i), description(svg), text))
+            out.append(chart_file(looks_path(project, ra.file, i), svg))
     return out
 
 
