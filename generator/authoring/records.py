@@ -53,6 +53,16 @@ def locate_record(improvements: Path, ref: str) -> Path:
     return hits[0]
 
 
+def lock_target(repo: Path, ref: str) -> Path:
+    """The record file an edit will change, named before the campaign is loaded (to lock it first);
+    a ref that names no record is reported after the campaign's own problems, as without the lock."""
+    folder = repo / "improvements"
+    try:
+        return locate_record(folder, ref)
+    except CommandError:
+        return folder
+
+
 def _is_number(ref: str) -> bool:
     # ASCII only: str.isdigit and int() also take Arabic-Indic and fullwidth digits.
     return ref.isascii() and ref.isdigit()
