@@ -63,22 +63,20 @@ def _rerun_problems(
     results: list[Result], shown: str, pos: Positions, base_loc: tuple[str | int, ...]
 ) -> list[Problem]:
     """A warning at each result a later plan of its comparison replaces: shown, never used."""
-    out = []
-    for i, j in reruns.replaced(results).items():
-        out.append(
-            Problem(
-                shown,
-                *pos.of((*base_loc, i)),
-                "rerun-unused",
-                f"result `{results[i].label}` is an earlier run of a comparison a later plan measured "
-                f"again: the headline, the summary and references by load read `{results[j].label}`, "
-                "not this one",
-                "keep it as the record of that run, or remove it; to pool the runs of several plans, see "
-                "docs/guide/decisions.md, several runs of one comparison",
-                severity="warning",
-            )
+    return [
+        Problem(
+            shown,
+            *pos.of((*base_loc, i)),
+            "rerun-unused",
+            f"result `{results[i].label}` is an earlier run of a comparison a later plan measured "
+            f"again: the headline, the summary and references by load read `{results[j].label}`, "
+            "not this one",
+            "keep it as the record of that run, or remove it; to pool the runs of several plans, see "
+            "docs/guide/decisions.md, several runs of one comparison",
+            severity="warning",
         )
-    return out
+        for i, j in reruns.replaced(results).items()
+    ]
 
 
 def _result_problems(

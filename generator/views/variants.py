@@ -140,12 +140,10 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
 
 
 def _columns(per_variant: tuple[tuple[ResolvedResult, ...], ...], vocabulary: Vocabulary) -> list[tuple[str, str]]:
-    names: list[str] = []
-    for results in per_variant:
-        for res in results:
-            for name in [*res.metrics, *res.result.reported_change]:
-                if name not in names:
-                    names.append(name)
+    # Each metric once, in the order the variants' results first name it.
+    names = dict.fromkeys(
+        name for results in per_variant for res in results for name in (*res.metrics, *res.result.reported_change)
+    )
     out = []
     for name in names:
         metric = vocabulary.lookup(name)
