@@ -218,7 +218,6 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
                     )
         primary = entry.primary
         if rec.record.status == "adopted" and primary is not None and primary.guardrail_broken:
-            line, col = rec.positions.of(("status",))
             broken = ", ".join(
                 f"`{g.metric}` (margin {fmt_number(g.margin)}%"
                 + (f", change {fmt_percent(g.change_percent)}" if g.change_percent is not None else "")
@@ -229,8 +228,7 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *rec.positions.of(("status",)),
                     "guardrail-broken",
                     f"adopted, but result `{primary.label}` breaks its guardrail {broken}: "
                     "shown worse beyond the margin",

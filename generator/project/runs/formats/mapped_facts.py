@@ -75,7 +75,6 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
         if not isinstance(target, ProvenanceFile):
             continue
         shown_name = "launch" if name == FILE_LAUNCH else name
-        line, col = mapping.where(section, shown_name, "file")
         if target.file not in documents:
             documents[target.file] = _read_json(mapping, target.file)
         doc = documents[target.file]
@@ -83,8 +82,7 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
             problems.append(
                 Problem(
                     mapping.campaign_shown,
-                    line,
-                    col,
+                    *mapping.where(section, shown_name, "file"),
                     "import-missing-key",
                     f"import_formats `{mapping.name}` reads `{shown_name}` from {target.file}, which {doc}",
                     "name a JSON file inside the campaign folder, relative to it (`data/provenance.json`)",
