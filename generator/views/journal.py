@@ -95,10 +95,6 @@ def _arm_text(journal: Journal, arm: str) -> str:
     return journal.arms.get(arm, arm)
 
 
-def _load(value: float) -> str:
-    return fmt_number(value)
-
-
 def _looks(journal: Journal) -> list[LookRow]:
     last = max((lk.after_block for lk in journal.looks), default=None)
     rows = []
@@ -186,14 +182,14 @@ def experiments(
                 journal=_link(project, journal.path, page_dir),
                 plan_id=journal.plan_id,
                 seed=str(journal.seed) if journal.seed is not None else "not recorded",
-                loads=", ".join(_load(x) for x in journal.loads) or "not recorded",
+                loads=", ".join(fmt_number(x) for x in journal.loads) or "not recorded",
                 rule=journal.rule,
                 max_blocks=str(journal.max_blocks) if journal.max_blocks is not None else None,
                 stopped=journal.stopped,
                 blocks=[
                     BlockRow(
                         b.number,
-                        _load(b.load),
+                        fmt_number(b.load),
                         str(b.seed) if b.seed is not None else "",
                         ", then ".join(_arm_text(journal, a) for a in b.order),
                         b.ran,
