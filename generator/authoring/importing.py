@@ -45,7 +45,7 @@ def import_files(
     edited = campaign if baseline or record_ref is None else lock_target(repo, record_ref)
     with edit_lock(repo, edited):
         project = require_project(repo)
-        target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
+        target = project.campaign_file.path if baseline else find_record(project, Report(), record_ref or "")
 
         mapping = campaign_mapping(project, format_name) if format_name is not None else None
         with progress(files) as shown_files:
@@ -96,7 +96,3 @@ def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
                 if (where, what) not in seen:
                     seen.add((where, what))
                     sys.stderr.write(f"warning: {where}: {what} (improvements/campaign.yaml)\n")
-
-
-def _record_path(project: Project, ref: str) -> Path:
-    return find_record(project, Report(), ref)

@@ -91,10 +91,6 @@ def journal_for(project: Project, rec: RecordFile, resolved: ResolvedResult) -> 
     return read_journal(project.root, path) if path else None
 
 
-def _arm_text(journal: Journal, arm: str) -> str:
-    return journal.arms.get(arm, arm)
-
-
 def _looks(journal: Journal) -> list[LookRow]:
     last = max((lk.after_block for lk in journal.looks), default=None)
     rows = []
@@ -191,7 +187,7 @@ def experiments(
                         b.number,
                         fmt_number(b.load),
                         str(b.seed) if b.seed is not None else "",
-                        ", then ".join(_arm_text(journal, a) for a in b.order),
+                        ", then ".join(journal.arms.get(a, a) for a in b.order),
                         b.ran,
                     )
                     for b in journal.blocks
