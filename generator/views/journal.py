@@ -23,9 +23,9 @@ from generator.analysis.campaign import Analysis, RecordAnalysis, ResolvedResult
 from generator.base.generated import svg_header
 from generator.charts.data import DECISIONS, Decision
 from generator.model.quantity import fmt_number, fmt_percent
-from generator.project.journals import Journal, journal_of, read_journal
+from generator.project.journals import Journal, JournalEvent, journal_of, read_journal
 from generator.project.load import Project, RecordFile
-from generator.views.paths import ChartLink, docs_root, relative
+from generator.views.paths import ChartLink, Figures, docs_root, record_link, relative
 
 
 @dataclass(frozen=True)
@@ -236,3 +236,71 @@ def published_journal_files(analysis: Analysis) -> dict[str, bytes]:
                 if path not in out and (data := read_regular(project.root, path)) is not None:
                     out[path] = data
     return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """A timed moment of a record's run on the timeline, a piece of its own
+    (`_timeline_event.md.j2`): when the journal says it happened and what happened."""
+
+    # "2026-12-02 07:41 UTC", to the minute the journal gives (never rounded up); the date alone
+    # when the journal named no zone.
+    when: str
+    day: str  # YYYY-MM-DD: its month on the timeline, and its place there
+    # Its time in full ("07:41:12.410710", "" for the date alone): the order of its day's moments.
+    time: str
+    number: str
+    title: str
+    link: str
+    what: str  # "run started", "run stopped"...
+    detail: str  # "decided after block 6; last look: better"
+    figures: Figures = ()
+
+
+_WHAT = {"started": "run started", "interrupted": "run interrupted", "resumed": "run resumed", "stopped": "run stopped"}
+
+
+def _detail(journal: Journal, event: JournalEvent) -> str:
+    if event.kind == "started":
+        return f"plan `{journal.plan_id}`" if journal.plan_id else ""
+    if event.kind == "interrupted":
+        return f"by {event.detail}" if event.detail else ""
+    if event.kind != "stopped":
+        return ""
+    last = max((lk.after_block for lk in journal.looks), default=None)
+    calls = ", ".join(f"{lk.arm} {lk.call}" for lk in journal.looks if lk.after_block == last)
+    said = event.detail or ""
+    if not calls:
+        return said
+    return f"{said}; the last look called {calls}" if said else f"the last look called {calls}"
+
+
+def run_events(analysis: Analysis) -> list[RunEvent]:
+    """The timed moments of every plan that made a record's result, as its journal recorded
+    them (started, interrupted, resumed, stopped), each journal once, in series order."""
+    project = analysis.project
+    out: list[RunEvent] = []
+    seen: set[str] = set()
+    for ra in analysis.records:
+        rec = ra.file
+        for resolved in ra.results:
+            journal = journal_for(project, rec, resolved)
+            if journal is None or journal.path in seen:
+                continue
+            seen.add(journal.path)
+            for event in journal.events:
+                # Cut to the minute, never rounded: 07:41:59 happened at 07:41, not 07:42.
+                minute = event.at.strftime("%H:%M") if event.at is not None else ""
+                out.append(
+                    RunEvent(
+                        when=f"{event.day} {minute} UTC" if minute else event.day,
+                        day=event.day,
+                        time=event.at.strftime("%H:%M:%S.%f") if event.at is not None else "",
+                        number=f"{rec.number:02d}",
+                        title=rec.record.title,
+                        link=record_link(project, rec, docs_root(project)),
+                        what=_WHAT.get(event.kind, event.kind),
+                        detail=_detail(journal, event),
+                    )
+                )
+    return out

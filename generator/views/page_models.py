@@ -35,7 +35,7 @@ from generator.model.result import Result
 from generator.views.evidence import Evidence
 from generator.views.frontier import FrontierView
 from generator.views.glance import Decision, Entry, Glance, RecordHeader
-from generator.views.journal import ExperimentView
+from generator.views.journal import ExperimentView, RunEvent
 from generator.views.paths import ChartLink, Figures
 from generator.views.road import RoadView, StackMark
 from generator.views.sweeps import SweepView
@@ -378,9 +378,12 @@ class TimelinePage:
     """The timeline (`timeline.md.j2`), built by `views.listing_pages.timeline_page`."""
 
     campaign: Campaign
-    months: list[tuple[str, list[Entry]]]
+    # A month's records and the timed moments of their runs (`journal.RunEvent`), newest first.
+    months: list[tuple[str, list[Entry | RunEvent]]]
     undated: list[Entry]
     summary_link: str
+    # Whether any run's journal timed a moment (the page then says how it reads them).
+    timed: bool = False
     # Each month's entries and the undated ones, rendered (filled in by `output.listing`).
     month_lines: Sequence[tuple[str, Sequence[str]]] = ()
     undated_lines: Sequence[str] = ()
