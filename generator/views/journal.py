@@ -1,4 +1,5 @@
-"""How a comparison was run, for a result `improvements run` made: its plan, its looks, its files.
+"""How a comparison was run, for a result `improvements run` made: its plan, its looks, its files,
+and any earlier attempt at it that left only a log.
 
 Read from the plan's journal (`project.journals`): the blocks with the order drawn for each,
 the loads and the seed; the runner's sequential looks drawn as the interval after each block
@@ -53,11 +54,21 @@ class FileLink:
 
 
 @dataclass(frozen=True)
+class AttemptView:
+    """An earlier attempt at a result's comparison that left only a log: the log, published with
+    the site and linked, and the record's note on it (`Result.earlier_attempts`)."""
+
+    log: FileLink
+    note: str | None
+
+
+@dataclass(frozen=True)
 class ExperimentView:
-    """One result's run, as its page shows it (`record.md.j2`, "How it was run")."""
+    """One result's run, as its page shows it (`record.md.j2`, "How it was run"): a plan's
+    journal and what it ran, or only the earlier attempts of a result no runner's plan made."""
 
     result: str
-    journal: FileLink
+    journal: FileLink | None
     plan_id: str
     seed: str
     loads: str
@@ -69,6 +80,7 @@ class ExperimentView:
     chart: ChartLink | None
     outputs: list[FileLink]
     logs: list[FileLink]
+    attempts: list[AttemptView]
 
 
 @dataclass(frozen=True)
@@ -183,7 +195,14 @@ def experiments(
     out = []
     for i, resolved in enumerate(ra.results):
         journal = journal_for(project, ra.file, resolved)
+        attempts = [
+            AttemptView(_link(project, a.log, page_dir), a.note)
+            for a in resolved.result.earlier_attempts
+            if _inside(a.log)
+        ]
         if journal is None:
+            if attempts:
+                out.append(_attempts_only(resolved.result.label, attempts))
             continue
         path = looks_path(project, ra.file, i)
         chart = None
@@ -213,22 +232,56 @@ def experiments(
                 chart=chart,
                 outputs=[_link(project, p, page_dir) for p in journal.outputs],
                 logs=[_link(project, p, page_dir) for p in journal.logs],
+                attempts=attempts,
             )
         )
     return out
 
 
+def _attempts_only(label: str, attempts: list[AttemptView]) -> ExperimentView:
+    return ExperimentView(label, None, "", "", "", None, None, None, [], [], None, [], [], attempts)
+
+
+def _inside(path: str) -> bool:
+    """A path relative to the campaign's folder that stays in it (`check` refuses any other)."""
+    rel = PurePosixPath(path)
+    return not rel.is_absolute() and ".." not in rel.parts
+
+
+def file_links(analysis: Analysis, rec: RecordFile, page_dir: PurePosixPath) -> tuple[tuple[str, str], ...]:
+    """Each earlier attempt's log the record's results name, with its link from the page: where
+    the record's prose names the path, the page links it (`markdown.linked`)."""
+    project = analysis.project
+    found = {
+        a.log: _link(project, a.log, page_dir).link
+        for result in rec.record.results
+        for a in result.earlier_attempts
+        if _inside(a.log)
+    }
+    return tuple(sorted(found.items()))
+
+
 def published_journal_files(analysis: Analysis) -> dict[str, bytes]:
-    """The journals the pages link and the files their plans kept (outputs, logs), by their path
-    relative to the campaign's root, which the site serves relative to the docs folder. What
-    `improvements run` keeps it has already redacted (the runner keeps no secret), as an
-    import's raw copy is; a file behind a link is never read (`read_regular`)."""
+    """The journals the pages link and the files their plans kept (outputs, logs), and every
+    earlier attempt's log, by their path relative to the campaign's root, which the site serves
+    relative to the docs folder. What `improvements run` keeps it has already redacted (the
+    runner keeps no secret); an attempt's log, which anything may have written, is redacted
+    here as an import's raw copy is (`redact_text`). A file behind a link is never read
+    (`read_regular`)."""
     from generator.base.fsio import read_regular
+    from generator.project.runs.redact import redact_text
 
     project = analysis.project
     out: dict[str, bytes] = {}
     for ra in analysis.records:
         for resolved in ra.results:
+            for attempt in resolved.result.earlier_attempts:
+                if attempt.log in out or not _inside(attempt.log):
+                    continue
+                if (data := read_regular(project.root, attempt.log)) is not None:
+                    # Bytes that are not UTF-8 pass through unchanged (surrogateescape).
+                    text = redact_text(data.decode("utf-8", "surrogateescape"))[0]
+                    out[attempt.log] = text.encode("utf-8", "surrogateescape")
             journal = journal_for(project, ra.file, resolved)
             if journal is None:
                 continue

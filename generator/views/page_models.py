@@ -176,6 +176,9 @@ class RecordPage:
     reading: list[str] = field(default_factory=list)
     # Each result a runner's plan made: its plan, looks and files (`views.journal`).
     experiments: list[ExperimentView] = field(default_factory=list)
+    # Files the record's prose may name that the site publishes (an earlier attempt's log), with
+    # their links from the page: the prose names them as links (`markdown.linked`).
+    file_links: tuple[tuple[str, str], ...] = ()
     # What the home page says under the command in force that holds for this one too (`road.command_caveats`).
     command_caveats: list[str] = field(default_factory=list)
 
