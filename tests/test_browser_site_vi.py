@@ -1,9 +1,12 @@
 """Issue 49 in Chromium at 390 and 1280 px, light and dark: the decisions and the regression in
 the home page's first screen, the baseline a runner's records measured, a frontier that names
-a configuration measured at one load, the experiment on a runner record's page with its
-journal published, a focus ring on the filter, and no chart box wider than the screen.
+a configuration measured at one load and curves that never join configurations, the experiment
+on a runner record's page with its journal and its earlier attempt's log published, the
+timeline's runs at their minute (UTC), a focus ring on the filter, the summary's Decision in
+three lines at 1280 px on every shipped site, and no chart box wider than the screen.
 
-One build per site and one browser for the module; each view visits each page once.
+One build per site and one browser for the module; each view visits each page once (the
+repository's own campaign is built once more, for its summary alone).
 """
 
 from __future__ import annotations
@@ -278,7 +281,7 @@ _CURVES = """() => [...document.querySelectorAll('article svg[id$="frontier-svg"
 def test_a_frontier_curve_is_one_configuration_over_its_loads(site: Site, view: tuple[Page, str]) -> None:
     """No curve joins points of different configurations (at different loads, as the runner's
     frontier once did); a configuration measured at one load is a point with no line."""
-    page, _size = view
+    page, size = view
     for path in ("", "summary.html"):
         page.goto(site.url + path)
         curves = page.evaluate(_CURVES)
@@ -297,6 +300,7 @@ def test_a_frontier_curve_is_one_configuration_over_its_loads(site: Site, view: 
             assert lines == (1 if len(loads) > 1 else 0), f"{svg}: {config} at {loads} drawn with {lines} lines"
             if len(loads) == 1:
                 assert "only)" in config, f"{svg}: {config} measured at one load is not labelled so"
+        _charts_fit(page, f"{site.name} {path or 'home'}, {size}")
         if site.name == "h200-runner":
             # The baseline is on it, measured in the records' own blocks, at both loads.
             assert names.get(("campaign-frontier-svg", "baseline")) == 2, names
