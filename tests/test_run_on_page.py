@@ -94,3 +94,54 @@ def test_a_journal_that_is_not_the_runners_reads_as_none(tmp_path: Path) -> None
     assert read_journal(tmp_path, "elsewhere/z-1.jsonl") is None
     found = read_journal(tmp_path, "results/journal/z-1.jsonl")
     assert found is not None and found.seed == 11 and [b.ran for b in found.blocks] == [True] * 6 + [False] * 2
+
+
+def test_a_journals_times_are_cut_to_the_minute_and_never_made_up(tmp_path: Path) -> None:
+    folder = tmp_path / "results" / "journal"
+    folder.mkdir(parents=True)
+    rows = [json.loads(line) for line in (RUNNER / JOURNAL).read_text().splitlines() if line.strip()]
+    plan = rows[0]
+    plan["at"] = "2026-12-02T07:41:59.999+02:00"  # another zone: shown in UTC, cut, not rounded
+    rows.append({"event": "interrupted", "at": "2026-12-02T08:00:00", "signal": "SIGTERM"})  # no zone
+    rows.append({"event": "resumed", "at": "not a time"})  # does not read: left out
+    (folder / "z-1.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    found = read_journal(tmp_path, "results/journal/z-1.jsonl")
+    assert found is not None
+    shown = [(e.kind, e.day, e.at.strftime("%H:%M") if e.at else None, e.detail) for e in found.events]
+    assert shown == [
+        ("started", "2026-12-02", "05:41", None),
+        ("stopped", "2026-12-02", "07:41", "decided after block 6"),
+        ("interrupted", "2026-12-02", None, "SIGTERM"),
+    ]
+
+
+def test_the_timeline_shows_each_run_at_its_minute() -> None:
+    page = files()["docs/timeline.md"]
+    rows = [line for line in page.splitlines() if line.startswith("| 2026-12-02")]
+    stopped = next(i for i, r in enumerate(rows) if r.startswith("| 2026-12-02 07:41 UTC | 01 |"))
+    assert rows[stopped].endswith("| run stopped | decided after block 6; the last look called sdpa-attention better |")
+    started = next(i for i, r in enumerate(rows) if r.startswith("| 2026-12-02 07:37 UTC | 01 |"))
+    assert "| run started | plan `20261202T073711Z-243074` |" in rows[started]
+    # Newest first: 03's run stopped at 07:37:10, before 01's started at 07:37:19.
+    assert rows.index(next(r for r in rows if r.startswith("| 2026-12-02 07:37 UTC | 03 |"))) == started + 1
+    # The records' dates have no time: each after its day's runs.
+    record = next(i for i, r in enumerate(rows) if r.startswith("| 2026-12-02 | 01 |"))
+    assert record > max(i for i, r in enumerate(rows) if " UTC |" in r)
+
+
+def test_an_earlier_attempts_log_is_published_redacted_and_linked(tmp_path: Path) -> None:
+    log = "attempts/first-attempt-sdpa-run.log"
+    published = published_journal_files(analysis())
+    assert published[log] == (RUNNER / log).read_bytes()  # nothing in it to redact
+    page = files()["docs/improvements/h200run-01-sdpa-attention.md"]
+    section = page[page.index("## How it was run") : page.index("## Caveats")]
+    assert f"[`first-attempt-sdpa-run.log`](../{log})" in section
+    caveats = page[page.index("## Caveats") :]
+    assert f"only its console log is kept ([attempts/first-attempt-sdpa-run.log](../{log}))" in caveats
+    # A log that holds a secret is published without it, as an import's raw copy is.
+    root = tmp_path / "runner"
+    shutil.copytree(RUNNER, root, ignore=shutil.ignore_patterns("site", "docs"))
+    with (root / log).open("a") as f:
+        f.write("python3 serve.py --api-key sk-live-123 --port 30000\n")
+    found = published_journal_files(analyse(require_project(root)))[log].decode()
+    assert "sk-live-123" not in found and "--api-key <redacted> --port 30000" in found

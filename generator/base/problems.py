@@ -53,6 +53,7 @@ CODES: dict[str, str] = {
     "unknown-blocker": "a blocker reference names no blocker",
     "duplicate-blocker": "two blockers share an id",
     "missing-source": "a result's source file does not exist",
+    "missing-attempt-log": "a result's earlier attempt names a log that does not exist",
     "path-outside": "a path leaves the place it must stay in",
     "unknown-run": "a result names an imported run that does not exist",
     "evidence-mismatch": "a linked run's kept raw file is missing, not a regular file, or no longer its bytes",

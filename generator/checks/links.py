@@ -7,17 +7,21 @@ record's own `references[N].url`, before anything is built; an anchor on a relat
 refused, since whether it exists shows only in the rendered page. A full http(s) URL is never
 checked (the site does not either); an absolute path (`/x`) is refused, since the site
 cannot tell where it leads.
+
+A result's earlier attempt names a log the site publishes and the page links
+(`attempt_problems`): it must be a file inside the campaign's folder.
 """
 
 from __future__ import annotations
 
 import posixpath
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
 from generator.base.problems import Problem, rel
-from generator.base.read import Positions
+from generator.base.read import Path_, Positions
 from generator.model.record import Reference
+from generator.model.result import Result
 from generator.project.load import Project
 
 
@@ -63,3 +67,41 @@ def _refused(url: str, page_dir: PurePosixPath, docs: PurePosixPath, pages: set[
         # see; a heading's anchor also changes when its words do.
         return f"`{url}` names an anchor (`#{parts.fragment}`), which only the site build can check; link the page"
     return None
+
+
+def attempt_problems(results: list[Result], root: Path, where: Path_, pos: Positions, shown: str) -> list[Problem]:
+    """Each earlier attempt's log is a file inside the campaign's folder: the site publishes it."""
+    problems = []
+    for i, result in enumerate(results):
+        for k, attempt in enumerate(result.earlier_attempts):
+            line, col = pos.of((*where, i, "earlier_attempts", k, "log"))
+            candidate = Path(attempt.log)
+            try:
+                full = (root / candidate).resolve()
+                inside = full.is_relative_to(root.resolve())
+                exists = full.is_file()
+            except (OSError, RuntimeError, ValueError):  # a symlink loop, a name too long, a NUL
+                inside, exists = True, False
+            if candidate.is_absolute() or ".." in candidate.parts or not inside:
+                problems.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "path-outside",
+                        f"earlier attempt's log `{attempt.log}` leaves the campaign's folder",
+                        "keep the log in the campaign's folder, such as attempts/first-run.log",
+                    )
+                )
+            elif not exists:
+                problems.append(
+                    Problem(
+                        shown,
+                        line,
+                        col,
+                        "missing-attempt-log",
+                        f"earlier attempt's log `{attempt.log}` does not exist",
+                        "give the path of the log, relative to the campaign's folder",
+                    )
+                )
+    return problems

@@ -16,7 +16,7 @@ from generator.base import cache
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.base.read import Path_, Positions
 from generator.checks.evidence import evidence_problems
-from generator.checks.links import reference_problems
+from generator.checks.links import attempt_problems, reference_problems
 from generator.checks.runnable import runnable_problems
 from generator.checks.runs import run_problems
 from generator.checks.shell import shell_problems
@@ -310,9 +310,11 @@ def _record_problems(
             p = _source_problem(result.source, project.root, ("results", i, "source"), pos, shown)
             if p is not None:
                 problems.append(p)
+    problems += attempt_problems(r.results, project.root, ("results",), pos, shown)
     problems += variant_problems(r, pos, shown)
     for k, variant in enumerate(r.variants):
         problems += _results_problems(variant.results, ("variants", k, "results"), pos, shown)
+        problems += attempt_problems(variant.results, project.root, ("variants", k, "results"), pos, shown)
         for i, result in enumerate(variant.results):
             if result.source is not None:
                 where = ("variants", k, "results", i, "source")

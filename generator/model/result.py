@@ -288,6 +288,16 @@ class SequentialDesign(Strict):
     journal: NonEmpty | None = None
 
 
+class EarlierAttempt(Strict):
+    """An earlier attempt at this result's comparison that left no result (its runs lost, or never
+    imported): the log it left, which the site publishes (redacted) and the page links, and what
+    is known of it. Nothing is computed from it."""
+
+    # A file under the campaign's folder, such as attempts/first-run.log.
+    log: NonEmpty
+    note: NonEmpty | None = None
+
+
 class Result(Strict):
     label: NonEmpty
     # Requests in flight (the configured limit or batch size). Leave it out when unknown.
@@ -311,6 +321,8 @@ class Result(Strict):
     paired: bool = False
     # Made by `improvements run --until-decided`: how many blocks, under which rule.
     sequential: SequentialDesign | None = None
+    # Earlier attempts at the same comparison that left only a log (`EarlierAttempt`).
+    earlier_attempts: list[EarlierAttempt] = Field(default_factory=list)
     source: str | None = None
     # Evidence as the source gave it, never recomputed: numbers whose roles it does not give, a
     # change in percent (signed as the source signs it), and a plain qualitative finding.

@@ -29,6 +29,7 @@ from generator.analysis.campaign import Analysis
 from generator.base import cache
 from generator.base.problems import rel
 from generator.views import listing_pages
+from generator.views.journal import RunEvent
 from generator.views.page_models import keyed, shared_digests
 from generator.views.prose import figures_of
 
@@ -154,6 +155,10 @@ def _blockers(analysis: Analysis, pieces: Pieces, render: Render) -> str | None:
 
 def _timeline(analysis: Analysis, pieces: Pieces, render: Render) -> str | None:
     model = listing_pages.timeline_page(analysis)
-    months = [(month, [pieces.text("_timeline_row.md.j2", e) for e in entries]) for month, entries in model.months]
+
+    def line(e: DataclassInstance) -> Markup:
+        return pieces.text("_timeline_event.md.j2" if isinstance(e, RunEvent) else "_timeline_row.md.j2", e)
+
+    months = [(month, [line(e) for e in entries]) for month, entries in model.months]
     undated = [pieces.text("_timeline_undated.md.j2", e) for e in model.undated]
     return render("timeline.md.j2", replace(model, month_lines=months, undated_lines=undated))

@@ -19,7 +19,17 @@ from jinja2.sandbox import SandboxedEnvironment
 from generator.base import cache
 from generator.base.problems import Problem
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
-from generator.views.markdown import TemplateFailure, cell, code, code_block, finalize, inline, link, paragraphs
+from generator.views.markdown import (
+    TemplateFailure,
+    cell,
+    code,
+    code_block,
+    finalize,
+    inline,
+    link,
+    linked,
+    paragraphs,
+)
 
 PACKAGE_TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
 
@@ -132,6 +142,7 @@ def environment(root: Path) -> jinja2.Environment:
         code=code,
         code_block=code_block,
         link=link,
+        linked=linked,
         number=fmt_number,
         percent=fmt_percent,
         value=fmt_value,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -49,6 +50,19 @@ class JournalLook:
 
 
 @dataclass(frozen=True)
+class JournalEvent:
+    """A moment of the plan's run that the journal timed (its `at`): the plan started, the run
+    interrupted or resumed, or stopped (with why)."""
+
+    kind: str  # "started", "interrupted", "resumed", "stopped"
+    # The time as the journal wrote it: in UTC when it named a zone; None where it named none
+    # (then only `day`, as written, is known: no time is made up for it).
+    at: datetime | None
+    day: str  # YYYY-MM-DD, in UTC when `at` is set
+    detail: str | None  # stopped: the reason ("decided after block 6"); interrupted: the signal
+
+
+@dataclass(frozen=True)
 class Journal:
     path: str  # relative to the campaign's root
     plan_id: str
@@ -66,6 +80,38 @@ class Journal:
     # Files the runner kept for its launches, relative to the root: outputs, then logs.
     outputs: tuple[str, ...]
     logs: tuple[str, ...]
+    # The timed moments of the run, in the journal's order.
+    events: tuple[JournalEvent, ...] = ()
+
+
+# A journal's events that the timeline shows, with the field that says more of each.
+_TIMED = {
+    "plan": ("started", None),
+    "interrupted": ("interrupted", "signal"),
+    "resumed": ("resumed", None),
+    "stopped": ("stopped", "reason"),
+}
+
+
+def _timed(rows: Iterable[Mapping[str, Any]]) -> tuple[JournalEvent, ...]:
+    out = []
+    for r in rows:
+        found = _TIMED.get(str(r.get("event")))
+        at = r.get("at")
+        if found is None or not isinstance(at, str):
+            continue
+        try:
+            when = datetime.fromisoformat(at)
+        except ValueError:
+            continue  # a time that does not read is left out, never guessed
+        kind, field = found
+        detail = str(r[field]) if field and r.get(field) not in (None, "") else None
+        if when.tzinfo is None:
+            out.append(JournalEvent(kind, None, when.date().isoformat(), detail))
+        else:
+            utc = when.astimezone(UTC)
+            out.append(JournalEvent(kind, utc, utc.date().isoformat(), detail))
+    return tuple(out)
 
 
 def journal_events(data: bytes) -> list[dict[str, Any]]:
@@ -158,6 +204,7 @@ def read_journal(root: Path, path: str) -> Journal | None:
         stopped=stopped,
         outputs=tuple(outputs),
         logs=tuple(logs),
+        events=_timed(rows),
     )
 
 

@@ -1,4 +1,5 @@
-"""How a comparison was run, for a result `improvements run` made: its plan, its looks, its files.
+"""How a comparison was run, for a result `improvements run` made: its plan, its looks, its files,
+and any earlier attempt at it that left only a log.
 
 Read from the plan's journal (`project.journals`): the blocks with the order drawn for each,
 the loads and the seed; the runner's sequential looks drawn as the interval after each block
@@ -22,9 +23,9 @@ from pathlib import PurePosixPath
 from generator.analysis.campaign import Analysis, RecordAnalysis, ResolvedResult
 from generator.charts.data import DECISIONS, Decision
 from generator.model.quantity import fmt_number, fmt_percent
-from generator.project.journals import Journal, journal_of, read_journal
+from generator.project.journals import Journal, JournalEvent, journal_of, read_journal
 from generator.project.load import Project, RecordFile
-from generator.views.paths import ChartFile, ChartLink, chart_file, docs_root, relative
+from generator.views.paths import ChartFile, ChartLink, Figures, chart_file, docs_root, record_link, relative
 
 
 @dataclass(frozen=True)
@@ -52,11 +53,21 @@ class FileLink:
 
 
 @dataclass(frozen=True)
+class AttemptView:
+    """An earlier attempt at a result's comparison that left only a log: the log, published with
+    the site and linked, and the record's note on it (`Result.earlier_attempts`)."""
+
+    log: FileLink
+    note: str | None
+
+
+@dataclass(frozen=True)
 class ExperimentView:
-    """One result's run, as its page shows it (`record.md.j2`, "How it was run")."""
+    """One result's run, as its page shows it (`record.md.j2`, "How it was run"): a plan's
+    journal and what it ran, or only the earlier attempts of a result no runner's plan made."""
 
     result: str
-    journal: FileLink
+    journal: FileLink | None
     plan_id: str
     seed: str
     loads: str
@@ -68,6 +79,7 @@ class ExperimentView:
     chart: ChartLink | None
     outputs: list[FileLink]
     logs: list[FileLink]
+    attempts: list[AttemptView]
 
 
 def looks_path(project: Project, rec: RecordFile, index: int) -> str:
@@ -166,7 +178,14 @@ def experiments(
     out = []
     for i, resolved in enumerate(ra.results):
         journal = journal_for(project, ra.file, resolved)
+        attempts = [
+            AttemptView(_link(project, a.log, page_dir), a.note)
+            for a in resolved.result.earlier_attempts
+            if _inside(a.log)
+        ]
         if journal is None:
+            if attempts:
+                out.append(_attempts_only(resolved.result.label, attempts))
             continue
         path = looks_path(project, ra.file, i)
         chart = None
@@ -196,22 +215,56 @@ def experiments(
                 chart=chart,
                 outputs=[_link(project, p, page_dir) for p in journal.outputs],
                 logs=[_link(project, p, page_dir) for p in journal.logs],
+                attempts=attempts,
             )
         )
     return out
 
 
+def _attempts_only(label: str, attempts: list[AttemptView]) -> ExperimentView:
+    return ExperimentView(label, None, "", "", "", None, None, None, [], [], None, [], [], attempts)
+
+
+def _inside(path: str) -> bool:
+    """A path relative to the campaign's folder that stays in it (`check` refuses any other)."""
+    rel = PurePosixPath(path)
+    return not rel.is_absolute() and ".." not in rel.parts
+
+
+def file_links(analysis: Analysis, rec: RecordFile, page_dir: PurePosixPath) -> tuple[tuple[str, str], ...]:
+    """Each earlier attempt's log the record's results name, with its link from the page: where
+    the record's prose names the path, the page links it (`markdown.linked`)."""
+    project = analysis.project
+    found = {
+        a.log: _link(project, a.log, page_dir).link
+        for result in rec.record.results
+        for a in result.earlier_attempts
+        if _inside(a.log)
+    }
+    return tuple(sorted(found.items()))
+
+
 def published_journal_files(analysis: Analysis) -> dict[str, bytes]:
-    """The journals the pages link and the files their plans kept (outputs, logs), by their path
-    relative to the campaign's root, which the site serves relative to the docs folder. What
-    `improvements run` keeps it has already redacted (the runner keeps no secret), as an
-    import's raw copy is; a file behind a link is never read (`read_regular`)."""
+    """The journals the pages link and the files their plans kept (outputs, logs), and every
+    earlier attempt's log, by their path relative to the campaign's root, which the site serves
+    relative to the docs folder. What `improvements run` keeps it has already redacted (the
+    runner keeps no secret); an attempt's log, which anything may have written, is redacted
+    here as an import's raw copy is (`redact_text`). A file behind a link is never read
+    (`read_regular`)."""
     from generator.base.fsio import read_regular
+    from generator.project.runs.redact import redact_text
 
     project = analysis.project
     out: dict[str, bytes] = {}
     for ra in analysis.records:
         for resolved in ra.results:
+            for attempt in resolved.result.earlier_attempts:
+                if attempt.log in out or not _inside(attempt.log):
+                    continue
+                if (data := read_regular(project.root, attempt.log)) is not None:
+                    # Bytes that are not UTF-8 pass through unchanged (surrogateescape).
+                    text = redact_text(data.decode("utf-8", "surrogateescape"))[0]
+                    out[attempt.log] = text.encode("utf-8", "surrogateescape")
             journal = journal_for(project, ra.file, resolved)
             if journal is None:
                 continue
@@ -219,3 +272,71 @@ def published_journal_files(analysis: Analysis) -> dict[str, bytes]:
                 if path not in out and (data := read_regular(project.root, path)) is not None:
                     out[path] = data
     return dict(sorted(out.items()))
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """A timed moment of a record's run on the timeline, a piece of its own
+    (`_timeline_event.md.j2`): when the journal says it happened and what happened."""
+
+    # "2026-12-02 07:41 UTC", to the minute the journal gives (never rounded up); the date alone
+    # when the journal named no zone.
+    when: str
+    day: str  # YYYY-MM-DD: its month on the timeline, and its place there
+    # Its time in full ("07:41:12.410710", "" for the date alone): the order of its day's moments.
+    time: str
+    number: str
+    title: str
+    link: str
+    what: str  # "run started", "run stopped"...
+    detail: str  # "decided after block 6; last look: better"
+    figures: Figures = ()
+
+
+_WHAT = {"started": "run started", "interrupted": "run interrupted", "resumed": "run resumed", "stopped": "run stopped"}
+
+
+def _detail(journal: Journal, event: JournalEvent) -> str:
+    if event.kind == "started":
+        return f"plan `{journal.plan_id}`" if journal.plan_id else ""
+    if event.kind == "interrupted":
+        return f"by {event.detail}" if event.detail else ""
+    if event.kind != "stopped":
+        return ""
+    last = max((lk.after_block for lk in journal.looks), default=None)
+    calls = ", ".join(f"{lk.arm} {lk.call}" for lk in journal.looks if lk.after_block == last)
+    said = event.detail or ""
+    if not calls:
+        return said
+    return f"{said}; the last look called {calls}" if said else f"the last look called {calls}"
+
+
+def run_events(analysis: Analysis) -> list[RunEvent]:
+    """The timed moments of every plan that made a record's result, as its journal recorded
+    them (started, interrupted, resumed, stopped), each journal once, in series order."""
+    project = analysis.project
+    out: list[RunEvent] = []
+    seen: set[str] = set()
+    for ra in analysis.records:
+        rec = ra.file
+        for resolved in ra.results:
+            journal = journal_for(project, rec, resolved)
+            if journal is None or journal.path in seen:
+                continue
+            seen.add(journal.path)
+            for event in journal.events:
+                # Cut to the minute, never rounded: 07:41:59 happened at 07:41, not 07:42.
+                minute = event.at.strftime("%H:%M") if event.at is not None else ""
+                out.append(
+                    RunEvent(
+                        when=f"{event.day} {minute} UTC" if minute else event.day,
+                        day=event.day,
+                        time=event.at.strftime("%H:%M:%S.%f") if event.at is not None else "",
+                        number=f"{rec.number:02d}",
+                        title=rec.record.title,
+                        link=record_link(project, rec, docs_root(project)),
+                        what=_WHAT.get(event.kind, event.kind),
+                        detail=_detail(journal, event),
+                    )
+                )
+    return out

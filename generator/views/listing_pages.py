@@ -18,6 +18,7 @@ from generator.project.load import RecordFile
 from generator.views.evidence import baseline_evidence
 from generator.views.frontier import frontier_view
 from generator.views.glance import Entry, decision, entry, home_glance, newest_first, record_day
+from generator.views.journal import RunEvent, run_events
 from generator.views.page_models import (
     Affected,
     BlockerEntry,
@@ -206,17 +207,28 @@ def blockers_page(analysis: Analysis) -> BlockersPage:
 
 
 def timeline_page(analysis: Analysis) -> TimelinePage:
-    """Every record by date, newest first, grouped by month; the undated ones after."""
+    """Every record by date, and every timed moment of its runs (`journal.run_events`), newest
+    first, grouped by month; the undated records after. A record's date has no time: it comes
+    after its day's timed moments, as the day's start would (nothing says when in the day)."""
     project = analysis.project
-    months: dict[str, list[Entry]] = {}
+    found: list[tuple[tuple[str, str, int, int], Entry | RunEvent]] = []
     for ra in newest_first(analysis):
         day = ra.file.record.date
         assert day is not None
-        months.setdefault(day.strftime("%Y-%m"), []).append(entry(analysis, ra))
+        found.append(((day.isoformat(), "", -ra.file.number, 0), entry(analysis, ra)))
+    events = run_events(analysis)
+    for i, event in enumerate(events):
+        found.append(((event.day, event.time, -int(event.number), -i), event))
+    # Newest first; at the same time, by number, then in the journal's order.
+    found.sort(key=lambda kv: kv[0], reverse=True)
+    months: dict[str, list[Entry | RunEvent]] = {}
+    for key, item in found:
+        months.setdefault(key[0][:7], []).append(item)
     undated = [entry(analysis, ra) for ra in analysis.records if ra.file.record.date is None]
     return TimelinePage(
         campaign=project.campaign,
         months=list(months.items()),
         undated=undated,
         summary_link=relative(docs_root(project) / "summary.md", docs_root(project)),
+        timed=bool(events),
     )

@@ -162,6 +162,24 @@ def link(title: Any, url: str | None) -> Markup:
     return Markup(f"[{shown}]({target})")
 
 
+def linked(text: Any, links: Any) -> Markup:
+    """Escaped prose (the `inline` filter's output) with each named file's path made a link:
+    `links` holds (path, link) pairs, such as an earlier attempt's log a caveat names. A path in
+    a code span is linked as the span; a bare one as the text shows it."""
+    out = str(text)
+    for path, url in links:
+        target = safe_url(url)
+        if target is None:
+            continue
+        span = str(code(path))
+        if span in out:
+            out = out.replace(span, f"[{span}]({target})")
+        else:
+            shown = str(inline(path))
+            out = out.replace(shown, f"[{shown}]({target})")
+    return Markup(out)
+
+
 class TemplateFailure(Exception):
     """Raised inside a template for a value it must not print."""
 

@@ -35,7 +35,7 @@ from generator.model.result import Result
 from generator.views.evidence import Evidence
 from generator.views.frontier import FrontierView
 from generator.views.glance import Decision, Entry, Glance, RecordHeader
-from generator.views.journal import ExperimentView
+from generator.views.journal import ExperimentView, RunEvent
 from generator.views.paths import ChartLink, Figures
 from generator.views.road import RoadView, StackMark
 from generator.views.sweeps import SweepView
@@ -176,6 +176,9 @@ class RecordPage:
     reading: list[str] = field(default_factory=list)
     # Each result a runner's plan made: its plan, looks and files (`views.journal`).
     experiments: list[ExperimentView] = field(default_factory=list)
+    # Files the record's prose may name that the site publishes (an earlier attempt's log), with
+    # their links from the page: the prose names them as links (`markdown.linked`).
+    file_links: tuple[tuple[str, str], ...] = ()
     # What the home page says under the command in force that holds for this one too (`road.command_caveats`).
     command_caveats: list[str] = field(default_factory=list)
 
@@ -378,9 +381,12 @@ class TimelinePage:
     """The timeline (`timeline.md.j2`), built by `views.listing_pages.timeline_page`."""
 
     campaign: Campaign
-    months: list[tuple[str, list[Entry]]]
+    # A month's records and the timed moments of their runs (`journal.RunEvent`), newest first.
+    months: list[tuple[str, list[Entry | RunEvent]]]
     undated: list[Entry]
     summary_link: str
+    # Whether any run's journal timed a moment (the page then says how it reads them).
+    timed: bool = False
     # Each month's entries and the undated ones, rendered (filled in by `output.listing`).
     month_lines: Sequence[tuple[str, Sequence[str]]] = ()
     undated_lines: Sequence[str] = ()

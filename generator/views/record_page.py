@@ -22,6 +22,7 @@ from generator.views.evidence import record_evidence
 from generator.views.forest import forest_path
 from generator.views.glance import record_header
 from generator.views.journal import experiments as journal_experiments
+from generator.views.journal import file_links
 from generator.views.page_models import (
     BlockerView,
     Keyed,
@@ -177,6 +178,7 @@ class RecordPages:
             summary_link=self.summary_link,
             blockers_link=self.blockers_link,
             experiments=journal_experiments(analysis, ra, charts, here),
+            file_links=file_links(analysis, rec, here),
             command_caveats=_command_caveats(analysis, bool(change and change.base_command)),
         )
 
