@@ -331,7 +331,7 @@ def plan(seed: int) -> list[str]:
 def test_incremental_builds_write_what_clean_builds_write(
     seed: int, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
     from generator.output import render
 
     root = tmp_path / "campaign"

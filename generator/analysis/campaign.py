@@ -42,7 +42,7 @@ from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import sweeps
-from generator.base.cache import BuildCache
+from generator.base.incremental import BuildCache
 from generator.model import metrics, quantity, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value

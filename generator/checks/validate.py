@@ -12,7 +12,7 @@ import gc
 import os
 from pathlib import Path
 
-from generator.base import cache
+from generator.base import incremental
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.base.read import Path_, Positions
 from generator.checks.evidence import evidence_problems
@@ -29,7 +29,7 @@ from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
 
 
-def load_project(root: Path, report: Report, build_cache: cache.BuildCache | None = None) -> Project | None:
+def load_project(root: Path, report: Report, build_cache: incremental.BuildCache | None = None) -> Project | None:
     """Load and validate every file of the campaign at `root`, adding all problems to `report`.
 
     Returns the project when the campaign file itself loaded (records that failed to load
@@ -53,7 +53,7 @@ def load_project(root: Path, report: Report, build_cache: cache.BuildCache | Non
             gc.enable()
 
 
-def require_project(root: Path, build_cache: cache.BuildCache | None = None) -> Project:
+def require_project(root: Path, build_cache: incremental.BuildCache | None = None) -> Project:
     """Load a campaign for a command that writes: any error stops it before anything is written."""
     report = Report()
     project = load_project(root, report, build_cache)

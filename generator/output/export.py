@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from generator.base import jsonsafe, jsontext
-from generator.base.cache import memo
+from generator.base.incremental import memo
 from generator.model.reported import result_evidence
 from generator.views.summary import SLO_COLUMN, summary_row
 from generator.views.sweeps import export_data as sweep_data
@@ -25,7 +25,7 @@ from generator.views.sweeps import export_data as sweep_data
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis
     from generator.analysis.stats import Comparison
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
     from generator.model.quantity import Stat
     from generator.project.load import RecordFile
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from generator.analysis.campaign import Analysis
-from generator.base import cache, stamp
+from generator.base import incremental, stamp
 
 # The analysis and outputs of the last kept build, in the user's cache folder (a pickle, like the
 # build cache, and for the same reason never in a repository): a first line naming what they
@@ -18,11 +18,11 @@ from generator.base import cache, stamp
 _KEPT = "analysis.pickle"
 
 
-def _header(build_cache: cache.BuildCache, inputs: str) -> bytes:
+def _header(build_cache: incremental.BuildCache, inputs: str) -> bytes:
     return f"{build_cache.salt} {inputs}\n".encode()
 
 
-def load(build_cache: cache.BuildCache, root: Path, inputs: str) -> tuple[Analysis, list[str]] | None:
+def load(build_cache: incremental.BuildCache, root: Path, inputs: str) -> tuple[Analysis, list[str]] | None:
     """The kept build of these very inputs, when the outputs on disk are still the ones it wrote.
 
     The inputs' digest covers every input and the generator's code, the salt the template
@@ -46,7 +46,7 @@ def load(build_cache: cache.BuildCache, root: Path, inputs: str) -> tuple[Analys
     return analysis, files
 
 
-def keep(build_cache: cache.BuildCache, inputs: str, analysis: Analysis, files: list[str]) -> None:
+def keep(build_cache: incremental.BuildCache, inputs: str, analysis: Analysis, files: list[str]) -> None:
     if build_cache.folder is None:
         return
     import pickle

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from generator.analysis.campaign import Analysis
-from generator.base import cache
+from generator.base import incremental
 from generator.base.problems import rel
 from generator.views import listing_pages
 from generator.views.page_models import keyed, shared_digests
@@ -52,7 +52,7 @@ class Pieces:
     """
 
     def __init__(
-        self, analysis: Analysis, render: Render, build_cache: cache.BuildCache | None, quoted: object = ()
+        self, analysis: Analysis, render: Render, build_cache: incremental.BuildCache | None, quoted: object = ()
     ) -> None:
         self.render, self.build_cache = render, build_cache
         # The figures the campaign's override templates quote in their own text, filled
@@ -87,10 +87,10 @@ class Pieces:
             used[key] = text
         return text
 
-    def _table(self, build_cache: cache.BuildCache, template: str) -> tuple[str, dict[str, str], dict[str, str]]:
+    def _table(self, build_cache: incremental.BuildCache, template: str) -> tuple[str, dict[str, str], dict[str, str]]:
         if template not in self.tables:
             # The template's name is in the key: one model is two pieces on the blockers page.
-            key = f"pieces:{cache.digest(build_cache.salt, 'pieces', template, self.quoted)}"
+            key = f"pieces:{incremental.digest(build_cache.salt, 'pieces', template, self.quoted)}"
             kept = build_cache.get(key)
             self.tables[template] = (key, kept if isinstance(kept, dict) else {}, {})
         return self.tables[template]
@@ -109,7 +109,7 @@ def pages(
     analysis: Analysis,
     charts: Mapping[str, str],
     render: Render,
-    build_cache: cache.BuildCache | None = None,
+    build_cache: incremental.BuildCache | None = None,
     quoted: object = (),
 ) -> Iterator[tuple[str, str, str]]:
     """The listing pages, one at a time: (file name, body, the source its header names). Each

@@ -18,9 +18,9 @@ import jinja2
 from generator.analysis.campaign import Analysis, analyse
 from generator.analysis.figures import reference_problems
 from generator.analysis.quoting import template_quotes
-from generator.base import cache, stamp
-from generator.base.cache import memo
+from generator.base import stamp
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
+from generator.base.incremental import BuildCache, memo
 from generator.base.problems import ProblemsFound, Report
 from generator.charts import NARROW, drawn_at
 from generator.checks.validate import require_project
@@ -84,7 +84,7 @@ class _PageCache:
     a page depends on is kept anywhere.
     """
 
-    def __init__(self, build_cache: cache.BuildCache | None, quoted: object = ()) -> None:
+    def __init__(self, build_cache: BuildCache | None, quoted: object = ()) -> None:
         self.build_cache = build_cache
         # The figures the override templates quote (`template_figures`), part of every key.
         self.quoted = quoted
@@ -105,7 +105,7 @@ def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environm
     return env
 
 
-def _drawn(analysis: Analysis, build_cache: cache.BuildCache | None) -> list[tuple[str, str, str]]:
+def _drawn(analysis: Analysis, build_cache: BuildCache | None) -> list[tuple[str, str, str]]:
     """Every chart of the build as (path, alt text, SVG)."""
     charts = plots(analysis, build_cache)
     drawn = [(p.path, p.alt, p.svg) for p in charts]
@@ -126,7 +126,7 @@ def narrow_path(path: str) -> str:
     return path.removesuffix(".svg") + ".narrow.svg"
 
 
-def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
+def _charts(analysis: Analysis, build_cache: BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
     """Every chart of the build: (path -> alt text, which the pages show; path -> SVG).
 
     Each is drawn twice: for a page's column, and for a phone's (`charts.NARROW`, its legend and
@@ -139,7 +139,7 @@ def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[d
     return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in [*drawn, *narrow]}
 
 
-def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
+def render_files(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
     return {
         path: data.decode("utf-8") if isinstance(data, bytes) else data
@@ -147,7 +147,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     }
 
 
-def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> Iterator[tuple[str, str | bytes]]:
+def iter_files(analysis: Analysis, build_cache: BuildCache | None = None) -> Iterator[tuple[str, str | bytes]]:
     """Every generated file as (posix path relative to the repository root, text or UTF-8 bytes),
     one at a time, in no set order; ProblemsFound, after what came before, on a problem.
 
@@ -202,7 +202,7 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
     yield from downloads(analysis, build_cache).items()
 
 
-def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str | bytes]:
+def downloads(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str | bytes]:
     """The summary's downloads beside it, which it links: records.json and the table as CSV.
 
     Written with the pages rather than by the site build alone, so every builder (mkdocs with
@@ -251,7 +251,7 @@ _ATTEMPTS = (False, False, True)
 
 
 def build(
-    root: Path, inputs: str | None = None, build_cache: cache.BuildCache | None = None, *, keep: bool = False
+    root: Path, inputs: str | None = None, build_cache: BuildCache | None = None, *, keep: bool = False
 ) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error.
 
@@ -283,7 +283,7 @@ def build(
 
 
 def _build_once(
-    root: Path, inputs: str | None, build_cache: cache.BuildCache | None, *, keep: bool, last: bool, freeze: bool
+    root: Path, inputs: str | None, build_cache: BuildCache | None, *, keep: bool, last: bool, freeze: bool
 ) -> BuildResult:
     # Before anything is read: a file changed while the build runs leaves a digest that no
     # longer matches, so the build starts again (or, the last time, writes no digests).
@@ -291,7 +291,7 @@ def _build_once(
         inputs = stamp.inputs_digest(root)
     # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
     if build_cache is None:
-        build_cache = cache.BuildCache(root)
+        build_cache = BuildCache(root)
     else:
         build_cache.start()
     found = kept.load(build_cache, root, inputs)

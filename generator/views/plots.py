@@ -29,8 +29,8 @@ from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, ResolvedResult
-from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
+from generator.base.incremental import BuildCache, memo
 from generator.model import metrics
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile

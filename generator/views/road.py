@@ -17,8 +17,8 @@ from typing import Any
 from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, StepChange, distance_text
-from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
+from generator.base.incremental import BuildCache, memo
 from generator.base.shell import visible
 from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from generator.base.cache import memo
+from generator.base.incremental import memo
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
@@ -23,7 +23,7 @@ from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
 
 # Columns, in order: the keys of each row and of each JSON object.
 COLUMNS = (

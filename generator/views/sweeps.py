@@ -22,8 +22,8 @@ from generator.analysis import capacity as cap
 from generator.analysis.campaign import Analysis
 from generator.analysis.capacity import FrontierPoint
 from generator.analysis.sweeps import Side, Sweep
-from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
+from generator.base.incremental import BuildCache, memo
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
 from generator.views.paths import ChartLink, relative, series_dir
