@@ -18,13 +18,13 @@ import jinja2
 from generator.analysis.campaign import Analysis, analyse
 from generator.analysis.figures import reference_problems
 from generator.analysis.quoting import template_quotes
-from generator.base import stamp
+from generator.base import incremental, stamp
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
 from generator.base.incremental import BuildCache, memo
 from generator.base.problems import ProblemsFound, Report
 from generator.charts import NARROW, drawn_at
 from generator.checks.validate import require_project
-from generator.output import kept, listing
+from generator.output import listing
 from generator.output.templates import environment, template_problem
 from generator.project.load import Project
 from generator.views import page_models
@@ -240,6 +240,11 @@ class BuildResult:
         return bool(self.written or self.removed)
 
 
+def _kept(build_cache: BuildCache, inputs: str) -> str:
+    """The key a build's analysis and outputs are kept under for the next build of the same inputs."""
+    return f"kept:{incremental.digest(build_cache.salt, inputs)}"
+
+
 class _InputsChanged(Exception):
     """An input changed while a build read it: its outputs may mix the two states."""
 
@@ -258,8 +263,8 @@ def build(
     `inputs` is the inputs' digest when the caller has just taken it (generator.base.stamp).
     `build_cache` is one kept from an earlier build of `root` in this process (`serve`), so
     that its entries are not read from disk again; by default the cache is loaded afresh.
-    `keep` keeps the analysis and the outputs for the next build of the same inputs (see
-    `output.kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
+    `keep` keeps the analysis and the outputs for the next build of the same inputs (`_kept`):
+    a site build renders the docs, then the mkdocs plugin asks for them again.
 
     A build whose inputs changed while it read them starts again rather than write outputs
     that may show one file as it was and another as it is now.
@@ -294,8 +299,11 @@ def _build_once(
         build_cache = BuildCache(root)
     else:
         build_cache.start()
-    found = kept.load(build_cache, root, inputs)
-    if found is not None:
+    # The last kept build of these very inputs, while the outputs on disk are still the ones it
+    # wrote: the inputs' digest covers every input and the code, the salt the template
+    # overrides, and the outputs are hashed again from disk, so a build would write nothing else.
+    found = build_cache.get(_kept(build_cache, inputs))
+    if isinstance(found, tuple) and isinstance(found[0], Analysis) and stamp.outputs_current(root, inputs):
         return BuildResult(found[0], found[1], [], list(found[1]), [], [])
     project = require_project(root, build_cache)
     if freeze:
@@ -330,9 +338,9 @@ def _build_once(
     # Still changing on the last attempt: these outputs may be of either state, so the manifest
     # got no digests and the next build runs in full.
     inputs = checked[-1] if checked else None
+    if keep and inputs is not None:
+        build_cache.put(_kept(build_cache, inputs), (analysis, files))
     build_cache.save()
     if inputs is not None:
         stamp.remember_outputs(project.root, manifest)
-    if keep and inputs is not None:
-        kept.keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)
