@@ -255,9 +255,10 @@ def edit_rename(root: Path, rng: random.Random) -> None:
 
 
 def edit_delete(root: Path, rng: random.Random) -> None:
-    """A record no other file names (its slug nowhere else, nor a shared blocker it defines), so
-    the campaign still builds."""
-    texts = {p: p.read_text(encoding="utf-8") for p in (root / "improvements").glob("*.yaml")}
+    """A record no other file names (its slug nowhere else, an override template included, nor a
+    shared blocker it defines), so the campaign still builds."""
+    named = [*(root / "improvements").glob("*.yaml"), *(root / "templates").glob("*.j2")]
+    texts = {p: p.read_text(encoding="utf-8") for p in named}
 
     def is_named(p: Path) -> bool:
         ids = re.findall(r"\bid: (\S+)", texts[p])
