@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from generator.base import jsonsafe, jsontext
 from generator.base.incremental import memo
 from generator.model.reported import result_evidence
-from generator.views.summary import SLO_COLUMN, summary_row
+from generator.views.summary import summary_row
 from generator.views.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
@@ -215,20 +215,20 @@ def _record_entry(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, r
         "primary": _primary(entry),
         "summary": {
             "rank": rank,
-            "open_blockers": row["open_blockers"],
-            "open_blocker_titles": list(row["open_blocker_titles"]),
-            "tier_source": row["tier_source"],
-            "evidence": row["evidence"],
-            "reported": row["reported"],
-            "variants": row["variants"],
+            "open_blockers": row.open_blockers,
+            "open_blocker_titles": list(row.open_blocker_titles),
+            "tier_source": row.tier_source,
+            "evidence": row.evidence,
+            "reported": row.reported,
+            "variants": row.variants,
         },
         "results": _results(entry),
         "sweeps": [sweep_data(s) for s in entry.sweeps],
         # Each variant's results, in the order of the record's `variants`.
         "variant_results": [_results(entry, k) for k in range(len(rec.record.variants))],
     }
-    if SLO_COLUMN in row:
-        out["summary"]["capacity_under_slo"] = row[SLO_COLUMN]
+    if row.capacity_under_slo is not None:
+        out["summary"]["capacity_under_slo"] = row.capacity_under_slo
     return out
 
 
