@@ -75,26 +75,6 @@ def template_figures(analysis: Analysis) -> tuple[tuple[str, str | None], ...]:
     return tuple((reference, fill(reference)) for reference in found)
 
 
-class _PageCache:
-    """A record's page from the build cache, under the digest of its model (`page_models.keyed`).
-
-    A page's text is a function of its model, the templates and the code; the cache's salt
-    holds the code and the campaign's template overrides, and the key the model, quoted figures
-    included. So a page is reused exactly while nothing it shows changed, and no list of what
-    a page depends on is kept anywhere.
-    """
-
-    def __init__(self, build_cache: BuildCache | None, quoted: object = ()) -> None:
-        self.build_cache = build_cache
-        # The figures the override templates quote (`template_figures`), part of every key.
-        self.quoted = quoted
-
-    def page(self, key: str | None, render: Callable[[], str | None]) -> str | None:
-        if self.build_cache is None or key is None:
-            return render()
-        return memo(self.build_cache, "page", (key, self.quoted), render)
-
-
 def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environment:
     """The environment with its prose filters filling quoted numbers from this analysis.
 
@@ -160,8 +140,9 @@ def iter_files(analysis: Analysis, build_cache: BuildCache | None = None) -> Ite
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
+    # The figures the override templates quote (`template_figures`), part of every page's key.
     quoted = template_figures(analysis)
-    report, page_cache = Report(), _PageCache(build_cache, quoted)
+    report = Report()
     alts, svgs = _charts(analysis, build_cache)
     yield from svgs.items()
     del svgs
@@ -189,7 +170,9 @@ def iter_files(analysis: Analysis, build_cache: BuildCache | None = None) -> Ite
                 return None
             return _front_matter(model.source, list(model.record.tags)) + _normalise(body)
 
-        text = page_cache.page(key, page)
+        # A page's text is a function of its model, the templates and the code (the cache's salt
+        # holds the code and the template overrides): kept under its model's digest.
+        text = page() if key is None else memo(build_cache, "page", (key, quoted), page)
         if text is None:
             break
         yield record_page_path(project, rec), text
