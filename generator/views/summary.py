@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from generator.base.incremental import memo
@@ -19,6 +18,7 @@ from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
 from generator.views.notes import own_load_text, unranked_text, variant_reasons
+from generator.views.page_models import Row
 from generator.views.results import test_text
 from generator.views.sweeps import capacity_cell
 
@@ -114,59 +114,6 @@ def summary_rows(
             continue
         rows.append(summary_row(analysis, entry))
     return rows
-
-
-@dataclass(frozen=True)
-class Row:
-    """One record's row of the summary (see COLUMNS for what each field means, in that order).
-
-    Every reporter reads it: the terminal table and markdown (`format_rows`), CSV and JSON by
-    the columns' names (`cells`), the summary page (`page_models.SummaryLine` is a row with what
-    the page adds), the report and the export.
-    """
-
-    number: int
-    slug: str
-    title: str
-    tier: int
-    status: str
-    primary_metric: str | None
-    primary_result: str | None
-    primary_concurrency: int | None
-    primary_change_percent: float | None
-    primary_ci_low_percent: float | None
-    primary_ci_high_percent: float | None
-    primary_n: int | None
-    primary_baseline_n: int | None
-    primary_decision: str | None
-    primary_test: str | None
-    primary_spread_unknown: bool | None
-    open_blockers: int
-    open_blocker_titles: list[str]
-    tier_source: str | None
-    evidence: str | None
-    reported: str | None
-    in_stack: bool
-    variants: str | None
-    variant_reasons: list[str]
-    primary_kind: str | None
-    broken_guardrails: list[str]
-    unshown_guardrails: list[str]
-    best_of: int | None
-    best_of_tested: int | None
-    variant_decisions: str | None
-    standing: str | None
-    design: list[str]
-    holm_p: float | None
-    regressions: list[str]
-    own_load: str | None
-    unranked: str | None
-    # Only when the campaign sets an SLO (SLO_COLUMN): each sweep's capacity under it, in words.
-    capacity_under_slo: str | None
-
-    def cells(self, columns: Sequence[str]) -> dict[str, Any]:
-        """The row's values by column name, for CSV and JSON."""
-        return {c: getattr(self, c) for c in columns}
 
 
 def summary_row(analysis: Analysis, entry: RecordAnalysis) -> Row:
@@ -385,7 +332,7 @@ def _csv_row(row: Row, columns: Sequence[str]) -> str:
             v = formula_safe(v)
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
-    return _csv_lines([[shown(c, v) for c, v in row.cells(columns).items()]])
+    return _csv_lines([[shown(c, getattr(row, c)) for c in columns]])
 
 
 def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> str:
@@ -416,7 +363,8 @@ def format_rows(rows: list[Row], fmt: str) -> str:
     columns = (*COLUMNS, SLO_COLUMN) if rows and rows[0].capacity_under_slo is not None else COLUMNS
     if fmt == "json":
         # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
-        return jsonsafe.dumps([row.cells(columns) for row in rows], indent=2, ensure_ascii=False) + "\n"
+        cells = [{c: getattr(row, c) for c in columns} for row in rows]
+        return jsonsafe.dumps(cells, indent=2, ensure_ascii=False) + "\n"
 
     if fmt == "csv":
         return _csv(rows, columns)
