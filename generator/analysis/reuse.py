@@ -164,14 +164,6 @@ class Reuse:
         self.base = (str(project.root), build_cache.files.get(project.campaign_file.path), repr(rule))
         self._files = {rec.path.name: rec for rec in project.records}
 
-    @property
-    def fingerprints(self) -> dict[Path, str]:
-        """A digest of everything each record's analysis was made from, by file: the views key
-        what they make of one record by it (`Analysis.fingerprints`)."""
-        prints = self.build_cache.prints
-        found = ((rec.path, prints.get(("analysis", str(rec.path)))) for rec in self.project.records)
-        return {path: fingerprint for path, fingerprint in found if fingerprint is not None}
-
     def analysis(
         self,
         rec: RecordFile,

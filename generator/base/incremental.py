@@ -378,6 +378,12 @@ def _unpickled(data: bytes) -> Any | None:
         return None
 
 
+def fingerprint(build_cache: BuildCache | None, kind: str, name: str) -> str | None:
+    """The fingerprint of the query (`kind`, `name`) in this build: a digest of its key and of its
+    reads' answers, which what is made from its value can be kept under. None without one."""
+    return None if build_cache is None else build_cache.prints.get((kind, name))
+
+
 def memo(build_cache: BuildCache | None, kind: str, key_parts: tuple[Any, ...], compute: Callable[[], T]) -> T:
     """`compute()`, or its value from `build_cache` under a key made of `key_parts`.
 

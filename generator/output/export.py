@@ -16,7 +16,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.base import jsonsafe, jsontext
+from generator.base import incremental, jsonsafe, jsontext
 from generator.base.incremental import memo
 from generator.model.reported import result_evidence
 from generator.views.summary import summary_row
@@ -259,7 +259,8 @@ def dump_bytes(analysis: Analysis, *, versioned: bool = True, build_cache: Build
         # An entry reads its record's analysis and file, its slug's summary row (that record's
         # analysis, and whether it is in the stack: the one thing of other records), its rank, and
         # the campaign (in the fingerprint): cached under those, it is neither made nor encoded.
-        mine, theirs = analysis.fingerprints.get(rec.path), analysis.fingerprints.get(ranked.file.path)
+        mine = incremental.fingerprint(build_cache, "analysis", str(rec.path))
+        theirs = incremental.fingerprint(build_cache, "analysis", str(ranked.file.path))
         if mine is None or theirs is None:
             text, found = make()
         else:

@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from generator.base import incremental
 from generator.base.incremental import memo
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
@@ -344,7 +345,7 @@ def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> st
     columns = (*COLUMNS, SLO_COLUMN) if analysis.ranked and analysis.project.campaign.slo else COLUMNS
     lines = [_csv_lines([columns])]
     for entry in analysis.ranked:
-        fingerprint = analysis.fingerprints.get(entry.file.path)
+        fingerprint = incremental.fingerprint(build_cache, "analysis", str(entry.file.path))
 
         def line(entry: RecordAnalysis = entry) -> str:
             return _csv_row(summary_row(analysis, entry), columns)
