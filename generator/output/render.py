@@ -97,7 +97,7 @@ def _drawn(analysis: Analysis, build_cache: BuildCache | None) -> list[tuple[str
     drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
     drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
     drawn += [(c.path, c.alt, c.svg) for c in looks_charts(analysis)]
-    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis)]
+    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis, build_cache)]
     return drawn
 
 
@@ -111,11 +111,11 @@ def _charts(analysis: Analysis, build_cache: BuildCache | None) -> tuple[dict[st
 
     Each is drawn twice: for a page's column, and for a phone's (`charts.NARROW`, its legend and
     labels laid out for that width, its text the same size), which the site swaps in on a
-    narrow screen. The narrow pass skips the build cache: its charts are keyed as the wide ones.
+    narrow screen. Both passes are kept in the build cache: every chart's key holds its width.
     """
     drawn = _drawn(analysis, build_cache)
     with drawn_at(NARROW):
-        narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, None)]
+        narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, build_cache)]
     return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in [*drawn, *narrow]}
 
 

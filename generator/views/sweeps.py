@@ -24,6 +24,7 @@ from generator.analysis.capacity import FrontierPoint
 from generator.analysis.sweeps import Side, Sweep
 from generator.base.generated import svg_header
 from generator.base.incremental import BuildCache, memo
+from generator.charts.svg import chart_width
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
 from generator.views.paths import ChartLink, relative, series_dir
@@ -79,7 +80,7 @@ def _drawn(
         svg = draw(*args, **kwargs)
         return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
-    return memo(build_cache, "chart", (path, draw.__name__, args, sorted(kwargs.items())), make)
+    return memo(build_cache, "chart", (chart_width(None), path, draw.__name__, args, sorted(kwargs.items())), make)
 
 
 def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
