@@ -43,7 +43,7 @@ from generator.base.cachedir import digest as digest
 from generator.base.stamp import code_digest
 
 # Bump when the layout of the cache files changes.
-FORMAT = 2
+FORMAT = 3
 DATABASE = "entries.sqlite"
 # New entries are written once they add up to this many bytes of pickles, and at `save`.
 FLUSH_BYTES = 8 << 20
