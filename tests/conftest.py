@@ -11,13 +11,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, Page
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -117,6 +120,32 @@ def copy_campaign(dest: Path, *, with_docs: bool = False) -> Path:
     return dest
 
 
+def commit_all(root: Path, when: str, message: str, *, committed: str | None = None) -> None:
+    """`git add -A` and a commit in `root`, dated `when` (committed `committed`, or the same)."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": when,
+        "GIT_COMMITTER_DATE": committed or when,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+    }
+    for args in (["add", "-A"], ["commit", "-q", "--no-gpg-sign", "-m", message]):
+        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
+
+
+def git_campaign(dest: Path, *, with_docs: bool = False) -> Path:
+    """The shipped campaign in a git repository of its own: added on 2024-03-05, edited on 2025-01-02."""
+    root = copy_campaign(dest, with_docs=with_docs)
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    commit_all(root, "2024-03-05T10:00:00+00:00", "add")
+    record = next((root / "improvements").glob("03-*.yaml"))
+    record.write_text(record.read_text() + "\n")
+    commit_all(root, "2025-01-02T10:00:00+00:00", "edit")
+    return root
+
+
 # Linux's file system in memory: where the tests' folders go when nothing else is asked for.
 _MEMORY = Path("/dev/shm")
 
@@ -169,6 +198,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     same in every xdist worker, as xdist requires). And a module-scoped fixture (a built site, a
     built wheel) is made once, not once a worker: `--dist loadgroup`
     keeps the tests of one instance of it together, under one xdist_group (.ci/run passes it).
+    A site that several browser modules share (`built_site`) is one group across them all.
     """
     items.sort(key=lambda item: not any(item.get_closest_marker(m) for m in _SLOW_MARKERS))
     if not config.pluginmanager.hasplugin("xdist"):
@@ -184,10 +214,13 @@ def _module_fixture_instance(item: pytest.Item) -> str | None:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return None
+    callspec = getattr(item, "callspec", None)
+    if "built_site" in info.names_closure and callspec and "site" in callspec.params:
+        # A site shared by several modules (built_site): its tests together, whatever the module.
+        return f"site={callspec.params['site']}"
     names = sorted(n for n, defs in info.name2fixturedefs.items() if defs and defs[-1].scope == "module")
     if not names:
         return None
-    callspec = getattr(item, "callspec", None)
     params = [f"{n}={callspec.params[n]}" for n in names if callspec and n in callspec.params]
     return "|".join([item.path.name, *params])
 
@@ -261,3 +294,93 @@ def browser() -> Iterator[Any]:
             yield chromium
         finally:
             chromium.close()
+
+
+# --- one build of each site, shared by every browser module ------------------------------------
+
+
+@dataclass(frozen=True)
+class BuiltSite:
+    """A site built with `improvements build --site` and served; read by the tests, never changed."""
+
+    name: str
+    root: Path
+    url: str
+
+
+def _glm5(dest: Path) -> Path:
+    # In a git repository of its own, as the shipped campaign is: its undated records take the
+    # day of their first commit.
+    return git_campaign(dest, with_docs=True)
+
+
+def _glm5_imported(dest: Path) -> Path:
+    # The shipped campaign with imported runs: one into record 02, two into the baseline.
+    root = copy_campaign(dest, with_docs=True)
+    for args in (
+        (str(FIXTURES / "provenance" / "deepseek-h200-decode.jsonl"), "--record", "02"),
+        (str(FIXTURES / "import" / "sglang-bench-serving-2026.jsonl"), "--baseline"),
+    ):
+        res = run_cli("import", "--root", str(root), *args)
+        assert res.returncode == 0, res.stderr
+    return root
+
+
+def _example(name: str) -> Callable[[Path], Path]:
+    def copy(dest: Path) -> Path:
+        shutil.copytree(REPO / "examples" / name, dest, ignore=shutil.ignore_patterns("site"))
+        return dest
+
+    return copy
+
+
+# The sites the browser modules read, by the name their `site` fixture is parametrized with.
+SITES = {
+    "glm5": _glm5,
+    "glm5-imported": _glm5_imported,
+    "h200-decode": _example("h200-decode"),
+    "h200-runner": _example("h200-runner"),
+}
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str], BuiltSite]]:
+    """`built_site(name)`: the site of SITES[name], built once a test run and served on a free port.
+
+    Building a site with mkdocs is most of a browser module's cost, and four modules read the
+    same sites: each is built at its first use and kept, read-only, to the end of the session.
+    Under xdist each site's tests are one xdist_group (pytest_collection_modifyitems), so one
+    worker builds it, once.
+    """
+    built: dict[str, BuiltSite] = {}
+    with contextlib.ExitStack() as servers:
+
+        def get(name: str) -> BuiltSite:
+            if name not in built:
+                root = SITES[name](tmp_path_factory.mktemp(f"site-{name}") / name)
+                res = run_cli("build", "--site", "--quiet", cwd=root)
+                assert res.returncode == 0, res.stderr
+                built[name] = BuiltSite(name, root, servers.enter_context(serve_folder(root / "site")))
+            return built[name]
+
+        yield get
+
+
+# A page at each size in the light scheme for what is laid out (colours do not move a box), and a
+# desktop's in the dark scheme too where a test checks colours: no style of the site or of its
+# charts changes a colour by the screen's width, only by the scheme.
+SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
+LAYOUT_VIEWS = [("phone", "light"), ("desktop", "light")]
+COLOUR_VIEWS = [*LAYOUT_VIEWS, ("desktop", "dark")]
+
+
+@contextlib.contextmanager
+def open_page(browser: Browser, size: str, scheme: str, timeout_ms: int = 30_000) -> Iterator[Page]:
+    """A fresh browser context and page at SIZES[size] in the colour scheme `scheme`."""
+    width, height = SIZES[size]
+    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)  # type: ignore[arg-type]
+    context.set_default_timeout(timeout_ms)
+    try:
+        yield context.new_page()
+    finally:
+        context.close()

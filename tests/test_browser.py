@@ -8,7 +8,7 @@ temporary folder only.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,7 +20,7 @@ from generator.checks.validate import require_project
 from generator.project.load import Project
 from generator.views.summary import summary_rows
 
-from conftest import copy_campaign, run_cli, serve_folder
+from conftest import BuiltSite
 
 # A real site built with mkdocs and driven in Chromium: left out of the fast set.
 pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
@@ -48,14 +48,11 @@ class Tab:
     errors: list[str] = field(default_factory=list)
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+@pytest.fixture(scope="module", params=["glm5"])
+def site(request: pytest.FixtureRequest, built_site: Callable[[str], BuiltSite]) -> Site:
     """The shipped campaign built with `improvements build --site`, served on a free local port."""
-    root = copy_campaign(tmp_path_factory.mktemp("browser") / "repo", with_docs=True)
-    proc = run_cli("build", "--site", "--quiet", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    with serve_folder(root / "site") as url:
-        yield Site(root, url, require_project(root))
+    built = built_site(request.param)
+    return Site(built.root, built.url, require_project(built.root))
 
 
 @pytest.fixture

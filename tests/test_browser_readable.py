@@ -8,19 +8,16 @@ inlined so its SVG tooltips work, and opens full size on a click.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from conftest import FIXTURES, copy_campaign, run_cli, serve_folder
+from conftest import COLOUR_VIEWS, BuiltSite, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
-
-TIMEOUT_MS = 30_000
-SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
 
 
 @dataclass
@@ -29,33 +26,21 @@ class Site:
     url: str
 
 
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
+@pytest.fixture(scope="module", params=["glm5-imported"])
+def site(request: pytest.FixtureRequest, built_site: Callable[[str], BuiltSite]) -> Site:
     """The shipped campaign with imported runs (one into record 02, two into the baseline), built."""
-    root = copy_campaign(tmp_path_factory.mktemp("readable") / "repo", with_docs=True)
-    for args in (
-        (str(FIXTURES / "provenance" / "deepseek-h200-decode.jsonl"), "--record", "02"),
-        (str(FIXTURES / "import" / "sglang-bench-serving-2026.jsonl"), "--baseline"),
-    ):
-        assert run_cli("import", "--root", str(root), *args).returncode == 0
-    proc = run_cli("build", "--site", "--quiet", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    with serve_folder(root / "site") as url:
-        yield Site(root, url)
+    built = built_site(request.param)
+    return Site(built.root, built.url)
 
 
 def _page(browser: Browser, size: str, scheme: str) -> Iterator[Page]:
-    width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)  # type: ignore[arg-type]
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        yield context.new_page()
-    finally:
-        context.close()
+    with open_page(browser, size, scheme) as page:
+        yield page
 
 
-@pytest.fixture(params=[(s, c) for s in SIZES for c in ("light", "dark")], ids=lambda p: f"{p[0]}-{p[1]}")
+@pytest.fixture(params=COLOUR_VIEWS, ids=lambda p: f"{p[0]}-{p[1]}")
 def page(request: pytest.FixtureRequest, browser: Browser) -> Iterator[Page]:
+    """Each size in the light scheme, and a desktop in the dark one (the text's contrast)."""
     yield from _page(browser, *request.param)
 
 

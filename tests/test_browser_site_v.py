@@ -1,28 +1,26 @@
-"""Both shipped sites in Chromium at 390 and 1280 px, light and dark: the frontier on the home
+"""Both shipped sites in Chromium at 390 and 1280 px: the frontier on the home
 page, the command's caveats beside it, chart text of at least 11 px, the road as cards on a
 phone, a cue over what scrolls, folded loads, the tier filter, linked sort, dates and search.
 
-One build per site and one browser for the module; each view visits each page once.
+One build per site for every browser module (conftest's built_site) and one browser; each view
+visits each page once. Nothing here depends on the colour scheme, so each view is a light one.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
-from test_gitdates import git_campaign
 
-from conftest import REPO, run_cli, serve_folder
+from conftest import LAYOUT_VIEWS, SIZES, BuiltSite, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
 
 TIMEOUT_MS = 30_000
-SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
 
 
 @dataclass
@@ -33,34 +31,23 @@ class Site:
     record: str  # the first record's page, relative to the site root
 
 
-@pytest.fixture(scope="module", params=["glm5", "h200"])
-def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    base = tmp_path_factory.mktemp(f"site-v-{request.param}")
-    if request.param == "glm5":
-        # In a git repository of its own, so its undated records take the day of their first commit.
-        root = git_campaign(base / "repo", with_docs=True)
-    else:
-        root = base / "h200-decode"
-        shutil.copytree(REPO / "examples" / "h200-decode", root, ignore=shutil.ignore_patterns("site"))
-    proc = run_cli("build", "--site", "--quiet", cwd=root)
-    assert proc.returncode == 0, proc.stderr
+@pytest.fixture(scope="module", params=["glm5", "h200-decode"])
+def site(request: pytest.FixtureRequest, built_site: Callable[[str], BuiltSite]) -> Site:
+    # glm5 is in a git repository of its own, so its undated records take the day of their first commit.
+    built = built_site(request.param)
+    root = built.root
     record = sorted(
         p.relative_to(root / "site").as_posix() for p in (root / "site" / "improvements").glob("*-01-*.html")
     )
-    with serve_folder(root / "site") as url:
-        yield Site(request.param, root, url, record[0])
+    return Site(built.name, root, built.url, record[0])
 
 
-@pytest.fixture(params=[(s, c) for s in SIZES for c in ("light", "dark")], ids=lambda p: f"{p[0]}-{p[1]}")
-def view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+@pytest.fixture(params=LAYOUT_VIEWS, ids=lambda p: f"{p[0]}-{p[1]}")
+def layout_view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+    """Each size, in the light scheme: what this module checks is where things are and their size."""
     size, scheme = request.param
-    width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        yield context.new_page(), size
-    finally:
-        context.close()
+    with open_page(browser, size, scheme, TIMEOUT_MS) as page:
+        yield page, size
 
 
 # Every text of every inlined chart: its rendered font size in CSS px, and whether a heading
@@ -95,8 +82,8 @@ def _charts_read(page: Page, where: str, least: float) -> int:
     return int(found["charts"])
 
 
-def test_every_view(site: Site, view: tuple[Page, str]) -> None:
-    page, size = view
+def test_every_view(site: Site, layout_view: tuple[Page, str]) -> None:
+    page, size = layout_view
     height = SIZES[size][1]
     page.goto(site.url)
     # The frontier of every configuration is on the home page, each point named by a title.
@@ -175,7 +162,7 @@ def test_folded_loads_and_search(site: Site, browser: Browser) -> None:
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     try:
-        if site.name == "h200":
+        if site.name == "h200-decode":
             page.goto(site.url + site.record)
             folded = page.locator("article details.improvements-load")
             assert folded.count() == 5 and all(not d.evaluate("e => e.open") for d in folded.all())

@@ -3,26 +3,26 @@ the home page's first screen, the baseline a runner's records measured, a fronti
 a configuration measured at one load, the experiment on a runner record's page with its
 journal published, a focus ring on the filter, and no chart box wider than the screen.
 
-One build per site and one browser for the module; each view visits each page once.
+One build per site for every browser module (conftest's built_site) and one browser; each view
+visits each page once. What is laid out is checked in the light scheme at both sizes, what is
+coloured on a desktop in the dark scheme too.
 """
 
 from __future__ import annotations
 
 import re
-import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
 
-from conftest import REPO, run_cli, serve_folder
+from conftest import COLOUR_VIEWS, LAYOUT_VIEWS, BuiltSite, open_page
 
 pytestmark = [pytest.mark.browser, pytest.mark.mkdocs]
 
 TIMEOUT_MS = 30_000
-SIZES = {"phone": (390, 844), "desktop": (1280, 860)}
 
 
 @dataclass
@@ -33,25 +33,26 @@ class Site:
 
 
 @pytest.fixture(scope="module", params=["h200-runner", "h200-decode"])
-def site(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Site]:
-    root = tmp_path_factory.mktemp("site-vi") / request.param
-    shutil.copytree(REPO / "examples" / request.param, root, ignore=shutil.ignore_patterns("site"))
-    proc = run_cli("build", "--site", "--quiet", cwd=root)
-    assert proc.returncode == 0, proc.stderr
-    with serve_folder(root / "site") as url:
-        yield Site(request.param, root, url)
+def site(request: pytest.FixtureRequest, built_site: Callable[[str], BuiltSite]) -> Site:
+    built = built_site(request.param)
+    return Site(built.name, built.root, built.url)
 
 
-@pytest.fixture(params=[(s, c) for s in SIZES for c in ("light", "dark")], ids=lambda p: f"{p[0]}-{p[1]}")
+def _view(browser: Browser, size: str, scheme: str) -> Iterator[tuple[Page, str]]:
+    with open_page(browser, size, scheme, TIMEOUT_MS) as page:
+        yield page, size
+
+
+@pytest.fixture(params=COLOUR_VIEWS, ids=lambda p: f"{p[0]}-{p[1]}")
 def view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
-    size, scheme = request.param
-    width, height = SIZES[size]
-    context = browser.new_context(viewport={"width": width, "height": height}, color_scheme=scheme)
-    context.set_default_timeout(TIMEOUT_MS)
-    try:
-        yield context.new_page(), size
-    finally:
-        context.close()
+    """Each size in the light scheme, and a desktop in the dark one: for tests that check colours."""
+    yield from _view(browser, *request.param)
+
+
+@pytest.fixture(params=LAYOUT_VIEWS, ids=lambda p: f"{p[0]}-{p[1]}")
+def layout_view(request: pytest.FixtureRequest, browser: Browser) -> Iterator[tuple[Page, str]]:
+    """Each size, in the light scheme: for tests of where things are (colours move no box)."""
+    yield from _view(browser, *request.param)
 
 
 def _first_screen(page: Page, text: str) -> None:
@@ -126,10 +127,10 @@ def test_the_home_states_the_decisions(site: Site, view: tuple[Page, str]) -> No
     _charts_fit(page, f"{site.name} home, {size}")
 
 
-def test_a_runner_record_shows_how_it_was_run(site: Site, view: tuple[Page, str]) -> None:
+def test_a_runner_record_shows_how_it_was_run(site: Site, layout_view: tuple[Page, str]) -> None:
     if site.name != "h200-runner":
         pytest.skip("only the runner's records were made by `improvements run`")
-    page, size = view
+    page, size = layout_view
     page.goto(site.url + "improvements/h200run-01-sdpa-attention.html")
     heading = page.locator("article h2", has_text="How it was run")
     expect(heading).to_be_visible()
@@ -156,8 +157,8 @@ def test_a_runner_record_shows_how_it_was_run(site: Site, view: tuple[Page, str]
         _charts_fit(page, "record 01, phone widened to 1280")
 
 
-def test_the_filter_shows_keyboard_focus(site: Site, view: tuple[Page, str]) -> None:
-    page, _size = view
+def test_the_filter_shows_keyboard_focus(site: Site, layout_view: tuple[Page, str]) -> None:
+    page, _size = layout_view
     page.goto(site.url + "summary.html")
     box = page.locator("article .improvements-filter input").first
     expect(box).to_be_visible()
@@ -179,8 +180,8 @@ _DECISION_LINES = """() => {
 }"""
 
 
-def test_the_summary_uses_the_width_it_has(site: Site, view: tuple[Page, str]) -> None:
-    page, size = view
+def test_the_summary_uses_the_width_it_has(site: Site, layout_view: tuple[Page, str]) -> None:
+    page, size = layout_view
     if size != "desktop":
         pytest.skip("a phone shows each record as a card")
     page.goto(site.url + "summary.html")

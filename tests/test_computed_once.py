@@ -54,7 +54,6 @@ CALLS_ALLOWED = {
 ONE_BASED = "a 1-based position or file number from an index"
 ALPHA = "the campaign rule's alpha as a confidence level in words: configuration, not measured"
 ARITHMETIC_ALLOWED = {
-    ("views/glance.py", "status_counts"): (1, "counts records per status"),
     ("views/road.py", "step_lines"): (1, "the container line before this one, by its index"),
     ("views/markdown.py", "paragraphs"): (1, "joins an indent and a line (text)"),
     ("views/markdown.py", "code"): (1, "a backtick fence one longer than the longest run inside"),
@@ -67,7 +66,6 @@ ARITHMETIC_ALLOWED = {
     ("views/paths.py", "variant_strip_path"): (2, ONE_BASED),
     ("views/plots.py", "record_series"): (1, "joins a series name and its workload (text)"),
     ("views/road.py", "stack_script"): (2, "the column of the script's comments, in characters"),
-    ("views/road.py", "stack_mark"): (1, ONE_BASED),
     ("views/road.py", "stack_marks"): (1, ONE_BASED),
     ("views/strips.py", "strips"): (3, ONE_BASED),
     ("views/journal.py", "looks_path"): (1, ONE_BASED),

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hashlib
 import json
@@ -22,13 +23,15 @@ import subprocess
 import sys
 import textwrap
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from generator.cli import COMMANDS
 
-from conftest import BENCH, REPO, copy_campaign, run_cli
+from conftest import BENCH, REPO, Run, copy_campaign, run_cli, run_cli_process
 
 # Slow: kills, races and fails builds on purpose, and changes locale and time zone.
 pytestmark = pytest.mark.slow
@@ -119,19 +122,45 @@ INJECT = textwrap.dedent(
 )
 
 
-@pytest.mark.parametrize(("what", "n"), [("replace", 1), ("replace", 2), ("replace", 4), ("write", 1), ("write", 3)])
-def test_failure_mid_build_leaves_previous_outputs(tmp_path: Path, what: str, n: int) -> None:
-    root = _built(tmp_path)
-    before = tree(root, "docs")
-    _retitle(root, "again")
-    hook = tmp_path / "hook"
-    hook.mkdir()
-    (hook / "sitecustomize.py").write_text(INJECT)
-    res = run_cli(
-        "build",
-        cwd=root,
-        env=_env(PYTHONPATH=str(hook), INJECT_ROOT=str(root), INJECT_WHAT=what, INJECT_N=str(n)),
-    )
+def inject(root: str, what: str, n: int, patch: Callable[[str, object], None]) -> None:
+    """Make the Nth os.replace (what="replace") or os.fsync ("write") of a file under `root` raise
+    ENOSPC, as a full disk would: through `patch(name, new)` (a monkeypatch, undone after the
+    test). INJECT, above, does the same in a fresh process, where nothing of the tests loads."""
+    count = 0
+
+    def hit(target: object) -> None:
+        nonlocal count
+        if str(target).startswith(root):
+            count += 1
+            if count == n:
+                raise OSError(errno.ENOSPC, "No space left on device (injected)", str(target))
+
+    if what == "replace":
+        original_replace = os.replace
+
+        def replace(src: Any, dst: Any, *args: Any, **kwargs: Any) -> None:
+            hit(dst)
+            original_replace(src, dst, *args, **kwargs)
+
+        new: object = replace
+    else:
+        original_fsync = os.fsync
+
+        def fsync(fd: Any) -> None:
+            # The file behind the descriptor, however it was opened (open, mkstemp, os.open).
+            try:
+                target = os.readlink(f"/proc/self/fd/{fd if isinstance(fd, int) else fd.fileno()}")
+            except OSError:
+                target = ""
+            hit(target)
+            original_fsync(fd)
+
+        new = fsync
+    name = "replace" if what == "replace" else "fsync"
+    patch(name, new)
+
+
+def _failed_build_then_a_good_one(root: Path, before: Tree, res: Run) -> None:
     assert res.returncode == 1, res.stdout + res.stderr
     assert "Traceback" not in res.stderr
     assert "injected" in res.stderr
@@ -143,6 +172,33 @@ def test_failure_mid_build_leaves_previous_outputs(tmp_path: Path, what: str, n:
     final = tree(root, "docs")
     assert not any(".improvements-tmp-" in p for p in final)
     assert any(b"Piecewise CUDA graphs again" in data for data in final.values())
+
+
+@pytest.mark.parametrize(("what", "n"), [("replace", 1), ("replace", 2), ("replace", 4), ("write", 1), ("write", 3)])
+def test_failure_mid_build_leaves_previous_outputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str, n: int
+) -> None:
+    # The fault injected in this process (the build is the same code either way; the case
+    # below shows it in a fresh process, as a user's build meets it).
+    root = _built(tmp_path)
+    before = tree(root, "docs")
+    _retitle(root, "again")
+    with monkeypatch.context() as patched:
+        inject(str(root), what, n, lambda name, new: patched.setattr(os, name, new))
+        res = run_cli("build", cwd=root)
+    _failed_build_then_a_good_one(root, before, res)
+
+
+def test_failure_mid_build_in_a_fresh_process_leaves_previous_outputs(tmp_path: Path) -> None:
+    root = _built(tmp_path)
+    before = tree(root, "docs")
+    _retitle(root, "again")
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    (hook / "sitecustomize.py").write_text(INJECT)
+    env = _env(PYTHONPATH=str(hook), INJECT_ROOT=str(root), INJECT_WHAT="replace", INJECT_N="2")
+    res = run_cli_process("build", cwd=root, env=env)
+    _failed_build_then_a_good_one(root, before, res)
 
 
 # --- invalid input writes nothing -----------------------------------------------------------

@@ -3,39 +3,13 @@
 from __future__ import annotations
 
 import datetime as dt
-import os
 import subprocess
 from pathlib import Path
 
 from generator.base.gitdates import first_committed
 from generator.checks.validate import require_project
 
-from conftest import copy_campaign, run_cli
-
-
-def commit_all(root: Path, when: str, message: str, *, committed: str | None = None) -> None:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_DATE": when,
-        "GIT_COMMITTER_DATE": committed or when,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    for args in (["add", "-A"], ["commit", "-q", "--no-gpg-sign", "-m", message]):
-        subprocess.run(["git", "-C", str(root), *args], check=True, env=env, capture_output=True)
-
-
-def git_campaign(dest: Path, *, with_docs: bool = False) -> Path:
-    """The shipped campaign in a git repository of its own: added on 2024-03-05, edited on 2025-01-02."""
-    root = copy_campaign(dest, with_docs=with_docs)
-    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
-    commit_all(root, "2024-03-05T10:00:00+00:00", "add")
-    record = next((root / "improvements").glob("03-*.yaml"))
-    record.write_text(record.read_text() + "\n")
-    commit_all(root, "2025-01-02T10:00:00+00:00", "edit")
-    return root
+from conftest import commit_all, copy_campaign, git_campaign, run_cli
 
 
 def test_first_commit_day_outside_git_none(tmp_path: Path) -> None:

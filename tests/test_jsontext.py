@@ -46,6 +46,7 @@ _values = st.recursive(
 )
 
 
+@pytest.mark.slow  # Hypothesis
 @settings(max_examples=300, deadline=None)
 @given(_values, st.sampled_from(["", "  ", "    "]))
 def test_generated_values_to_the_byte(value: object, margin: str) -> None:

@@ -207,6 +207,7 @@ def test_md_escape(text: str, expected: str) -> None:
     assert str(md_escape(text)) == expected
 
 
+@pytest.mark.slow  # Hypothesis
 @settings(max_examples=400, deadline=None)
 @given(st.text(alphabet=st.sampled_from("ab |`&<>[]{}\\\n*_"), max_size=12), st.booleans())
 def test_md_escape_short_cut_agrees_with_the_walk(text: str, pipes: bool) -> None:

@@ -278,6 +278,7 @@ def _scripts(root: Path) -> dict[str, str]:
     return out
 
 
+@pytest.mark.slow  # runs each printed script under bash, a fresh process each
 @pytest.mark.parametrize(("change", "calls", "argv", "env"), [c[1:] for c in RUNS], ids=[c[0] for c in RUNS])
 def test_every_printed_script_runs_exactly_what_the_record_says(
     tmp_path: Path,
@@ -314,6 +315,7 @@ def test_check_refuses_what_bash_would_not_run_as_printed(tmp_path: Path, change
     assert first_hidden(check.stderr, "\n") is None
 
 
+@pytest.mark.slow  # runs the old script under bash
 def test_the_issue_case_refused_and_what_it_would_have_run(tmp_path: Path, stubs: dict[str, str]) -> None:
     # One record's step leaves bash inside a quote; another's quoted flag value then runs as code.
     step, flag = "stubpre $'\\'' x'", "--name ';touch PWNED;#'"
@@ -329,6 +331,7 @@ def test_the_issue_case_refused_and_what_it_would_have_run(tmp_path: Path, stubs
     assert (work / "PWNED").exists()
 
 
+@pytest.mark.slow  # runs the printed scripts under bash
 def test_a_mapping_value_is_one_argument_on_the_page_and_in_the_report(tmp_path: Path, stubs: dict[str, str]) -> None:
     value = '{"method":"eagle3","num_speculative_tokens":3}'
     change = {

@@ -593,6 +593,7 @@ _REPETITIONS = hst.lists(
 )
 
 
+@pytest.mark.slow  # Hypothesis
 @settings(max_examples=400, deadline=None)
 @given(_REPETITIONS)
 def test_the_sums_and_sds_are_numpys_to_the_bit(values: list[float]) -> None:

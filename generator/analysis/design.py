@@ -186,9 +186,7 @@ def design(
     n = (len(own), len(base))
     both = (origins[0], origins[1])
     starts = (_starts(both[0], n[0]), _starts(both[1], n[1]))
-    spans: list[tuple[str, str] | None] = []
-    for s in starts:
-        spans.append((min(s).isoformat(), max(s).isoformat()) if s else None)
+    spans = [(min(s).isoformat(), max(s).isoformat()) if s else None for s in starts]
     gaps = None
     if paired and starts[0] and starts[1] and n[0] == n[1]:
         apart = [abs((a - b).total_seconds()) for a, b in zip(starts[0], starts[1], strict=True)]

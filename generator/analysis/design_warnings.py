@@ -33,23 +33,18 @@ def design_problems(analysis: Analysed) -> list[Problem]:
         rec = entry.file
         shown = rel(rec.path, root)
         for path, res in entry.placed_results():
-            found = findings(res)
-            if not found:
-                continue
             # Looked up only for a result warned about: a file's positions cost a second parse.
-            line, col = rec.positions.of(path)
-            for code, text in found:
-                out.append(
-                    Problem(
-                        shown,
-                        line,
-                        col,
-                        code,
-                        f"result `{res.result.label}`: {text}",
-                        _HINTS[code],
-                        severity="warning",
-                    )
+            out += [
+                Problem(
+                    shown,
+                    *rec.positions.of(path),
+                    code,
+                    f"result `{res.result.label}`: {text}",
+                    _HINTS[code],
+                    severity="warning",
                 )
+                for code, text in findings(res)
+            ]
     return out
 
 

@@ -23,6 +23,7 @@ counted, never drawn on another statistic.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
@@ -260,10 +261,7 @@ def campaign_frontier(
 
 def unshared(configurations: Sequence[Configuration]) -> tuple[str, ...]:
     """The configurations that share no (workload, load) with any other: nothing to compare them with."""
-    seen: dict[tuple[str, str], int] = {}
-    for c in configurations:
-        for p in c.points:
-            seen[(c.workload, p.load_text)] = seen.get((c.workload, p.load_text), 0) + 1
+    seen = Counter((c.workload, p.load_text) for c in configurations for p in c.points)
     return tuple(c.label for c in configurations if all(seen[(c.workload, p.load_text)] == 1 for p in c.points))
 
 

@@ -137,13 +137,6 @@ def deciders(
     return tuple(out)
 
 
-def decider(
-    record: Record, own: Sequence[ResolvedResult], by_variant: Sequence[Sequence[ResolvedResult]]
-) -> Decider | None:
-    """The record's first own `decided_by` read on its numbers (`deciders`); None without one."""
-    return next((d for d in deciders(record, own, by_variant) if d.owner is None), None)
-
-
 def _read(
     d: DecidedBy,
     results: Sequence[ResolvedResult],

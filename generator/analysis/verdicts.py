@@ -41,12 +41,10 @@ def status_problems(analysis: Analysed) -> list[Problem]:
             continue
         c = primary.comparison
         change = "" if c.change_percent is None else f" ({fmt_percent(c.change_percent)}, n={c.n} vs {c.baseline_n})"
-        line, col = rec.positions.of(("status",))
         out.append(
             Problem(
                 rel(rec.path, root),
-                line,
-                col,
+                *rec.positions.of(("status",)),
                 "status-contradicts-evidence",
                 f"status `{status}` contradicts the evidence: `{primary.metric}` in result `{primary.label}` "
                 f"is `{c.decision}`{change}",
@@ -208,12 +206,10 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
             for whose, side in (("the record", s.record), ("the baseline", s.baseline)):
                 found = side.capacity
                 if found is not None and found.grid_warning:
-                    line, col = rec.positions.of(("results",))
                     out.append(
                         Problem(
                             shown,
-                            line,
-                            col,
+                            *rec.positions.of(("results",)),
                             "coarse-sweep",
                             f"capacity of {whose} ({s.workload}): {found.grid_warning}",
                             "add a load between the two",
@@ -222,7 +218,6 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
                     )
         primary = entry.primary
         if rec.record.status == "adopted" and primary is not None and primary.guardrail_broken:
-            line, col = rec.positions.of(("status",))
             broken = ", ".join(
                 f"`{g.metric}` (margin {fmt_number(g.margin)}%"
                 + (f", change {fmt_percent(g.change_percent)}" if g.change_percent is not None else "")
@@ -233,8 +228,7 @@ def evidence_problems(analysis: Analysed) -> list[Problem]:
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *rec.positions.of(("status",)),
                     "guardrail-broken",
                     f"adopted, but result `{primary.label}` breaks its guardrail {broken}: "
                     "shown worse beyond the margin",

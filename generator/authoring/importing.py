@@ -13,9 +13,9 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 from generator.authoring.link_runs import campaign_mapping, link, read_all, unique_runs, write_all
-from generator.authoring.records import find_record, locate_record
+from generator.authoring.records import find_record, lock_target
 from generator.base.fsio import edit_lock
-from generator.base.problems import CommandError, ProblemsFound, Report, rel
+from generator.base.problems import ProblemsFound, Report, rel
 from generator.checks.validate import require_project
 from generator.project.load import Project
 from generator.project.runs.parse import ParsedFile
@@ -41,9 +41,11 @@ def import_files(
     """
     # Locked from the first read to the write: two imports into one record, or an import beside
     # `status`, queue up instead of the later write dropping the earlier one's links.
-    with edit_lock(repo, _lock_target(repo, record_ref, baseline)):
+    campaign = repo / "improvements" / "campaign.yaml"
+    edited = campaign if baseline or record_ref is None else lock_target(repo, record_ref)
+    with edit_lock(repo, edited):
         project = require_project(repo)
-        target = project.campaign_file.path if baseline else _record_path(project, record_ref or "")
+        target = project.campaign_file.path if baseline else find_record(project, Report(), record_ref or "")
 
         mapping = campaign_mapping(project, format_name) if format_name is not None else None
         with progress(files) as shown_files:
@@ -94,19 +96,3 @@ def _warn_provenance(project: Project, parsed: list[ParsedFile]) -> None:
                 if (where, what) not in seen:
                     seen.add((where, what))
                     sys.stderr.write(f"warning: {where}: {what} (improvements/campaign.yaml)\n")
-
-
-def _lock_target(repo: Path, ref: str | None, baseline: bool) -> Path:
-    """The file the import will edit, named before the campaign is loaded (a ref that names no
-    record is reported after the campaign's own problems, as before)."""
-    folder = repo / "improvements"
-    if baseline or ref is None:
-        return folder / "campaign.yaml"
-    try:
-        return locate_record(folder, ref)
-    except CommandError:
-        return folder
-
-
-def _record_path(project: Project, ref: str) -> Path:
-    return find_record(project, Report(), ref)

@@ -53,6 +53,16 @@ def locate_record(improvements: Path, ref: str) -> Path:
     return hits[0]
 
 
+def lock_target(repo: Path, ref: str) -> Path:
+    """The record file an edit will change, named before the campaign is loaded (to lock it first);
+    a ref that names no record is reported after the campaign's own problems, as without the lock."""
+    folder = repo / "improvements"
+    try:
+        return locate_record(folder, ref)
+    except CommandError:
+        return folder
+
+
 def _is_number(ref: str) -> bool:
     # ASCII only: str.isdigit and int() also take Arabic-Indic and fullwidth digits.
     return ref.isascii() and ref.isdigit()
@@ -177,21 +187,29 @@ def with_cli_hint(problem: Problem, status: str, verdict: str | None) -> Problem
 RUNS_GRACE_S = 5.0
 
 
-@contextlib.contextmanager
-def no_run_going(repo: Path, verb: str) -> Iterator[None]:
+def no_run_going(repo: Path, verb: str) -> contextlib.AbstractContextManager[None]:
     """The campaign's runs lock, alone: a command that moves or adds records waits a few seconds
     for the runs going to end, then stops and says what to do (a run may go on for hours; each
     links its runs into the records when it ends, and `check` must pass then)."""
+    return runs_held(
+        repo,
+        shared=False,
+        busy=f"an `improvements run` is going in this campaign; it links its runs into the records when it ends, "
+        f"so `improvements {verb}` changes no record until then: run it again once the run has ended",
+    )
+
+
+@contextlib.contextmanager
+def runs_held(repo: Path, *, shared: bool, busy: str) -> Iterator[None]:
+    """The campaign's runs lock (`base.fsio.runs_lock`), waited for a few seconds; CommandError(busy)
+    when it stays taken. Only the taking says `busy`: a LockBusy of the work under it is its own."""
     from generator.base.fsio import LockBusy, runs_lock
 
     try:
-        held = runs_lock(repo, shared=False, wait=RUNS_GRACE_S)
+        held = runs_lock(repo, shared=shared, wait=RUNS_GRACE_S)
         held.__enter__()
     except LockBusy:
-        raise CommandError(
-            f"an `improvements run` is going in this campaign; it links its runs into the records when it ends, "
-            f"so `improvements {verb}` changes no record until then: run it again once the run has ended"
-        ) from None
+        raise CommandError(busy) from None
     with contextlib.ExitStack() as stack:
         stack.push(held)
         yield

@@ -15,14 +15,14 @@ from generator.authoring.edit import Document, delete_key, set_key, write_edited
 from generator.authoring.records import (
     check_edited,
     find_record,
-    locate_record,
+    lock_target,
     open_blockers,
     problems_of,
     resolve_blockers,
     with_cli_hint,
 )
 from generator.base.fsio import edit_lock
-from generator.base.problems import CommandError, ProblemsFound, Report, UsageProblem, rel
+from generator.base.problems import ProblemsFound, Report, UsageProblem, rel
 from generator.checks.validate import load_project
 from generator.model.record import Record
 
@@ -38,7 +38,7 @@ def change_status(
     """
     # Locked from the first read to the write, so a concurrent edit of the file (another
     # `status`, an `import`) is seen, never overwritten.
-    with edit_lock(repo, _lock_target(repo, record)):
+    with edit_lock(repo, lock_target(repo, record)):
         report = Report()
         project = load_project(repo, report)
         if project is None:
@@ -96,13 +96,3 @@ def change_status(
         for p in problems:
             sys.stderr.write(p.text() + "\n")
     return True
-
-
-def _lock_target(repo: Path, ref: str) -> Path:
-    """The record file the edit will change, named before the campaign is loaded; a ref that names
-    no record is reported after the campaign's own problems, as without the lock."""
-    folder = repo / "improvements"
-    try:
-        return locate_record(folder, ref)
-    except CommandError:
-        return folder

@@ -47,6 +47,16 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~umask
 
 
+def _write_fd(fd: int, data: bytes | str, *, sync: bool) -> None:
+    """`data` into the open file `fd` (closed after), a chunk at a time; synced to disk when `sync`."""
+    with os.fdopen(fd, "wb") as fh:
+        for chunk in encoded_chunks(data):
+            fh.write(chunk)
+        fh.flush()
+        if sync:
+            os.fsync(fh.fileno())
+
+
 def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
     """A new temporary file beside `target` holding `data`, with `target`'s mode; synced unless `sync` is False.
 
@@ -57,12 +67,7 @@ def write_temp(target: Path, data: bytes | str, *, sync: bool = True) -> Path:
     # leave room for its temporary (`bad-filename` guards the page names themselves).
     fd, name = tempfile.mkstemp(prefix=TMP_PREFIX, dir=target.parent)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in encoded_chunks(data):
-                fh.write(chunk)
-            fh.flush()
-            if sync:
-                os.fsync(fh.fileno())
+        _write_fd(fd, data, sync=sync)
         os.chmod(name, _mode_for(target))
     except BaseException:
         with contextlib.suppress(OSError):
@@ -149,11 +154,7 @@ def _create_in_place(path: Path, data: bytes | str) -> bool:
     except FileExistsError:
         return False
     try:
-        with os.fdopen(fd, "wb") as fh:
-            for chunk in encoded_chunks(data):
-                fh.write(chunk)
-            fh.flush()
-            os.fsync(fh.fileno())
+        _write_fd(fd, data, sync=True)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(path)

@@ -11,6 +11,7 @@ import functools
 import json
 import os
 import re
+from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -197,10 +198,7 @@ def _grouped(problems: list[Problem]) -> list[str]:
         lines.append(p.text())
         if len(same) > 1:
             # A place with several warnings of the cause (one per metric of a result) is named once.
-            places: dict[str, int] = {}
-            for q in same[1:]:
-                place = printable(f"{q.path}:{q.line}:{q.col}")
-                places[place] = places.get(place, 0) + 1
+            places = Counter(printable(f"{q.path}:{q.line}:{q.col}") for q in same[1:])
             where = ", ".join(f"{k} (x{n})" if n > 1 else k for k, n in places.items())
             lines.append(f"  and {len(same) - 1} more like it ({p.code}; --verbose shows each): {where}")
     return lines

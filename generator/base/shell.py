@@ -68,18 +68,15 @@ def bash_read(texts: Sequence[str]) -> list[Reading] | None:
         return None
     # bash cannot be given a NUL; `check` refuses one before this (a control character).
     unique = [t for t in dict.fromkeys(texts) if "\0" not in t]
-    env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV")}
-    # English messages, whatever the user's locale; bytes beyond ASCII are word characters either way.
-    env["LC_ALL"] = "C"
     shares = max(1, min(os.cpu_count() or 1, len(unique) // CHUNK))
     chunks = [unique[i::shares] for i in range(shares)]
     if shares == 1:
-        answers = [_read_chunk(bash, env, unique)]
+        answers = [_read_chunk(bash, unique)]
     else:
         from concurrent.futures import ThreadPoolExecutor
 
         with ThreadPoolExecutor(shares) as pool:
-            answers = list(pool.map(lambda chunk: _read_chunk(bash, env, chunk), chunks))
+            answers = list(pool.map(lambda chunk: _read_chunk(bash, chunk), chunks))
     found: dict[str, Reading] = {}
     for answer in answers:
         if answer is None:
@@ -89,11 +86,17 @@ def bash_read(texts: Sequence[str]) -> list[Reading] | None:
     return [found.get(t, nul) for t in texts]
 
 
-def _read_chunk(bash: str, env: dict[str, str], texts: list[str]) -> dict[str, Reading] | None:
+def _bash(bash: str, script: str, args: list[str], functions: dict[str, str], stdin: bytes) -> bytes | None:
+    """What `script` prints run by bash with `args`, no start-up file and `functions` imported
+    from the environment; None when bash fails or does not answer in time."""
+    env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV") and not k.startswith("BASH_FUNC_")}
+    # English messages, whatever the user's locale; bytes beyond ASCII are word characters either way.
+    env["LC_ALL"] = "C"
+    env.update((f"BASH_FUNC_{name}%%", "() {\n" + body + "\n}") for name, body in functions.items())
     try:
         done = subprocess.run(
-            [bash, "--norc", "--noprofile", "-c", _DRIVER, "bash"],
-            input="".join(t + "\0" for t in texts).encode("utf-8", "surrogateescape"),
+            [bash, "--norc", "--noprofile", "-c", script, "bash", *args],
+            input=stdin,
             capture_output=True,
             env=env,
             timeout=TIMEOUT_S,
@@ -101,8 +104,13 @@ def _read_chunk(bash: str, env: dict[str, str], texts: list[str]) -> dict[str, R
         )
     except (OSError, subprocess.TimeoutExpired):
         return None
-    parts = done.stdout.decode("utf-8", "replace").split("\0")
-    if done.returncode != 0 or len(parts) != 2 * len(texts) + 1:
+    return done.stdout if done.returncode == 0 else None
+
+
+def _read_chunk(bash: str, texts: list[str]) -> dict[str, Reading] | None:
+    out = _bash(bash, _DRIVER, [], {}, "".join(t + "\0" for t in texts).encode("utf-8", "surrogateescape"))
+    parts = None if out is None else out.decode("utf-8", "replace").split("\0")
+    if parts is None or len(parts) != 2 * len(texts) + 1:
         return None
     found: dict[str, Reading] = {}
     for i, text in enumerate(texts):
@@ -328,23 +336,10 @@ def bash_parsed(texts: Sequence[str]) -> list[str | None] | None:
 
 
 def _parse_batch(bash: str, texts: list[str]) -> dict[str, str | None] | None:
-    env = {k: v for k, v in os.environ.items() if k not in ("BASH_ENV", "ENV") and not k.startswith("BASH_FUNC_")}
-    env["LC_ALL"] = "C"
     names = [f"improvements_text_{i}" for i in range(len(texts))]
-    for name, text in zip(names, texts, strict=True):
-        env[f"BASH_FUNC_{name}%%"] = "() {\n" + text + "\n}"
-    try:
-        done = subprocess.run(
-            [bash, "--norc", "--noprofile", "-c", _CANON, "bash", *names],
-            capture_output=True,
-            env=env,
-            timeout=TIMEOUT_S,
-            check=False,
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    parts = done.stdout.decode("utf-8", "surrogateescape").split("\0")
-    if done.returncode != 0 or len(parts) != len(texts) + 1:
+    out = _bash(bash, _CANON, names, dict(zip(names, texts, strict=True)), b"")
+    parts = None if out is None else out.decode("utf-8", "surrogateescape").split("\0")
+    if parts is None or len(parts) != len(texts) + 1:
         return None
     found: dict[str, str | None] = {}
     for name, text, part in zip(names, texts, parts, strict=False):

@@ -37,12 +37,10 @@ def evidence_problems(project: Project) -> list[Problem]:
             if why is None:
                 continue
             at = (*loc, "run") if isinstance(result.run, str) else (*loc, "run", k)
-            line, col = pos.of(at)
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of(at),
                     "evidence-mismatch",
                     f"run `{rid}`: its kept raw file {why}",
                     "restore it from version control (`git checkout -- results/raw`), or remove the result "

@@ -63,24 +63,20 @@ def _rerun_problems(
     results: list[Result], shown: str, pos: Positions, base_loc: tuple[str | int, ...]
 ) -> list[Problem]:
     """A warning at each result a later plan of its comparison replaces: shown, never used."""
-    out = []
-    for i, j in reruns.replaced(results).items():
-        line, col = pos.of((*base_loc, i))
-        out.append(
-            Problem(
-                shown,
-                line,
-                col,
-                "rerun-unused",
-                f"result `{results[i].label}` is an earlier run of a comparison a later plan measured "
-                f"again: the headline, the summary and references by load read `{results[j].label}`, "
-                "not this one",
-                "keep it as the record of that run, or remove it; to pool the runs of several plans, see "
-                "docs/guide/decisions.md, several runs of one comparison",
-                severity="warning",
-            )
+    return [
+        Problem(
+            shown,
+            *pos.of((*base_loc, i)),
+            "rerun-unused",
+            f"result `{results[i].label}` is an earlier run of a comparison a later plan measured "
+            f"again: the headline, the summary and references by load read `{results[j].label}`, "
+            "not this one",
+            "keep it as the record of that run, or remove it; to pool the runs of several plans, see "
+            "docs/guide/decisions.md, several runs of one comparison",
+            severity="warning",
         )
-    return out
+        for i, j in reruns.replaced(results).items()
+    ]
 
 
 def _result_problems(
@@ -95,12 +91,10 @@ def _result_problems(
     out: list[Problem] = []
     typed = [k for k in ("metrics", "baseline") if result.run is not None and getattr(result, k)]
     if typed:
-        line, col = pos.of((*loc, typed[0]), key=True)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of((*loc, typed[0]), key=True),
                 "invalid-value",
                 f"result `{result.label}` names run `{result.run}` and also types `{typed[0]}`",
                 "an imported run's numbers and its baseline's come from the run files; remove the typed ones",
@@ -124,13 +118,11 @@ def _result_problems(
     first = runs[result.run_ids[0]] if resolvable and result.run_ids else None
     found = match(project, result, first) if rec is not None and first is not None else None
     if found is not None and found.ambiguous:
-        line, col = pos.of(loc)
         listed = "; ".join(f"`{c.id}` ({name_text(c)})" for c in found.ambiguous)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(loc),
                 "no-baseline",
                 f"result `{result.label}` has an ambiguous baseline: {len(found.ambiguous)} baseline runs "
                 f"match its workload and load but are different configurations: {listed}; "
@@ -146,12 +138,10 @@ def _result_problems(
         and (result.metrics or result.run)
         and result_numbers(project, result, rec).no_baseline
     ):
-        line, col = pos.of(loc)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(loc),
                 "no-baseline",
                 f"result `{result.label}` has no baseline: its numbers are shown without a delta",
                 "add `baseline` numbers, import a baseline run with `improvements import --baseline`, "
@@ -166,12 +156,10 @@ def _result_problems(
     allowed = declared_settings(variants.change_for(rec.record, result), project.campaign.baseline.command)
     diffs = sorted({d for rid in result.run_ids for b in found.runs for d in differences(runs[rid], b, allowed)})
     if diffs:
-        line, col = pos.of(loc)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(loc),
                 "not-comparable",
                 f"result `{result.label}` differs from its baseline in more than the record's change: "
                 + "; ".join(diffs),
@@ -192,12 +180,10 @@ def _repeat_problems(
     first = configuration(runs[ids[0]])
     for j, rid in enumerate(ids[1:], 1):
         if configuration(runs[rid]) != first:
-            line, col = pos.of((*loc, "run", j))
             return [
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of((*loc, "run", j)),
                     "invalid-value",
                     f"result `{result.label}` lists run `{rid}` as a repetition of `{ids[0]}`, but the two are "
                     "different configurations (another benchmark, load, workload or name)",
@@ -218,12 +204,10 @@ def _paired_problems(
             continue
         n, base_n = stat(value).n, stat(base).n
         if n != base_n:
-            line, col = pos.of((*loc, "paired"), key=True)
             return [
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of((*loc, "paired"), key=True),
                     "invalid-value",
                     f"result `{result.label}` is `paired: true` but `{name}` has {n} repetition(s) here and "
                     f"{base_n} in its baseline; paired repetitions are matched by position",
@@ -237,12 +221,10 @@ def _other_setup(
     project: Project, result: Result, run: Run, shown: str, pos: Positions, loc: tuple[str | int, ...]
 ) -> list[Problem]:
     """A warning per fact where the run's file names another model or engine than campaign.yaml."""
-    line, col = pos.of((*loc, "run"))
     return [
         Problem(
             shown,
-            line,
-            col,
+            *pos.of((*loc, "run")),
             "other-setup",
             f"result `{result.label}` names run `{run.id}`, and {what} (the file's `{key}`)",
             "import the file into the campaign it was measured for, or say in the result's `note` why it belongs here",

@@ -79,12 +79,10 @@ def _own_guardrails(project: Project) -> list[Problem]:
     for loaded, primary, guardrails, loc in places:
         if primary is None or not guardrails or primary not in guardrails:
             continue
-        line, col = loaded.positions.of((*loc, "guardrails", primary), key=True)
         out.append(
             Problem(
                 rel(loaded.path, project.root),
-                line,
-                col,
+                *loaded.positions.of((*loc, "guardrails", primary), key=True),
                 "invalid-value",
                 f"`{primary}` is the primary metric and one of its own guardrails",
                 "a guardrail is another metric a win must not make worse; remove this one",
@@ -257,12 +255,10 @@ def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
             continue
         if variant.value in seen:
             first = record.variants[seen[variant.value]]
-            line, col = rec.positions.of(("variants", i, "value"))
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *rec.positions.of(("variants", i, "value")),
                     "invalid-value",
                     f"variant `{variant.label}` has the value of variant `{first.label}`",
                     "each candidate variant is one value of the setting: merge the two, or correct the value; "
@@ -276,13 +272,11 @@ def _variant_problems(project: Project, rec: RecordFile) -> list[Problem]:
         # A change the source stated counts: its points are drawn as stated (`views.variants`).
         measured = {name for result in all_results(record) for name in (*result.metrics, *result.reported_change)}
         if sweep.metric not in measured:
-            line, col = rec.positions.of(("sweep", "metric"))
             listed = ", ".join(f"`{n}`" for n in sorted(measured)) or "none"
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *rec.positions.of(("sweep", "metric")),
                     "invalid-value",
                     f"no variant measures `{sweep.metric}`, the metric the sweep's chart plots",
                     f"the variants measure: {listed}",

@@ -13,12 +13,10 @@ def variant_problems(record: Record, pos: Positions, shown: str) -> list[Problem
     out: list[Problem] = []
     kept = [i for i, v in enumerate(record.variants) if v.outcome == "retained"]
     for i in kept[1:]:
-        line, col = pos.of(("variants", i, "outcome"))
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(("variants", i, "outcome")),
                 "invalid-value",
                 f"variant `{record.variants[i].label}` is retained, and so is `{record.variants[kept[0]].label}`",
                 "a record retains one variant; split the others into records of their own",
@@ -27,12 +25,10 @@ def variant_problems(record: Record, pos: Positions, shown: str) -> list[Problem
     labels: dict[str, int] = {}
     for i, v in enumerate(record.variants):
         if v.label in labels:
-            line, col = pos.of(("variants", i, "label"))
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of(("variants", i, "label")),
                     "duplicate-label",
                     f"label `{v.label}` is already used by variant {labels[v.label] + 1}",
                 )
@@ -66,25 +62,21 @@ def _sweep_problems(record: Record, pos: Positions, shown: str) -> list[Problem]
     for i, v in enumerate(record.variants):
         # A diagnostic run (a 2-GPU isolation run) measures beside the sweep, not a value of it.
         if v.value is None and v.outcome != "diagnostic":
-            line, col = pos.of(("variants", i), key=False)
             out.append(
                 Problem(
                     shown,
-                    line,
-                    col,
+                    *pos.of(("variants", i), key=False),
                     "missing-field",
                     f"variant `{v.label}` of a sweep needs `value`: the setting of `{record.sweep.parameter}` it ran",
                 )
             )
     wanted = record.sweep.result
     if wanted is not None and not any(r.label == wanted for v in record.variants for r in v.results):
-        line, col = pos.of(("sweep", "result"))
         labels = sorted({r.label for v in record.variants for r in v.results})
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(("sweep", "result")),
                 "unknown-result",
                 f"no variant has a result labelled `{wanted}`",
                 f"the variants' results are labelled: {', '.join(f'`{x}`' for x in labels) or 'none'}",
@@ -92,12 +84,10 @@ def _sweep_problems(record: Record, pos: Positions, shown: str) -> list[Problem]
         )
     kinds = {isinstance(v.value, float) for v in record.variants if v.value is not None}
     if len(kinds) > 1:
-        line, col = pos.of(("sweep",), key=True)
         out.append(
             Problem(
                 shown,
-                line,
-                col,
+                *pos.of(("sweep",), key=True),
                 "invalid-value",
                 "a sweep's values are all numbers or all text, not both",
                 "quote the numbers, or write the text values as numbers",

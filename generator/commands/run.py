@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
@@ -13,11 +12,12 @@ from generator.analysis.comparison import FAIL_ON
 from generator.cli import resolve_root, root_option
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Callable
 
     from generator.analysis.comparison import FailOn
     from generator.analysis.plan_power import Noise
     from generator.project.load import Project, RecordFile
+    from generator.runner.execute import Outcome, Parse
     from generator.runner.finish import Decided
     from generator.runner.journal import Journal, State
     from generator.runner.plan import PlannedRun
@@ -157,6 +157,7 @@ def command(
     Longer than most: every option's check before anything runs, then the dry run or the run
     under both locks (one runner a record, no renumber or new beside it), in that order.
     """
+    from generator.authoring.records import runs_held
     from generator.base.fsio import LockBusy, edit_lock_now
     from generator.base.problems import CommandError
     from generator.checks.validate import require_project
@@ -195,7 +196,12 @@ def command(
         # runner still going.
         with (
             edit_lock_now(repo, repo / "results" / "journal" / f"{rec.slug}.run", wait=RUN_LOCK_GRACE_S),
-            _beside_other_runs(repo),
+            # The runs lock, shared with other records' runs; `renumber` and `new` wait for it.
+            runs_held(
+                repo,
+                shared=True,
+                busy="`improvements renumber` or `improvements new` is changing the records: run again once it ends",
+            ),
         ):
             decided = _run(
                 repo,
@@ -217,24 +223,6 @@ def command(
     _print_decided(rec.slug, decided, fmt, cast("FailOn | None", fail_on))
 
 
-@contextlib.contextmanager
-def _beside_other_runs(repo: Path) -> Iterator[None]:
-    """The campaign's runs lock, shared with other records' runs; `renumber` and `new` wait for it."""
-    from generator.base.fsio import LockBusy, runs_lock
-    from generator.base.problems import CommandError
-
-    try:
-        held = runs_lock(repo, shared=True, wait=RUN_LOCK_GRACE_S)
-        held.__enter__()
-    except LockBusy:
-        raise CommandError(
-            "`improvements renumber` or `improvements new` is changing the records: run again once it ends"
-        ) from None
-    with contextlib.ExitStack() as stack:
-        stack.push(held)
-        yield
-
-
 def _run(
     repo: Path,
     project: Project,
@@ -254,7 +242,6 @@ def _run(
     # step reading only what the one before journalled, so a kill between any two loses nothing.
     from generator.base.problems import CommandError
     from generator.runner import session
-    from generator.runner.execute import Interrupted, Runner
     from generator.runner.finish import decide, resume_command
     from generator.runner.journal import State, read
     from generator.runner.powerplan import designed
@@ -271,26 +258,12 @@ def _run(
         sys.stderr.write("".join(line + "\n" for line in lines))
         journal = session.start_journal(project, plan)
         state = State(plan, [])
-    runner = Runner(
-        repo,
-        state,
-        journal,
-        session.parser(project, state.plan.settings.format),
-        keep_going=keep_going,
-        progress=_progress(),
-        say=_say,
-    )
-    sys.stderr.write(f"plan {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
     tried = set(state.attempts)  # the runs an earlier runner started: what a resume runs again
     again = resume_command(rec.slug, state.plan.id, given_root)
-    try:
-        outcome = runner.execute()
-        _say("")
-        if resume:
-            sys.stderr.write(reran_line(outcome, tried) + "\n")
-    except Interrupted as why:
-        sys.stderr.write(f"\nstopped by {why}: every process it started is stopped; `{again}` goes on\n")
-        sys.exit(130)
+    parse = session.parser(project, state.plan.settings.format)
+    outcome = _execute(repo, "plan", state, journal, parse, keep_going, f"; `{again}` goes on")
+    if resume:
+        sys.stderr.write(reran_line(outcome, tried) + "\n")
     if outcome.failed and not keep_going:
         raise CommandError(
             f"run {outcome.failed[-1]} failed (its log's last lines are above and in "
@@ -313,21 +286,13 @@ def _run_pilot(
     """Run the pilot's blocks and read the noise they measured; its journal is under results/journal/pilot/."""
     from generator.base.problems import CommandError
     from generator.runner import session
-    from generator.runner.execute import Interrupted, Runner
     from generator.runner.journal import State, read
     from generator.runner.powerplan import pilot_noise, pilot_plan
 
     plan = pilot_plan(project, rec, blocks, seed, loads)
     journal = session.start_journal(project, plan)
     parse = session.parser(project, plan.settings.format)
-    sys.stderr.write(f"pilot {plan.id}: {len(plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
-    runner = Runner(repo, State(plan, []), journal, parse, keep_going=keep_going, progress=_progress(), say=_say)
-    try:
-        outcome = runner.execute()
-        _say("")
-    except Interrupted as why:
-        sys.stderr.write(f"\nstopped by {why} during the pilot: every process it started is stopped\n")
-        sys.exit(130)
+    outcome = _execute(repo, "pilot", State(plan, []), journal, parse, keep_going, "", " during the pilot")
     if outcome.failed and not keep_going:
         raise CommandError(
             f"pilot run {outcome.failed[-1]} failed (its log's tail is in {journal.path.relative_to(repo)}); "
@@ -335,6 +300,23 @@ def _run_pilot(
         )
     metric, _ = session.decided_metric(project, rec)
     return pilot_noise(repo, read(journal.path), parse, metric)
+
+
+def _execute(
+    repo: Path, what: str, state: State, journal: Journal, parse: Parse, keep_going: bool, then: str, during: str = ""
+) -> Outcome:
+    """The plan's runs, with its progress shown; on SIGINT or SIGTERM it says so and exits 130."""
+    from generator.runner.execute import Interrupted, Runner
+
+    sys.stderr.write(f"{what} {state.plan.id}: {len(state.plan.runs)} runs, journal {journal.path.relative_to(repo)}\n")
+    runner = Runner(repo, state, journal, parse, keep_going=keep_going, progress=_progress(), say=_say)
+    try:
+        outcome = runner.execute()
+    except Interrupted as why:
+        sys.stderr.write(f"\nstopped by {why}{during}: every process it started is stopped{then}\n")
+        sys.exit(130)
+    _say("")
+    return outcome
 
 
 def _record(project: Project, ref: str) -> RecordFile:

@@ -304,7 +304,7 @@ def apply_ordered(command: str, env: Mapping[str, str], ordered: tuple[Step, ...
 
     for tokens in _groups(split_command(base_command)):
         add(_Group(tokens, None))
-    base_text: dict[str, str] = {g.name: _text(g.tokens) for g in live.values() if g.name is not None}
+    base_text: dict[str, str] = {g.name: words(g.tokens) for g in live.values() if g.name is not None}
     lines: list[Line] = []
     final_env = dict(env)
     env_source: dict[str, str] = {}
@@ -312,7 +312,7 @@ def apply_ordered(command: str, env: Mapping[str, str], ordered: tuple[Step, ...
     for step in ordered:
         set_names = {f for f, _ in step.flags}
         removed = sorted(k for name in set(step.remove_flags) - set_names for k in by_name.get(name, ()))
-        lines += [Line(_text(live[k].tokens), "removed", step.label) for k in removed]
+        lines += [Line(words(live[k].tokens), "removed", step.label) for k in removed]
         absent += [(step.slug, f) for f in step.remove_flags if not by_name.get(f)]
         for name in set(step.remove_flags) | set_names:
             for k in by_name.pop(name, ()):
@@ -378,10 +378,6 @@ def _groups(tokens: list[str]) -> list[list[str]]:
     return out
 
 
-def _text(tokens: Sequence[str]) -> str:
-    return words(tokens)
-
-
 def _env_lines(env: Mapping[str, str], base: Mapping[str, str], source: Mapping[str, str]) -> list[Line]:
     lines = []
     for name, value in env.items():
@@ -395,14 +391,14 @@ def _command_lines(groups: list[_Group], base_text: Mapping[str, str]) -> list[L
     head = 0
     while head < len(groups) and groups[head].source is None and not (groups[head].name or "").startswith("--"):
         head += 1
-    lines = [Line(_text([t for g in groups[:head] for t in g.tokens]), "baseline")] if head else []
+    lines = [Line(words([t for g in groups[:head] for t in g.tokens]), "baseline")] if head else []
     for g in groups[head:]:
         if g.source is None:
-            lines.append(Line(_text(g.tokens), "baseline"))
+            lines.append(Line(words(g.tokens), "baseline"))
         elif g.name is not None and g.name in base_text:
-            lines.append(Line(_text(g.tokens), "changed", g.source, base_text[g.name]))
+            lines.append(Line(words(g.tokens), "changed", g.source, base_text[g.name]))
         else:
-            lines.append(Line(_text(g.tokens), "added", g.source))
+            lines.append(Line(words(g.tokens), "added", g.source))
     return lines
 
 
@@ -437,11 +433,11 @@ def _clashes(a: Step, b: Step, sets_a: Mapping[str, list[str]], sets_b: Mapping[
     out: list[Conflict] = []
     for name in sets_a.keys() & sets_b.keys():
         if sets_a[name] != sets_b[name]:
-            out.append(Conflict(name, "flag", a.slug, b.slug, _text(sets_a[name]), _text(sets_b[name])))
+            out.append(Conflict(name, "flag", a.slug, b.slug, words(sets_a[name]), words(sets_b[name])))
     for name in sorted(set(a.remove_flags) & sets_b.keys()):
-        out.append(Conflict(name, "remove", a.slug, b.slug, None, _text(sets_b[name])))
+        out.append(Conflict(name, "remove", a.slug, b.slug, None, words(sets_b[name])))
     for name in sorted(sets_a.keys() & set(b.remove_flags)):
-        out.append(Conflict(name, "remove", a.slug, b.slug, _text(sets_a[name]), None))
+        out.append(Conflict(name, "remove", a.slug, b.slug, words(sets_a[name]), None))
     env_a, env_b = dict(a.env), dict(b.env)
     for name in env_a.keys() & env_b.keys():
         if env_a[name] != env_b[name]:

@@ -119,8 +119,3 @@ class RunConfig(Strict):
                 "`bench.command` (the benchmark makes that many measured runs in its one launch)"
             )
         return self
-
-    @property
-    def one_shot_runs(self) -> bool:
-        """One-shot mode with `{runs}`: runs per launch are the benchmark's own, inside one launch."""
-        return self.ready is None and "runs" in PLACEHOLDER_RE.findall(self.bench.command)

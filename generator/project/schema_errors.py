@@ -194,15 +194,13 @@ def validation_problems(
         line, col = pos.of(loc)
         value = _value_at(data, loc)
         name = dotted(loc) or "document"
+        hint = None
         if kind in ("date_parsing", "date_from_datetime_parsing") and isinstance(value, str):
             # The reader keeps a date as the text written (YAML 1.2); pydantic reads it here.
             reason = str(err.get("ctx", {}).get("error", "")) or None
             code, msg = "invalid-value", f"`{_shown(value)}` is not a valid date"
-            if (loc, code) not in seen:
-                seen.add((loc, code))
-                problems.append(Problem(path, line, col, code, msg, reason and f"{reason}; write YYYY-MM-DD"))
-            continue
-        if kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
+            hint = reason and f"{reason}; write YYYY-MM-DD"
+        elif kind in _TYPE_WORDS or kind in ("list_type", "dict_type", "model_attributes_type"):
             want = _TYPE_WORDS.get(kind, "a mapping")
             code, msg = "wrong-type", f"`{name}` must be {want}, not {describe(value)}"
         elif kind == "literal_error":
@@ -211,18 +209,10 @@ def validation_problems(
                 str(value), [s.strip("'") for s in expected.replace(" or ", ", ").split(", ")], n=1
             )
             code, msg = "invalid-value", f"`{name}` is {value!r}; expected {expected}"
-            if close:
-                if (loc, code) not in seen:
-                    seen.add((loc, code))
-                    problems.append(Problem(path, line, col, code, msg, f"did you mean `{close[0]}`?"))
-                continue
+            hint = f"did you mean `{close[0]}`?" if close else None
         elif kind == "string_pattern_mismatch":
             code, msg = "invalid-value", f"`{name}` is {value!r}, which is not of the allowed form"
             hint = "use lowercase letters, digits and hyphens" if err.get("ctx", {}).get("pattern") == SLUG_RE else None
-            if (loc, code) not in seen:
-                seen.add((loc, code))
-                problems.append(Problem(path, line, col, code, msg, hint))
-            continue
         elif kind == "unknown_metric":
             near = err.get("ctx", {}).get("suggestion")
             key_line, key_col = pos.of(loc, key=True)
@@ -246,8 +236,6 @@ def validation_problems(
             word, key = _BOUNDS[kind]
             limit = err.get("ctx", {}).get(key)
             code, msg = "invalid-value", f"`{name}` is {_shown(value)}; expected a number {word} {_shown(limit)}"
-        elif kind == "finite_number":
-            code, msg = "invalid-value", f"`{name}` is {value!r}; a measurement is a finite number"
         elif kind == "value_error":
             code, msg = "invalid-value", f"`{name}`: {str(err['msg']).removeprefix('Value error, ')}"
         else:
@@ -256,7 +244,7 @@ def validation_problems(
         if (loc, code) in seen:
             continue
         seen.add((loc, code))
-        problems.append(Problem(path, line, col, code, msg))
+        problems.append(Problem(path, line, col, code, msg, hint))
     return problems
 
 

@@ -135,10 +135,6 @@ class State:
     # linked since the plan was last resumed: the plan is finished
     linked: bool = False
 
-    @property
-    def finished(self) -> bool:
-        return self.stopped is not None
-
 
 def read(path: Path) -> State:
     """The journal's events; a last line cut short by a kill is left out."""

@@ -20,7 +20,7 @@ from generator.project.load import Project
 from generator.project.runs.parse import ParsedFile
 from generator.project.runs.run import run_id
 from generator.runner.execute import Parse
-from generator.runner.journal import JOURNAL_DIR, State
+from generator.runner.journal import State
 from generator.runner.plan import Plan, PlannedRun
 from generator.runner.resume import sha256_of
 
@@ -190,7 +190,3 @@ def link_plan(
             used.update(value if isinstance(value, list) else [value])
     # A record's first results go where its starter's `# results:` example stood.
     return (results_at_placeholder(doc.text()) if created else doc.text()), labels, used
-
-
-def journal_rel(plan: Plan) -> str:
-    return f"{JOURNAL_DIR}/{plan.slug}-{plan.id}.jsonl"

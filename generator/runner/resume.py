@@ -117,10 +117,7 @@ def sha256_of(path: Path) -> str | None:
     with os.fdopen(fd, "rb") as fh:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return None
-        digest = hashlib.sha256()
-        while chunk := fh.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+        return hashlib.file_digest(fh, "sha256").hexdigest()
 
 
 def mismatches(root: Path, state: State) -> list[tuple[str, str, str, str | None]]:

@@ -107,10 +107,6 @@ def run_places(project: Project, page: PurePosixPath, rec: RecordFile | None) ->
     return places
 
 
-def _value(value: Any) -> Markup:
-    return code(value)
-
-
 def provenance_rows(own: Provenance | None, owner: str, run: Run | None) -> list[ProvenanceRow]:
     """Each fact once, with its origin; where the record and the file disagree, both."""
     rows: list[ProvenanceRow] = []
@@ -120,16 +116,16 @@ def provenance_rows(own: Provenance | None, owner: str, run: Run | None) -> list
     for name, label in LABELS.items():
         mine, theirs = stated.get(name), from_file.get(name)
         if mine is not None:
-            rows.append(ProvenanceRow(label, _value(str(mine)), owner))
+            rows.append(ProvenanceRow(label, code(str(mine)), owner))
         if theirs is not None and (mine is None or str(mine) != theirs):
             assert run is not None
-            rows.append(ProvenanceRow(label, _value(theirs), f"file: {run.provenance_keys.get(name, name)}"))
+            rows.append(ProvenanceRow(label, code(theirs), f"file: {run.provenance_keys.get(name, name)}"))
     # Facts an `import_formats` mapping names beyond these (`driver`, `cuda`), in its order.
     for name, theirs in from_file.items():
         if name not in LABELS:
             assert run is not None
             key = run.provenance_keys.get(name, name)
-            rows.append(ProvenanceRow(name.replace("_", " "), _value(theirs), f"file: {key}"))
+            rows.append(ProvenanceRow(name.replace("_", " "), code(theirs), f"file: {key}"))
     return rows
 
 

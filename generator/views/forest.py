@@ -10,23 +10,15 @@ a `Comparison`'s own (`gain_percent` and its bounds), so nothing is computed her
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from generator import charts
 from generator.analysis.campaign import Analysis, RecordAnalysis
-from generator.base.generated import svg_header
 from generator.base.incremental import BuildCache, memo
 from generator.charts.svg import chart_width
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
-
-
-@dataclass(frozen=True)
-class ForestChart:
-    path: str
-    alt: str
-    svg: str
+from generator.views.paths import ChartFile, chart_file
 
 
 def forest_path(project: Project, rec: RecordFile) -> str:
@@ -65,7 +57,7 @@ def _bars(analysis: Analysis, ra: RecordAnalysis) -> list[charts.Bar]:
     return bars
 
 
-def forest_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ForestChart]:
+def forest_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ChartFile]:
     """The forest chart of every record whose primary result compares two metrics or more, each
     from the build cache while what it draws is the same."""
     out = []
@@ -79,7 +71,7 @@ def forest_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> 
     return out
 
 
-def _draw(path: str, slug: str, title: str, bars: tuple[charts.Bar, ...]) -> ForestChart:
+def _draw(path: str, slug: str, title: str, bars: tuple[charts.Bar, ...]) -> ChartFile:
     svg = charts.bar_chart(
         f"forest-{slug}",
         title,
@@ -90,5 +82,4 @@ def _draw(path: str, slug: str, title: str, bars: tuple[charts.Bar, ...]) -> For
         # The metric's name and its role (primary, guardrail and margin) are the row: kept whole.
         label_share=0.45,
     )
-    text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-    return ForestChart(path, charts.description(svg), text)
+    return chart_file(path, svg)

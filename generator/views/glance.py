@@ -7,6 +7,7 @@ analysis computed; this module picks which to show and words it.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass, field
 
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, Regression
@@ -306,9 +307,7 @@ def standings(analysis: Analysis) -> list[StandingEntry]:
 
 
 def status_counts(analysis: Analysis) -> list[tuple[str, int]]:
-    found: dict[str, int] = {}
-    for rec in analysis.project.records:
-        found[rec.record.status] = found.get(rec.record.status, 0) + 1
+    found: Counter[str] = Counter(rec.record.status for rec in analysis.project.records)
     shown = [(s, found.pop(s, 0)) for s in COUNTED]
     return shown + sorted(found.items())
 

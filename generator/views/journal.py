@@ -20,12 +20,11 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from generator.analysis.campaign import Analysis, RecordAnalysis, ResolvedResult
-from generator.base.generated import svg_header
 from generator.charts.data import DECISIONS, Decision
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.journals import Journal, journal_of, read_journal
 from generator.project.load import Project, RecordFile
-from generator.views.paths import ChartLink, docs_root, relative
+from generator.views.paths import ChartFile, ChartLink, chart_file, docs_root, relative
 
 
 @dataclass(frozen=True)
@@ -71,13 +70,6 @@ class ExperimentView:
     logs: list[FileLink]
 
 
-@dataclass(frozen=True)
-class LooksChart:
-    path: str
-    alt: str
-    svg: str
-
-
 def looks_path(project: Project, rec: RecordFile, index: int) -> str:
     """The looks chart of a record's result (by its index): the interval after each block."""
     return str(PurePosixPath(project.campaign.docs_dir) / "plots" / f"{rec.slug}-result-{index + 1}-looks.svg")
@@ -99,14 +91,6 @@ def journal_for(project: Project, rec: RecordFile, resolved: ResolvedResult) -> 
     return read_journal(project.root, path) if path else None
 
 
-def _arm_text(journal: Journal, arm: str) -> str:
-    return journal.arms.get(arm, arm)
-
-
-def _load(value: float) -> str:
-    return fmt_number(value)
-
-
 def _looks(journal: Journal) -> list[LookRow]:
     last = max((lk.after_block for lk in journal.looks), default=None)
     rows = []
@@ -122,9 +106,9 @@ def _looks(journal: Journal) -> list[LookRow]:
     return rows
 
 
-def looks_charts(analysis: Analysis) -> list[LooksChart]:
+def looks_charts(analysis: Analysis) -> list[ChartFile]:
     """The looks chart of every result whose journal recorded sequential looks, in series order."""
-    from generator.charts import Bar, bar_chart, description
+    from generator.charts import Bar, bar_chart
 
     project = analysis.project
     vocabulary = project.campaign.vocabulary()
@@ -159,8 +143,7 @@ def looks_charts(analysis: Analysis) -> list[LooksChart]:
                 keep=len(bars),
                 given_order=True,
             )
-            text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-            out.append(LooksChart(looks_path(project, ra.file, i), description(svg), text))
+            out.append(chart_file(looks_path(project, ra.file, i), svg))
     return out
 
 
@@ -195,16 +178,16 @@ def experiments(
                 journal=_link(project, journal.path, page_dir),
                 plan_id=journal.plan_id,
                 seed=str(journal.seed) if journal.seed is not None else "not recorded",
-                loads=", ".join(_load(x) for x in journal.loads) or "not recorded",
+                loads=", ".join(fmt_number(x) for x in journal.loads) or "not recorded",
                 rule=journal.rule,
                 max_blocks=str(journal.max_blocks) if journal.max_blocks is not None else None,
                 stopped=journal.stopped,
                 blocks=[
                     BlockRow(
                         b.number,
-                        _load(b.load),
+                        fmt_number(b.load),
                         str(b.seed) if b.seed is not None else "",
-                        ", then ".join(_arm_text(journal, a) for a in b.order),
+                        ", then ".join(journal.arms.get(a, a) for a in b.order),
                         b.ran,
                     )
                     for b in journal.blocks

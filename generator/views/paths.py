@@ -22,6 +22,24 @@ Figures = tuple[tuple[str, str | None], ...]
 
 
 @dataclass(frozen=True)
+class ChartFile:
+    """A chart as a file the build writes: where (posix, relative to the repository root), its alt
+    text (the chart's own description) and its text."""
+
+    path: str
+    alt: str
+    svg: str
+
+
+def chart_file(path: str, svg: str) -> ChartFile:
+    """A drawn chart as its file: the XML declaration, then our marker (an SVG cannot start with a comment)."""
+    from generator.base.generated import svg_header
+    from generator.charts import description
+
+    return ChartFile(path, description(svg), f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}')
+
+
+@dataclass(frozen=True)
 class ChartLink:
     """A chart drawn for a page: its path relative to the page and its alt text."""
 

@@ -25,18 +25,16 @@ also the page's alt text.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, ResolvedResult
-from generator.base.generated import svg_header
 from generator.base.incremental import BuildCache, memo
 from generator.charts.svg import chart_width
 from generator.model import metrics
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
-from generator.views.paths import record_plot_path, summary_plot_paths
+from generator.views.paths import ChartFile, chart_file, record_plot_path, summary_plot_paths
 
 THROUGHPUTS = (
     "output_throughput",
@@ -62,22 +60,6 @@ LATENCIES = (
 )
 # The summary chart's bars beyond this many at each end are counted, not drawn.
 KEEP = 10
-
-
-@dataclass(frozen=True)
-class Plot:
-    path: str  # posix, relative to the repository root
-    alt: str
-    svg: str
-
-
-def _file(svg: str) -> str:
-    """A chart as a file: the XML declaration, then our marker (an SVG cannot start with a comment)."""
-    return f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-
-
-def _plot(path: str, svg: str) -> Plot:
-    return Plot(path, charts.description(svg), _file(svg))
 
 
 # --- data -----------------------------------------------------------------------------------------
@@ -162,7 +144,7 @@ def record_series(axis: str, rows: list[Row], throughput: str, latency: str | No
     return out
 
 
-def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | None = None) -> Plot | None:
+def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | None = None) -> ChartFile | None:
     """This record against the baseline at each load it was measured at."""
     project = analysis.project
     axis, rows = record_points(analysis, rec)
@@ -182,10 +164,10 @@ def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | N
 
 def _draw_record(
     project: Project, rec: RecordFile, axis: str, throughput: str, latency: str | None, series: list[charts.Series]
-) -> Plot:
+) -> ChartFile:
     x_label = _label(latency) if latency is not None else axis
     svg = charts.frontier(rec.slug, rec.record.title, series, x_label=x_label, y_label=_label(throughput))
-    return _plot(record_plot_path(project, rec), svg)
+    return chart_file(record_plot_path(project, rec), svg)
 
 
 def summary_bars(analysis: Analysis) -> list[charts.Bar]:
@@ -224,7 +206,7 @@ def _where(entry: RecordAnalysis, p: Primary) -> str:
     return f"{load}, " + (" ".join(b for b in bits if b) or "workload unnamed")
 
 
-def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
+def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> ChartFile | None:
     """Each record's change on its primary metric, the highest and lowest drawn and the rest counted."""
     project = analysis.project
     bars = summary_bars(analysis)
@@ -232,32 +214,32 @@ def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plo
         return None
     path = summary_plot_paths(project)[0]
 
-    def draw() -> Plot:
+    def draw() -> ChartFile:
         title = "Change on the primary metric per record"
         svg = charts.bar_chart(
             "summary-gains", title, bars, axis_label="change, + is better (%)", keep=KEEP, given_order=True
         )
-        return _plot(path, svg)
+        return chart_file(path, svg)
 
     return memo(build_cache, "chart", (chart_width(None), path, bars), draw)
 
 
-def frontier_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Plot | None:
+def frontier_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> ChartFile | None:
     """Every configuration's throughput per GPU against tokens/s per user (`views.frontier`)."""
     from generator.views.frontier import frontier_svg
 
     path = summary_plot_paths(analysis.project)[1]
 
-    def draw() -> Plot | None:
+    def draw() -> ChartFile | None:
         svg = frontier_svg(analysis)
-        return None if svg is None else _plot(path, svg)
+        return None if svg is None else chart_file(path, svg)
 
     return memo(build_cache, "chart", (chart_width(None), path, analysis.frontier), draw)
 
 
-def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[Plot]:
+def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ChartFile]:
     """Every chart the data allows, in a stable order."""
-    out: list[Plot] = []
+    out: list[ChartFile] = []
     for rec in analysis.project.records:
         p = record_plot(analysis, rec, build_cache)
         if p is not None:

@@ -178,17 +178,8 @@ class StackMark:
     after: list[str]
 
 
-def stack_mark(analysis: Analysis, rec: RecordFile) -> StackMark | None:
-    """Where a record stands in the stack: its place, and what it builds on; None when not in it."""
-    records = analysis.stack.records
-    if not analysis.stack.has(rec.slug):
-        return None
-    place = next(i for i, r in enumerate(records) if r.slug == rec.slug)
-    return StackMark(place=place + 1, of=len(records), after=[_label(r) for r in records[:place]])
-
-
 def stack_marks(analysis: Analysis) -> dict[str, StackMark]:
-    """`stack_mark` of every record in the stack, by slug, in one pass (each call of it is a walk of the stack)."""
+    """Where each record in the stack stands, by slug, in one pass over the stack."""
     records = analysis.stack.records
     labels = [_label(r) for r in records]
     marks: dict[str, StackMark] = {}

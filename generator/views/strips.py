@@ -8,18 +8,8 @@ that does. The numbers come from the analysis; nothing is compared here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from generator.analysis.campaign import Analysis, ResolvedResult
-from generator.base.generated import svg_header
-from generator.views.paths import strip_path, variant_strip_path
-
-
-@dataclass(frozen=True)
-class Strip:
-    path: str
-    alt: str
-    svg: str
+from generator.views.paths import ChartFile, chart_file, strip_path, variant_strip_path
 
 
 def _chart_metric(resolved: ResolvedResult, primary: str | None) -> str | None:
@@ -34,14 +24,14 @@ def _chart_metric(resolved: ResolvedResult, primary: str | None) -> str | None:
     return None
 
 
-def strips(analysis: Analysis) -> list[Strip]:
+def strips(analysis: Analysis) -> list[ChartFile]:
     """The strip chart of every result of every record that has one, in series order."""
-    from generator.charts import description, strip_chart
+    from generator.charts import strip_chart
 
     project = analysis.project
     # The campaign's vocabulary: its own metrics (`metrics:` in campaign.yaml) get strips too.
     vocabulary = project.campaign.vocabulary()
-    out: list[Strip] = []
+    out: list[ChartFile] = []
     for entry in analysis.records:
         rec = entry.file
         # The record's own results, then each variant's (their p and test are on the page too).
@@ -66,6 +56,5 @@ def strips(analysis: Analysis) -> list[Strip]:
                 axis_label=f"{metric.label} ({metric.unit})",
                 labels=("baseline", "this record" if not arm else "this variant"),
             )
-            text = f'<?xml version="1.0" encoding="utf-8"?>\n{svg_header()}\n{svg}'
-            out.append(Strip(path, description(svg), text))
+            out.append(chart_file(path, svg))
     return out

@@ -27,16 +27,9 @@ from generator.base.incremental import BuildCache, memo
 from generator.charts.svg import chart_width
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
-from generator.views.paths import ChartLink, relative, series_dir
+from generator.views.paths import ChartFile, ChartLink, relative, series_dir
 
 XML = '<?xml version="1.0" encoding="utf-8" standalone="no"?>'
-
-
-@dataclass(frozen=True)
-class FrontierChart:
-    path: str  # posix, relative to the repository root
-    alt: str
-    svg: str
 
 
 def frontier_path(project: Project, rec: RecordFile, index: int, count: int) -> str:
@@ -49,7 +42,7 @@ def latency_path(project: Project, rec: RecordFile, index: int, count: int, metr
     return pjoin(project.campaign.docs_dir, "plots", name.replace("_", "-").replace(".", "-") + ".svg")
 
 
-def frontier_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[FrontierChart]:
+def frontier_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ChartFile]:
     """Every frontier the data allows, and each SLO latency against the load, in series order.
 
     Each is drawn again only when what it draws changed (`_drawn`), as a record's chart is.
@@ -70,15 +63,13 @@ def frontier_charts(analysis: Analysis, build_cache: BuildCache | None = None) -
     return out
 
 
-def _drawn(
-    build_cache: BuildCache | None, path: str, draw: Callable[..., str], *args: Any, **kwargs: Any
-) -> FrontierChart:
+def _drawn(build_cache: BuildCache | None, path: str, draw: Callable[..., str], *args: Any, **kwargs: Any) -> ChartFile:
     """`draw(*args, **kwargs)` as the chart at `path`, from the build cache while the arguments,
     everything the drawing reads, are the same (their repr: plain frozen values)."""
 
-    def make() -> FrontierChart:
+    def make() -> ChartFile:
         svg = draw(*args, **kwargs)
-        return FrontierChart(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
+        return ChartFile(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
     return memo(build_cache, "chart", (chart_width(None), path, draw.__name__, args, sorted(kwargs.items())), make)
 
@@ -91,7 +82,7 @@ def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
 
 def _latency_chart(
     project: Project, rec: RecordFile, sweep: Sweep, metric: str, path: str, build_cache: BuildCache | None = None
-) -> FrontierChart | None:
+) -> ChartFile | None:
     """One SLO latency against the load, both sides, the limit drawn and capacity marked where it is."""
     series = [_latency_series("this record", sweep.record, metric)]
     if len(series[0].points) < 2:
@@ -135,7 +126,7 @@ def _series(label: str, points: Sequence[FrontierPoint], sweep: Sweep, per_gpu: 
 
 def _chart(
     project: Project, rec: RecordFile, sweep: Sweep, path: str, build_cache: BuildCache | None = None
-) -> FrontierChart | None:
+) -> ChartFile | None:
     per_gpu = project.campaign.hardware.count is not None
     series = [_series("this record", sweep.record.frontier, sweep, per_gpu)]
     if len(series[0].points) < 2:

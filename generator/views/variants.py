@@ -13,7 +13,6 @@ from pathlib import PurePosixPath
 from generator import charts
 from generator.analysis.campaign import Analysis, ResolvedResult
 from generator.analysis.stats import Comparison
-from generator.base.generated import svg_header
 from generator.model import variants
 from generator.model.launch import assignment, container_lines, words
 from generator.model.metrics import Vocabulary
@@ -22,6 +21,7 @@ from generator.model.record import Change, Record, Variant
 from generator.model.result import Range, Ratio, stated_percent
 from generator.project.load import Project, RecordFile
 from generator.views.notes import variant_reasons
+from generator.views.paths import ChartFile, chart_file
 
 # A change this many times over (or under) its baseline also reads as a ratio: "106x lower".
 RATIO_FROM = 10.0
@@ -140,12 +140,10 @@ def _cell(resolved: ResolvedResult, name: str) -> str | None:
 
 
 def _columns(per_variant: tuple[tuple[ResolvedResult, ...], ...], vocabulary: Vocabulary) -> list[tuple[str, str]]:
-    names: list[str] = []
-    for results in per_variant:
-        for res in results:
-            for name in [*res.metrics, *res.result.reported_change]:
-                if name not in names:
-                    names.append(name)
+    # Each metric once, in the order the variants' results first name it.
+    names = dict.fromkeys(
+        name for results in per_variant for res in results for name in (*res.metrics, *res.result.reported_change)
+    )
     out = []
     for name in names:
         metric = vocabulary.lookup(name)
@@ -218,13 +216,6 @@ def _holm_note(analysis: Analysis, rec: RecordFile) -> list[str]:
 # --- the sweep's chart --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SweepChart:
-    path: str  # posix, relative to the repository root
-    alt: str
-    svg: str
-
-
 def sweep_path(project: Project, rec: RecordFile) -> str:
     # A folder of their own: a record's own chart is plots/<slug>.svg, and slugs may end in "-sweep".
     return str(PurePosixPath(project.campaign.docs_dir) / "plots" / "sweeps" / f"{rec.slug}.svg")
@@ -250,7 +241,7 @@ def _sweep_metric(record: Record, per_variant: tuple[tuple[ResolvedResult, ...],
     return None
 
 
-def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
+def sweep_chart(analysis: Analysis, rec: RecordFile) -> ChartFile | None:
     """The sweep's primary metric against the swept value, the retained value marked; None without data.
 
     Each point is the variant's result with the chart's one label (`_sweep_metric`); a variant
@@ -292,11 +283,10 @@ def sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
     svg = charts.sweep_chart(
         f"sweep-{rec.slug}", title, points, parameter=record.sweep.parameter, axis_label=axis, retained=retained_x
     )
-    text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
-    return SweepChart(sweep_path(analysis.project, rec), charts.description(svg), text)
+    return chart_file(sweep_path(analysis.project, rec), svg)
 
 
-def _stated_sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | None:
+def _stated_sweep_chart(analysis: Analysis, rec: RecordFile) -> ChartFile | None:
     """A sweep whose points are only changes as the source stated them ("-38.2%" at each value):
     the stated percent against the swept value, each point one stated number (a range drawn as
     its interval), the axis and every point saying so; never drawn as a measurement."""
@@ -334,8 +324,7 @@ def _stated_sweep_chart(analysis: Analysis, rec: RecordFile) -> SweepChart | Non
     svg = charts.sweep_chart(
         f"sweep-{rec.slug}", title, points, parameter=record.sweep.parameter, axis_label=axis, retained=retained_x
     )
-    text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
-    return SweepChart(sweep_path(analysis.project, rec), charts.description(svg), text)
+    return chart_file(sweep_path(analysis.project, rec), svg)
 
 
 def _point_note(s: Stat) -> str | None:
@@ -346,6 +335,6 @@ def _point_note(s: Stat) -> str | None:
     return f"mean of {s.n} runs, sd {fmt_number(s.spread)}"
 
 
-def sweep_charts(analysis: Analysis) -> list[SweepChart]:
+def sweep_charts(analysis: Analysis) -> list[ChartFile]:
     """Every sweep's chart, in series order."""
     return [c for rec in analysis.project.records if (c := sweep_chart(analysis, rec)) is not None]

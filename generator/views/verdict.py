@@ -49,11 +49,16 @@ def comparison_json(c: Comparison | None, row: MetricRow | None, fail_on: FailOn
 
 def row_line(label: str, metric: str, row: MetricRow) -> str:
     """A compared row on one line, as `run` prints each result it linked."""
+    return f"{label}: {metric} {_change(row)}: {row.decision}"
+
+
+def _change(row: MetricRow) -> str:
+    """The change, its interval, n and the test, as `run` and `compare` print them."""
     shown = [row.change or "no change in percent"]
     if row.interval:
         shown.append(f"interval {row.interval}")
     shown += [f"n {row.n}", *([row.test] if row.test else [])]
-    return f"{label}: {metric} {', '.join(shown)}: {row.decision}"
+    return ", ".join(shown)
 
 
 def _where(group: Group) -> str:
@@ -93,11 +98,7 @@ def compare_text(
             continue
         lines.append(f"  baseline   {row.baseline}")
         lines.append(f"  candidate  {row.value}")
-        shown = [row.change or "no change in percent"]
-        if row.interval:
-            shown.append(f"interval {row.interval}")
-        shown += [f"n {row.n}", *([row.test] if row.test else [])]
-        lines.append(f"  change     {', '.join(shown)}")
+        lines.append(f"  change     {_change(row)}")
         lines.append(f"  decision   {row.decision}")
         if row.would_take:
             lines.append(f"  would take {row.would_take}")

@@ -24,7 +24,7 @@ from generator.project.runs.formats.common import usable
 from generator.project.runs.formats.console import CONSOLE_END, CONSOLE_HEADER, console_block
 from generator.project.runs.formats.registry import FORMATS, known_formats, normalize_object
 from generator.project.runs.redact import KeptCopy, redact_text
-from generator.project.runs.run import Run, rate_slug, run_id
+from generator.project.runs.run import Run, load_run_id
 
 # Per-request arrays make real files large; far beyond this is not a benchmark summary.
 MAX_BYTES = 256 * 1024 * 1024
@@ -298,20 +298,8 @@ def _no_metric(shown: str, line: int, col: int, run: Run) -> Problem:
     )
 
 
-# A part of a run id longer than this (a 400-digit concurrency) would make a file name the
-# file system refuses; the id's hash tells runs apart without it.
-_MAX_ID_PART = 24
-
-
 def _identify(run: Run, content: Any, line: int) -> None:
-    parts = [_PREFIX[run.format]]
-    if run.settings.get("batch_size") is not None:
-        parts.append(f"bs{run.settings['batch_size']}")
-    elif run.settings.get("max_concurrency") is not None:
-        parts.append(f"c{run.settings['max_concurrency']}")
-    else:
-        parts.append(rate_slug(run.request_rate))
-    run.id = run_id("-".join(p for p in parts if p and len(p) <= _MAX_ID_PART), run.format, content)
+    run.id = load_run_id(_PREFIX[run.format], run, run.format, content)
     run.source["line"] = line
 
 

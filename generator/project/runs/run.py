@@ -285,9 +285,20 @@ def run_id(prefix: str, fmt: str, content: Any) -> str:
     return f"{slug}-{digest}"
 
 
-def rate_slug(rate: RequestRate | None) -> str:
-    if rate is None:
-        return ""
-    if isinstance(rate, str):
-        return f"rr{rate}"
-    return "rr" + f"{rate:g}".replace(".", "p")
+# A part of a run id longer than this (a 400-digit concurrency) would make a file name the
+# file system refuses; the id's hash tells runs apart without it.
+_MAX_ID_PART = 24
+
+
+def load_run_id(prefix: str, run: Run, fmt: str, content: Any) -> str:
+    """`run_id` with the run's load after `prefix`: its batch size, concurrency or request rate."""
+    s, rate = run.settings, run.request_rate
+    if s.get("batch_size") is not None:
+        load = f"bs{s['batch_size']}"
+    elif s.get("max_concurrency") is not None:
+        load = f"c{s['max_concurrency']}"
+    elif rate is None:
+        load = ""
+    else:
+        load = f"rr{rate}" if isinstance(rate, str) else "rr" + f"{rate:g}".replace(".", "p")
+    return run_id("-".join(p for p in (prefix, load) if p and len(p) <= _MAX_ID_PART), fmt, content)

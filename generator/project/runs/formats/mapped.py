@@ -28,11 +28,10 @@ from generator.project.runs.run import (
     BOOKKEEPING,
     Run,
     integer,
+    load_run_id,
     number,
     plain_number,
-    rate_slug,
     request_rate,
-    run_id,
     started_utc,
 )
 
@@ -359,19 +358,11 @@ def _setting(key: str, value: Any) -> tuple[Any, str]:
 
 
 def _identify(run: Run, row: _Row, mapping: Mapping) -> None:
-    parts = [mapping.name]
-    if run.settings.get("batch_size") is not None:
-        parts.append(f"bs{run.settings['batch_size']}")
-    elif run.settings.get("max_concurrency") is not None:
-        parts.append(f"c{run.settings['max_concurrency']}")
-    else:
-        parts.append(rate_slug(run.request_rate))
     # The mapping is part of what the run is: the same row read through another mapping is another run.
     # How the run was made (its launch, start time, provenance) is not what it is.
     spec = mapping.spec.model_dump(mode="json", exclude={"provenance"})
     spec["settings"] = {k: v for k, v in spec["settings"].items() if k not in _HOW_MADE}
-    content = [spec, row.obj]
-    run.id = run_id("-".join(p for p in parts if p and len(p) <= 24), mapping.name, content)
+    run.id = load_run_id(mapping.name, run, mapping.name, [spec, row.obj])
     run.source["line"] = row.line
 
 

@@ -75,7 +75,6 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
         if not isinstance(target, ProvenanceFile):
             continue
         shown_name = "launch" if name == FILE_LAUNCH else name
-        line, col = mapping.where(section, shown_name, "file")
         if target.file not in documents:
             documents[target.file] = _read_json(mapping, target.file)
         doc = documents[target.file]
@@ -83,8 +82,7 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
             problems.append(
                 Problem(
                     mapping.campaign_shown,
-                    line,
-                    col,
+                    *mapping.where(section, shown_name, "file"),
                     "import-missing-key",
                     f"import_formats `{mapping.name}` reads `{shown_name}` from {target.file}, which {doc}",
                     "name a JSON file inside the campaign folder, relative to it (`data/provenance.json`)",
@@ -93,12 +91,10 @@ def file_facts(mapping: Mapping) -> tuple[dict[str, tuple[str, str]], list[Probl
             continue
         value = fact_text(lookup(doc, target.path))
         if value is None:
-            line, col = mapping.where(section, shown_name, "path")
             problems.append(
                 Problem(
                     mapping.campaign_shown,
-                    line,
-                    col,
+                    *mapping.where(section, shown_name, "path"),
                     "import-missing-key",
                     f"{target.file} has no text or number at `{target.path}` for {section} `{shown_name}`",
                     "write the key as the file spells it, levels joined by `.`",
