@@ -45,7 +45,7 @@ PHASES = [
     ("render: records.json + summary.csv", ("generator/output/render.py", "downloads")),
     # Outputs are written as they are rendered: this one holds the render phases above.
     ("write outputs (rendering included)", ("generator/base/generated.py", "write_outputs")),
-    ("build cache save", ("generator/base/cache.py", "save")),
+    ("build cache save", ("generator/base/incremental.py", "save")),
 ]
 
 

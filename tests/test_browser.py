@@ -93,7 +93,7 @@ def test_summary_lists_every_record_in_tier_order(site: Site, tab: Tab) -> None:
     # A tier the sources do not give reads "1†" (the legend under the table says why).
     tiers = [int(row[tier_col].rstrip("†")) for row in rows]
     assert tiers == sorted(tiers)
-    assert [int(row[number_col]) for row in rows] == [r["number"] for r in summary_rows(analyse(site.project))]
+    assert [int(row[number_col]) for row in rows] == [r.number for r in summary_rows(analyse(site.project))]
     assert tab.errors == []
 
 
@@ -101,8 +101,8 @@ def test_a_click_on_a_row_reaches_the_record(site: Site, tab: Tab) -> None:
     tab.page.goto(site.url + "summary.html")
     first = summary_rows(analyse(site.project))[0]
     tab.page.locator("article table tbody tr").first.get_by_role("link").first.click()
-    tab.page.wait_for_url(site.url + site.record_path(first["number"]))
-    expect(tab.page.locator("article h1")).to_contain_text(first["title"])
+    tab.page.wait_for_url(site.url + site.record_path(first.number))
+    expect(tab.page.locator("article h1")).to_contain_text(first.title)
     assert tab.errors == []
 
 
@@ -153,8 +153,8 @@ def test_the_site_reads_from_disk(site: Site, tab: Tab) -> None:
     expect(page.locator("article h1")).to_contain_text("Summary")
     first = summary_rows(analyse(site.project))[0]
     page.locator("article table tbody tr").first.get_by_role("link").first.click()
-    expect(page.locator("article h1")).to_contain_text(first["title"])
-    assert page.url == (site.root / "site" / site.record_path(first["number"])).as_uri()
+    expect(page.locator("article h1")).to_contain_text(first.title)
+    assert page.url == (site.root / "site" / site.record_path(first.number)).as_uri()
 
 
 def test_screenshot_for_the_readme(site: Site, tab: Tab, tmp_path: Path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from generator.analysis.campaign import analyse
-from generator.base.cache import cache_folder
+from generator.base.incremental import cache_folder
 from generator.checks.validate import require_project
 from generator.output import render
 
@@ -87,7 +87,7 @@ def test_a_cache_home_inside_the_repository_is_not_used(campaign: Path, monkeypa
 def test_the_cache_and_the_manifest_digest_the_code_one_way(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # One digest of the code: a shipped file that is neither .py nor .j2 (a guide page) must
     # invalidate the cache exactly as it makes the manifest's inputs stale.
-    from generator.base import cache, stamp
+    from generator.base import incremental, stamp
 
     package = tmp_path / "generator"
     (package / "guide").mkdir(parents=True)
@@ -99,5 +99,5 @@ def test_the_cache_and_the_manifest_digest_the_code_one_way(tmp_path: Path, monk
     (package / "guide" / "page.md").write_text("two\n")
     stamp.code_digest.cache_clear()
     assert stamp.code_digest() != before
-    assert cache.code_digest is stamp.code_digest
+    assert incremental.code_digest is stamp.code_digest
     stamp.code_digest.cache_clear()

@@ -211,10 +211,10 @@ def test_no_figure_of_unknown_role_is_compared(project: Project) -> None:
     analysis = analyse(project)
     for slug in ("num-continuous-decode-steps", "all-reduce-fusion-sm120"):
         assert analysis.record(project.by_slug()[slug]).primary is None
-    rows = {row["slug"]: row for row in summary_rows(analysis)}
-    assert rows["num-continuous-decode-steps"]["primary_change_percent"] is None
-    assert rows["all-reduce-fusion-sm120"]["primary_change_percent"] is None
-    assert rows["num-continuous-decode-steps"]["primary_decision"] == "reported"
+    rows = {row.slug: row for row in summary_rows(analysis)}
+    assert rows["num-continuous-decode-steps"].primary_change_percent is None
+    assert rows["all-reduce-fusion-sm120"].primary_change_percent is None
+    assert rows["num-continuous-decode-steps"].primary_decision == "reported"
 
 
 def test_reported_words_are_the_sources_words(project: Project) -> None:
@@ -813,7 +813,7 @@ def test_reported_only_evidence_is_never_compared_or_ranked(mixed: Path) -> None
     # Same tier: the measured gain ranks first, the reported-only record after it despite its number.
     assert [a.file.slug for a in analysis.ranked] == ["measured", "reported-only"]
     rows = summary_rows(analysis)
-    assert [(r["slug"], r["primary_change_percent"]) for r in rows] == [("measured", 5.0), ("reported-only", None)]
+    assert [(r.slug, r.primary_change_percent) for r in rows] == [("measured", 5.0), ("reported-only", None)]
     from generator.output.render import render_files
 
     pages = render_files(analysis)
@@ -833,8 +833,8 @@ def test_summary_says_what_was_reported_and_whose_tier_it_is(mixed: Path, pages:
 
     project, _ = _load(mixed)
     rows = summary_rows(analyse(project))
-    by_slug = {r["slug"]: r for r in rows}
-    got = {s: (r["tier_source"], r["evidence"], r["reported"]) for s, r in by_slug.items()}
+    by_slug = {r.slug: r for r in rows}
+    got = {s: (r.tier_source, r.evidence, r.reported) for s, r in by_slug.items()}
     assert got == {"reported-only": ("own", "reported", _MIXED_REPORTED), "measured": ("sources", "measured", None)}
     for fmt in ("table", "markdown"):
         # The terminal table wraps the long cells; the markdown keeps each on one line.

@@ -136,7 +136,7 @@ def test_summary_ranks_by_decision(decided: Path) -> None:
     # Open and adopted first, then rejected (latency); within them: better by the low end; not
     # settled (single shots and inconclusive, by point change: +6.5% before +4.2%); no-change;
     # worse; reported; not measured.
-    assert [(r["slug"], r["primary_decision"]) for r in rows] == [
+    assert [(r.slug, r.primary_decision) for r in rows] == [
         ("paired", "better"),
         ("welch", "inconclusive"),
         ("single", "unreplicated"),

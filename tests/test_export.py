@@ -128,7 +128,7 @@ def _one_dumps(analysis: object) -> str:
 def test_the_export_put_together_by_record_is_one_dumps_of_the_whole(case: str, tmp_path: Path) -> None:
     import shutil
 
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
     from generator.output.export import dumps
 
     from conftest import BENCH, copy_campaign

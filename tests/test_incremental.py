@@ -124,7 +124,7 @@ def test_a_cache_kept_between_builds_writes_what_a_clean_build_writes(
     synthetic: tuple[Path, list[Path]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # `serve` keeps one BuildCache in memory from one rebuild to the next.
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
 
     root, records = synthetic
     kept = BuildCache(root)

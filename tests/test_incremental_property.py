@@ -10,7 +10,10 @@ same campaign is built again incrementally: through `improvements build` in this
 user cache folder of the builds before it, or, every other sequence, with one `BuildCache` kept in
 memory between builds as `serve` keeps it. A copy of the inputs is then built with an empty cache
 folder, and every file under docs/ (pages, charts, downloads, the manifest) must be the same bytes.
-CI runs 3 sequences of 4 edits, which take every kind at least once;
+Override templates (templates/record.md.j2 and _summary_row.md.j2) quote figures in their own
+text, which no page model holds, and one edit kind changes them; another upgrades numpy or scipy,
+whose versions salt every entry of the build cache (`base.stamp.SHAPING`).
+CI runs 3 sequences of 5 edits, which take every kind at least once;
 IMPROVEMENTS_PROPERTY_SEQUENCES=N (and _EDITS=M) runs more.
 """
 
@@ -21,7 +24,7 @@ import os
 import random
 import re
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -34,7 +37,7 @@ from conftest import REPO, run_cli
 pytestmark = pytest.mark.slow
 
 SEQUENCES = int(os.environ.get("IMPROVEMENTS_PROPERTY_SEQUENCES", "3"))
-EDITS = int(os.environ.get("IMPROVEMENTS_PROPERTY_EDITS", "4"))
+EDITS = int(os.environ.get("IMPROVEMENTS_PROPERTY_EDITS", "5"))
 
 BLOCKED = """\
 title: Flash decoding kernels (a test record)
@@ -252,9 +255,10 @@ def edit_rename(root: Path, rng: random.Random) -> None:
 
 
 def edit_delete(root: Path, rng: random.Random) -> None:
-    """A record no other file names (its slug nowhere else, nor a shared blocker it defines), so
-    the campaign still builds."""
-    texts = {p: p.read_text(encoding="utf-8") for p in (root / "improvements").glob("*.yaml")}
+    """A record no other file names (its slug nowhere else, an override template included, nor a
+    shared blocker it defines), so the campaign still builds."""
+    named = [*(root / "improvements").glob("*.yaml"), *(root / "templates").glob("*.j2")]
+    texts = {p: p.read_text(encoding="utf-8") for p in named}
 
     def is_named(p: Path) -> bool:
         ids = re.findall(r"\bid: (\S+)", texts[p])
@@ -265,6 +269,71 @@ def edit_delete(root: Path, rng: random.Random) -> None:
         rng.choice(free).unlink()
     else:
         edit_text(root, rng)
+
+
+# Figures an override template quotes in its own text, in no page model: a build that kept a page
+# by its model alone would keep the old figure after a run or an inline number changed.
+QUOTED = [
+    "flash-decoding-kernels.c1.output_throughput.change",
+    "flash-decoding-kernels.c1.tpot_median.change",
+    "flash-decoding-on-top.c1.tpot_median.change",
+    "inline-on-runs.c1.output_throughput.change",
+    "sdpa-attention.c256.output_throughput.ratio",
+    "baseline.c32.tpot_p99.min",
+]
+
+
+def write_overrides(root: Path, rng: random.Random) -> None:
+    """The campaign's own record page and summary row: the shipped ones with figures quoted in
+    the template's text, through the prose filter, as a campaign's override may quote them."""
+    from generator.output.templates import PACKAGE_TEMPLATES
+
+    folder = root / "templates"
+    folder.mkdir(exist_ok=True)
+    for name, filt in (("record.md.j2", "inline"), ("_summary_row.md.j2", "cell")):
+        quoted = ", ".join("{% raw %}{{ " + q + " }}{% endraw %}" for q in rng.sample(QUOTED, len(QUOTED) - 1))
+        line = f"{{% set quoted %}}Quoted ({rng.randrange(100)}): {quoted}{{% endset %}}{{{{ quoted|{filt} }}}}"
+        shipped = (PACKAGE_TEMPLATES / name).read_text(encoding="utf-8").rstrip("\n")
+        if name.startswith("_"):
+            # The row is one table line: the figures go into its blockers cell's text.
+            text = shipped.replace("none{% endif %} |", "none{% endif %} " + line + " |")
+            assert text != shipped
+        else:
+            text = f"{shipped}\n\n{line}\n"
+        (folder / name).write_text(text, encoding="utf-8")
+
+
+def edit_template(root: Path, rng: random.Random) -> None:
+    """An override template's own text: other figures quoted, or the overrides taken away."""
+    if (root / "templates").is_dir() and rng.random() < 0.25:
+        shutil.rmtree(root / "templates")
+    else:
+        write_overrides(root, rng)
+
+
+# The extra library version the code's digest reads in this process (`versions`, below).
+UPGRADED = ["numpy-0"]
+
+
+def edit_versions(root: Path, rng: random.Random) -> None:
+    """numpy or scipy upgraded under the campaign: a new salt for every entry of the build cache."""
+    from generator.base import stamp
+
+    UPGRADED[0] = f"{rng.choice(('numpy', 'scipy'))}-{rng.randrange(10**6)}"
+    stamp.code_digest.cache_clear()
+
+
+@pytest.fixture
+def versions(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """The libraries' versions as `base.stamp` reads them, with the one `edit_versions` set."""
+    from generator.base import stamp
+
+    real = stamp._versions
+    monkeypatch.setattr(stamp, "_versions", lambda: [*real(), UPGRADED[0]])
+    stamp.code_digest.cache_clear()
+    yield
+    monkeypatch.undo()
+    stamp.code_digest.cache_clear()
 
 
 def edit_new(root: Path, rng: random.Random) -> None:
@@ -294,6 +363,8 @@ EDIT_KINDS: dict[str, Callable[[Path, random.Random], None]] = {
     "rename": edit_rename,
     "delete": edit_delete,
     "new": edit_new,
+    "template": edit_template,
+    "versions": edit_versions,
 }
 
 
@@ -320,7 +391,7 @@ def plan(seed: int) -> list[str]:
     kinds = sorted(EDIT_KINDS)
     rng = random.Random(seed)
     slots = range(seed * EDITS, (seed + 1) * EDITS)
-    # The first sequences together take every kind once (3 of 4 edits in CI take all 11); later
+    # The first sequences together take every kind once (3 of 5 edits in CI take all 13); later
     # ones, in a long run, draw kinds at random.
     chosen = [kinds[s] if s < len(kinds) else rng.choice(kinds) for s in slots]
     rng.shuffle(chosen)
@@ -329,13 +400,18 @@ def plan(seed: int) -> list[str]:
 
 @pytest.mark.parametrize("seed", range(SEQUENCES))
 def test_incremental_builds_write_what_clean_builds_write(
-    seed: int, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    seed: int, template: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, versions: None
 ) -> None:
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
     from generator.output import render
 
     root = tmp_path / "campaign"
     shutil.copytree(template, root)
+    rng = random.Random(seed)
+    if seed != 2:
+        # Override templates quoting figures from the start, so that later edits of a run or a
+        # number meet them; the third sequence starts with the shipped templates alone.
+        write_overrides(root, rng)
     kept = BuildCache(root) if seed % 2 else None
 
     def incremental() -> None:
@@ -345,7 +421,6 @@ def test_incremental_builds_write_what_clean_builds_write(
             render.build(root, build_cache=kept)
 
     incremental()
-    rng = random.Random(seed)
     for step, kind in enumerate(plan(seed)):
         EDIT_KINDS[kind](root, rng)
         incremental()

@@ -21,7 +21,8 @@ from test_incremental_property import INLINE_ON_RUNS, edit_campaign_baseline, ma
 from test_page_models import EDITS, QUOTING, edit_quoted
 
 from generator.analysis.campaign import analyse
-from generator.base.cache import BuildCache
+from generator.base import incremental
+from generator.base.incremental import BuildCache
 from generator.checks.validate import require_project
 from generator.output import render
 from generator.views import page_reuse
@@ -110,7 +111,7 @@ ONLY_THROUGH: list[tuple[str, str, Callable[[Path], None]]] = [
     # A run of the campaign's baseline: the comparisons of every record measured against it
     # (a record's analysis, read through its fingerprint). Seed 2 edits a run at a load whose
     # figures 01's text does not quote (a quoted figure would be a second path to its page).
-    ("record", INLINE_ON_RUNS, lambda root: edit_campaign_baseline(root, random.Random(2))),
+    ("@analysis", INLINE_ON_RUNS, lambda root: edit_campaign_baseline(root, random.Random(2))),
     # 04's number, quoted in 06's verdict (a figure; 06 names 04 nowhere else).
     ("figure", QUOTING, lambda root: edit_quoted(root, random.Random(1))),
 ]
@@ -130,7 +131,7 @@ def test_a_read_left_unrecorded_serves_a_stale_key(
                 def kept(reads: Iterable[tuple[str, str]]) -> list[tuple[str, str]]:
                     return [r for r in builtins.sorted(reads) if r[0] != drop]
 
-                m.setattr(page_reuse, "sorted", kept, raising=False)
+                m.setattr(incremental, "_ordered", kept)
             assert not stale(keys(root, build_cache))
             edit(root)
             return stale(keys(root, build_cache))

@@ -24,7 +24,7 @@ def test_report_holds_the_summary_the_stack_note_and_every_record() -> None:
     assert "## Summary\n" in text and "## Stack\n" in text and "## Records\n" in text
     # The summary rows in the ranked order, the same as `improvements summary`.
     rows = summary_rows(analyse(project))
-    positions = [text.index(f"| {row['number']:02d} | ") for row in rows]
+    positions = [text.index(f"| {row.number:02d} | ") for row in rows]
     assert positions == sorted(positions)
     # The shipped campaign adopted nothing: the stack section is the baseline command.
     assert "no adopted record yet" in text[text.index("## Stack") : text.index("## Records")]

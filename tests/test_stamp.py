@@ -73,7 +73,7 @@ def test_an_output_changed_in_place_is_seen_though_its_size_and_mtime_are_kept(c
     # changes its change time, so the outputs are read, found changed, and rebuilt.
     import os
 
-    from generator.base.cache import cache_folder
+    from generator.base.incremental import cache_folder
 
     _built(campaign)
     folder = cache_folder(campaign)

@@ -13,7 +13,7 @@ import pytest
 
 from generator.analysis.campaign import analyse
 from generator.checks.validate import require_project
-from generator.views.summary import COLUMNS, summary_rows
+from generator.views.summary import COLUMNS, Row, summary_rows
 
 from conftest import FIXTURES, run_cli
 
@@ -64,33 +64,33 @@ def repo(tmp_path: Path) -> Path:
 
 def test_ranked_by_tier_then_decision_then_number(repo: Path) -> None:
     rows = summary_rows(analyse(require_project(repo)))
-    assert [(r["number"], r["tier"]) for r in rows] == [(5, 1), (1, 1), (0, 1), (6, 1), (3, 2), (2, 2), (4, 3)]
+    assert [(r.number, r.tier) for r in rows] == [(5, 1), (1, 1), (0, 1), (6, 1), (3, 2), (2, 2), (4, 3)]
     big = rows[0]
-    assert (big["primary_change_percent"], big["primary_metric"], big["primary_concurrency"]) == (
+    assert (big.primary_change_percent, big.primary_metric, big.primary_concurrency) == (
         25.0,
         "output_throughput",
         64,
     )
-    assert (big["primary_decision"], big["primary_n"], big["primary_baseline_n"]) == ("unreplicated", 1, 1)
+    assert (big.primary_decision, big.primary_n, big.primary_baseline_n) == ("unreplicated", 1, 1)
     loss = rows[3]
     # output_throughput 900 against the campaign baseline's 1000: -10%, one run a side. Its
     # ttft_p99 (+20%) is shown on the page, never ranked.
-    assert (loss["primary_change_percent"], loss["primary_metric"], loss["primary_decision"]) == (
+    assert (loss.primary_change_percent, loss.primary_metric, loss.primary_decision) == (
         -10.0,
         "output_throughput",
         "unreplicated",
     )
     # 03's primary evidence is its repeated result (n=3 vs 2), inconclusive: after tier 2's nothing.
-    assert rows[4]["primary_decision"] == "inconclusive" and rows[5]["primary_decision"] is None
+    assert rows[4].primary_decision == "inconclusive" and rows[5].primary_decision is None
 
 
 def test_open_blockers_count_shared_ones(repo: Path) -> None:
-    rows = {r["slug"]: r for r in summary_rows(analyse(require_project(repo)))}
-    assert rows["uses-ref"]["open_blockers"] == 1
-    assert rows["uses-ref"]["open_blocker_titles"] == ["Kernel crashes on <small> GPUs"]
+    rows = {r.slug: r for r in summary_rows(analyse(require_project(repo)))}
+    assert rows["uses-ref"].open_blockers == 1
+    assert rows["uses-ref"].open_blocker_titles == ["Kernel crashes on <small> GPUs"]
     # The resolved blocker of 02 is not open.
-    assert rows["shared-blocker"]["open_blockers"] == 1
-    assert rows["fast-flag"]["open_blockers"] == 0
+    assert rows["shared-blocker"].open_blockers == 1
+    assert rows["fast-flag"].open_blockers == 0
 
 
 def test_json_is_a_list_of_objects_with_the_columns(repo: Path) -> None:
@@ -225,7 +225,7 @@ def noisy(minimal: Path) -> Path:
 
 def test_single_shots_and_inconclusive_rank_together_by_change_in_every_format(noisy: Path) -> None:
     rows = summary_rows(analyse(require_project(noisy)))
-    assert [(r["slug"], r["primary_change_percent"], r["primary_decision"]) for r in rows] == [
+    assert [(r.slug, r.primary_change_percent, r.primary_decision) for r in rows] == [
         ("noisy", 6.9, "inconclusive"),
         ("small-real", 2.0, "unreplicated"),
     ]
@@ -278,17 +278,17 @@ def test_only_the_primary_metric_ranks(minimal: Path) -> None:
         "    baseline: {output_throughput: [100, 140], ttft_p99: 100}\n"
     )
     [row] = summary_rows(analyse(require_project(minimal)))
-    assert (row["primary_metric"], row["primary_decision"]) == ("output_throughput", "inconclusive")
+    assert (row.primary_metric, row.primary_decision) == ("output_throughput", "inconclusive")
 
 
-def _pandas_csv(rows: list[dict[str, object]], columns: tuple[str, ...]) -> str:
+def _pandas_csv(rows: list[Row], columns: tuple[str, ...]) -> str:
     """summary.csv as pandas wrote it before the csv module did (the same steps, pandas' writer)."""
     import pandas as pd
 
     from generator.base.csvsafe import formula_safe
     from generator.views.summary import SLO_COLUMN
 
-    frame = pd.DataFrame([{k: row[k] for k in columns} for row in rows], columns=list(columns), dtype=object)
+    frame = pd.DataFrame([{k: getattr(row, k) for k in columns} for row in rows], columns=list(columns), dtype=object)
     frame["open_blocker_titles"] = frame["open_blocker_titles"].map("; ".join)
     frame["broken_guardrails"] = frame["broken_guardrails"].map("; ".join)
     for column in ("best_of", "best_of_tested", "holm_p"):
@@ -324,5 +324,5 @@ def test_csv_is_the_bytes_pandas_wrote(campaign: str, tmp_path: Path) -> None:
     else:
         root = roots[campaign]
     rows = summary_rows(analyse(require_project(root)))
-    columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
+    columns = (*COLUMNS, SLO_COLUMN) if rows and rows[0].capacity_under_slo is not None else COLUMNS
     assert format_rows(rows, "csv") == _pandas_csv(rows, columns)

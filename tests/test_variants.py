@@ -30,7 +30,7 @@ def repo(tmp_path: Path) -> Path:
 
 
 def _rows(root: Path) -> dict[str, dict[str, object]]:
-    return {row["slug"]: row for row in summary_rows(analyse(require_project(root)))}
+    return {row.slug: row for row in summary_rows(analyse(require_project(root)))}
 
 
 def _page(root: Path, slug: str) -> str:
@@ -46,8 +46,8 @@ def test_the_fixtures_check_clean(repo: Path) -> None:
 def test_a_sweep_ranks_on_its_retained_value_and_draws_its_chart(repo: Path) -> None:
     row = _rows(repo)["prefill-cap"]
     # 16384 gained more (+19%) but was rejected: the headline is the retained 8192's +18%.
-    assert (row["primary_change_percent"], row["primary_metric"]) == (18.0, "output_throughput")
-    assert row["variants"] == "retained 8192; 4 of 5 rejected"
+    assert (row.primary_change_percent, row.primary_metric) == (18.0, "output_throughput")
+    assert row.variants == "retained 8192; 4 of 5 rejected"
     # The retained arm has no p-value (one baseline run): there is no word for Holm to correct,
     # and the arms without a p-value are not counted (issue 36).
     assert gain_text(row) == (
@@ -70,8 +70,8 @@ def test_a_multi_arm_record_never_ranks_its_diagnostic_or_rejected_arms(repo: Pa
     row = _rows(repo)["allreduce-arms"]
     # The diagnostic pair's 4500x drop is larger; only the retained arm gives the headline.
     # Its own primary metric (`expected.metric`), lower is better: the change is a drop.
-    assert (row["primary_change_percent"], row["primary_metric"]) == (-99.1, "allreduce_p99")
-    assert row["variants"] == "retained pinned buffers; 2 of 3 rejected"
+    assert (row.primary_change_percent, row.primary_metric) == (-99.1, "allreduce_p99")
+    assert row.variants == "retained pinned buffers; 2 of 3 rejected"
     record = require_project(repo).by_slug()["allreduce-arms"].record
     change = variants.effective_change(record)
     assert change is not None and change.env == {"NCCL_BUFFSIZE": "16777216"}
@@ -97,8 +97,8 @@ def test_a_campaign_metric_in_microseconds_converted_once_and_shown_as_a_ratio(r
 
 def test_a_rejection_on_reported_evidence_only(repo: Path) -> None:
     row = _rows(repo)["reported-only"]
-    assert row["status"] == "rejected" and row["primary_change_percent"] is None
-    assert row["primary_decision"] == "reported"
+    assert row.status == "rejected" and row.primary_change_percent is None
+    assert row.primary_decision == "reported"
     assert run_cli("build", cwd=repo).returncode == 0
     page = _page(repo, "reported-only")
     assert "| Output token throughput (tok/s) | +0.4% |" in page
@@ -137,7 +137,7 @@ def test_min_and_max_are_latency_statistics(minimal: Path) -> None:
         "    units: {ttft_max: s}\nexpected: {metric: ttft_max}\n"
     )
     [row] = summary_rows(analyse(require_project(minimal)))
-    assert (row["primary_change_percent"], row["primary_metric"]) == (-50.0, "ttft_max")
+    assert (row.primary_change_percent, row.primary_metric) == (-50.0, "ttft_max")
 
 
 @pytest.mark.parametrize(

@@ -189,8 +189,8 @@ def test_the_h200_regressions_are_named_beside_better_everywhere() -> None:
     road = next(line for line in home.splitlines() if line.startswith("| [02-static-cache-compile]"))
     assert said in road
     rows = summary_rows(analysis)
-    row = next(r for r in rows if r["slug"] == "static-cache-compile")
-    assert row["regressions"] == [
+    row = next(r for r in rows if r.slug == "static-cache-compile")
+    assert row.regressions == [
         f"ttft_median {change} (512/128, batch {b})" for change, b in (("+54.4%", 8), ("+6.2%", 32), ("+2.0%", 64))
     ]
     assert "worse elsewhere: ttft_median +54.4% (512/128, batch 8)" in format_rows(rows, "markdown")
@@ -520,7 +520,7 @@ def test_records_rank_at_the_goals_load_with_their_own_load_beside(tmp_path: Pat
     assert own.comparison.decision != "better"
     label, load, c = own.expected_load
     assert (label, load, c.decision) == ("c256", 256, "better")
-    row = next(r for r in summary_rows(analysis) if r["slug"] == "own")  # type: ignore[arg-type]
+    row = next(r for r in summary_rows(analysis) if r.slug == "own")  # type: ignore[arg-type]
     assert "at concurrency 64 (at its own expected load, concurrency 256: +" in gain_text(row)
     # They cannot share a load, and the summary says so.
     loads = set(analysis.ranked_loads)  # type: ignore[attr-defined]
@@ -559,7 +559,7 @@ results:
     metrics: {output_throughput: [1000, 1010, 990]}
 """
     analysis = _write_campaign(tmp_path, {"01-decode.yaml": decode, "02-alone.yaml": alone})
-    rows = {r["slug"]: r for r in summary_rows(analysis)}  # type: ignore[arg-type]
+    rows = {r.slug: r for r in summary_rows(analysis)}  # type: ignore[arg-type]
     change = (sp.gmean([121, 122, 121.5]) / sp.gmean([100, 100.5, 99.5]) - 1) * 100
     said = f"no output_throughput in this run; decode_throughput {fmt_percent(change)} (bs1), better"
     assert gain_text(rows["decode"]) == said

@@ -42,7 +42,7 @@ from generator.analysis.sequential import as_sequential
 from generator.analysis.stats import Comparison
 from generator.analysis.sweeps import Rule as SweepRule
 from generator.analysis.sweeps import sweeps
-from generator.base.cache import BuildCache
+from generator.base.incremental import BuildCache
 from generator.model import metrics, quantity, variants
 from generator.model.launch import Step
 from generator.model.quantity import Value
@@ -140,9 +140,6 @@ class Analysis:
     # concurrency 1"), in ranking order: more than one means the ranks compare unlike rows.
     ranked_loads: tuple[str, ...] = ()
     _by_path: Mapping[Path, RecordAnalysis] = field(default_factory=dict, repr=False, compare=False)
-    # By record file, a digest of everything its analysis was made from (`analysis.reuse`), when
-    # built with a build cache: what the views make of one record is cached under it.
-    fingerprints: Mapping[Path, str] = field(default_factory=dict, repr=False, compare=False)
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
         return self._by_path[rec.path]
@@ -184,7 +181,6 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
     ) -> RecordAnalysis:
         return record_analysis(project, rec, shared, decision, steps)
 
-    fingerprints: Mapping[Path, str] = {}
     if build_cache is None:
         records = tuple(record_analysis(project, rec, index.shared, decision, steps) for rec in project.records)
     else:
@@ -193,7 +189,6 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
         # A cached analysis is whole: one made without launches would be reused by a build.
         reuse = Reuse(project, build_cache, index.shared, steps or launch_steps(project), decision)
         records = tuple(reuse.analysis(rec, one) for rec in project.records)
-        fingerprints = reuse.fingerprints
     ranked = tuple(sorted(records, key=rank_key))
     baseline_results = tuple(resolve(project, r, None, decision) for r in project.campaign.baseline.results)
     stack = campaign_stack(project, records, baseline_results, decision.alpha, decision.min_effect)
@@ -222,7 +217,6 @@ def analyse(project: Project, build_cache: BuildCache | None = None, *, launches
         frontier=frontier,
         ranked_loads=_ranked_loads(ranked),
         _by_path={a.file.path: a for a in records},
-        fingerprints=fingerprints,
     )
 
 

@@ -1,17 +1,16 @@
-"""A record's analysis from the build cache, while everything it read is unchanged.
+"""A record's analysis as a query of the incremental core, and the answers to what it reads.
 
 Analysing one record reads its own file and the campaign's, and a little of the rest of the
 campaign: the records that its `baseline_from` and its launch name (by slug), the steps of what
 it builds on, the shared blockers it points at, the imported runs its results and the campaign
 baseline name. Those reads are not listed by hand, where a forgotten one would serve a stale
 analysis: the record is analysed through views of the project that note every key asked of them
-(`Seen`), and the entry keeps the keys with a digest of what each one held. A later build asks
-its own project the same keys, and uses the entry only when every answer digests the same. A
-read of a whole table (iterating every record, every run) is one key whose answer is all of it.
+(`watched`, the core's `Seen`), and the core keeps its value with those reads
+(`base.incremental`). This module says what each read answers in a build (`answer_project`): a
+record by its file's digest, a run by its text's digest. A read of a whole table (iterating
+every record, every run) is one key whose answer is all of it.
 
-The views (`Seen`, `watched`) and the answers (`Answers`) are the views layer's too: a record
-page's model is built through the same kind of views, and its key kept with its reads
-(`views.page_reuse`).
+A record page's model is built through the same views (`views.page_reuse`).
 """
 
 from __future__ import annotations
@@ -26,36 +25,14 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from generator.analysis.records import RecordAnalysis, SharedBlocker
-from generator.base import cache
+from generator.base import incremental
+from generator.base.incremental import ALL, Reads, Seen
 from generator.model.launch import Step
 from generator.project.load import Project, RecordFile
 from generator.project.runs.store import run_text
 
 K = TypeVar("K")
 V = TypeVar("V")
-# The key that stands for a read of a whole table.
-ALL = "*"
-
-Reads = set[tuple[str, str]]
-
-
-class Seen(Mapping[K, V]):
-    """`inner`, noting each key asked of it (and ALL when iterated) in `reads` under `kind`."""
-
-    def __init__(self, inner: Mapping[K, V], kind: str, reads: Reads) -> None:
-        self.inner, self.kind, self.reads = inner, kind, reads
-
-    def __getitem__(self, key: K) -> V:
-        self.reads.add((self.kind, str(key)))
-        return self.inner[key]
-
-    def __iter__(self) -> Iterator[K]:
-        self.reads.add((self.kind, ALL))
-        return iter(self.inner)
-
-    def __len__(self) -> int:
-        self.reads.add((self.kind, ALL))
-        return len(self.inner)
 
 
 class _SeenRecords(list[RecordFile]):
@@ -127,93 +104,65 @@ def watched(project: Project, reads: Reads) -> Project:
     return seen
 
 
-class Unkeyed(Exception):
-    """A read whose answer cannot be taken: whatever made it is made again, never reused."""
+def answer_project(
+    project: Project,
+    build_cache: incremental.BuildCache,
+    shared: Mapping[str, SharedBlocker],
+    steps: Mapping[str, Step],
+) -> None:
+    """Register, for this build, what each read of the project's views answers, as something to digest.
 
-
-class Answers:
-    """What each read of a record's work gets from one build's project, as something to digest.
-
-    `shared` and `steps` are the tables beside the project that the work was given (the shared
-    blockers, the launch steps); `answer` raises `Unkeyed` for a read it cannot answer.
+    `shared` and `steps` are the tables beside the project that the analysis is given (the
+    shared blockers, the launch steps).
     """
+    runs: dict[str, str] = {}
 
-    def __init__(
-        self,
-        project: Project,
-        build_cache: cache.BuildCache,
-        shared: Mapping[str, SharedBlocker],
-        steps: Mapping[str, Step],
-    ) -> None:
-        self.project, self.build_cache, self.shared, self.steps = project, build_cache, shared, steps
-        self._runs: dict[str, str] = {}
+    def file(rec: RecordFile | None) -> tuple[str, str] | None:
+        return build_cache.file(None if rec is None else rec.path)
 
-    def file(self, rec: RecordFile | None) -> tuple[str, str] | None:
-        """A record file by its name and the digest of its bytes (None: no such record)."""
-        if rec is None:
-            return None
-        key = self.build_cache.files.get(rec.path)
-        if key is None:
-            # Read outside the build cache: no digest to check an entry by.
-            raise Unkeyed
-        return (rec.path.name, key)
+    def run(rid: str) -> str | None:
+        if rid not in runs:
+            found = project.runs.get(rid)
+            runs[rid] = incremental.digest(run_text(found)) if found is not None else ""
+        return runs[rid] or None
 
-    def _run(self, rid: str) -> str | None:
-        if rid not in self._runs:
-            run = self.project.runs.get(rid)
-            self._runs[rid] = cache.digest(run_text(run)) if run is not None else ""
-        return self._runs[rid] or None
+    def dates(key: str) -> object:
+        # The project's git dates are one `git log`, run only when a read asks for them.
+        found = project.committed_dates
+        return sorted((str(k), v) for k, v in found.items()) if key == ALL else found.get(Path(key))
 
-    def answer(self, kind: str, key: str) -> object:
-        """What the read (`kind`, `key`) gets from this build's project, as something to digest."""
-        project = self.project
-        if kind == "records":
-            return [self.file(r) for r in project.records]
-        if kind == "slug":
-            return sorted(project.slug_index) if key == ALL else self.file(project.slug_index.get(key))
-        if kind == "run":
-            return [(k, self._run(k)) for k in sorted(project.runs)] if key == ALL else self._run(key)
-        if kind == "broken":
-            return sorted(project.broken_runs.items()) if key == ALL else project.broken_runs.get(key)
-        if kind == "step":
-            return sorted(self.steps.items()) if key == ALL else self.steps.get(key)
-        if kind == "shared":
-            keys = sorted(self.shared) if key == ALL else [key]
-            found = [(k, self.shared.get(k)) for k in keys]
-            return [(k, None if b is None else (self.file(b.record), b.index)) for k, b in found]
-        if kind == "dates":
-            if key == ALL:
-                return sorted((str(k), v) for k, v in project.committed_dates.items())
-            return project.committed_dates.get(Path(key))
-        raise AssertionError(kind)
+    def blocker(key: str) -> object:
+        found = [(k, shared.get(k)) for k in (sorted(shared) if key == ALL else [key])]
+        return [(k, None if b is None else (file(b.record), b.index)) for k, b in found]
 
-    def digest(self, reads: list[tuple[str, str]]) -> str | None:
-        """The digest of every read's answer; None when one cannot be answered."""
-        try:
-            return cache.digest(*[(kind, key, self.answer(kind, key)) for kind, key in reads])
-        except Unkeyed:
-            return None
+    build_cache.answer_with(
+        {
+            "records": lambda key: [file(r) for r in project.records],
+            "slug": lambda key: sorted(project.slug_index) if key == ALL else file(project.slug_index.get(key)),
+            "run": lambda key: [(k, run(k)) for k in sorted(project.runs)] if key == ALL else run(key),
+            "broken": lambda key: sorted(project.broken_runs.items()) if key == ALL else project.broken_runs.get(key),
+            "step": lambda key: sorted(steps.items()) if key == ALL else steps.get(key),
+            "shared": blocker,
+            "dates": dates,
+        }
+    )
 
 
 class Reuse:
-    """The records' analyses of one build, from the build cache where their reads are unchanged."""
+    """The records' analyses of one build, each a query of the build cache (kind `analysis`)."""
 
     def __init__(
         self,
         project: Project,
-        build_cache: cache.BuildCache,
+        build_cache: incremental.BuildCache,
         shared: Mapping[str, SharedBlocker],
         steps: Mapping[str, Step],
         rule: object,
     ) -> None:
-        # The project, cache and tables are the answers' own: one place holds them.
-        self.answers = Answers(project, build_cache, shared, steps)
-        files = build_cache.files
-        self.base = (str(project.root), files.get(project.campaign_file.path), repr(rule))
+        self.project, self.build_cache, self.shared, self.steps = project, build_cache, shared, steps
+        answer_project(project, build_cache, shared, steps)
+        self.base = (str(project.root), build_cache.files.get(project.campaign_file.path), repr(rule))
         self._files = {rec.path.name: rec for rec in project.records}
-        # A digest of everything each record's analysis was made from, by file: the views key
-        # what they make of one record by it (`Analysis.fingerprints`).
-        self.fingerprints: dict[Path, str] = {}
 
     def analysis(
         self,
@@ -221,32 +170,20 @@ class Reuse:
         compute: Callable[[Project, RecordFile, Mapping[str, SharedBlocker], Mapping[str, Step]], RecordAnalysis],
     ) -> RecordAnalysis:
         """`compute(project, rec, shared, steps)`, or its value from the cache while its reads hold."""
-        a = self.answers
-        own = a.build_cache.files.get(rec.path)
+        own = self.build_cache.files.get(rec.path)
         if own is None or None in self.base:
-            return compute(a.project, rec, a.shared, a.steps)
-        key = f"analysis:{cache.digest(a.build_cache.salt, *self.base, rec.path.name, own)}"
-        entry = a.build_cache.get(key)
-        if entry is not None:
-            reads, digest, payload = entry
-            if a.digest(reads) == digest:
-                hit = self._load(payload)
-                if hit is not None:
-                    self.fingerprints[rec.path] = cache.digest(key, digest)
-                    return hit
-        seen: Reads = set()
-        value = compute(
-            watched(a.project, seen),
-            rec,
-            Seen(a.shared, "shared", seen),
-            Seen(a.steps, "step", seen),
+            # Read outside the build cache: what reads this analysis has nothing to check it by.
+            self.build_cache.prints["analysis", str(rec.path)] = None
+            return compute(self.project, rec, self.shared, self.steps)
+
+        def fresh(seen: Reads) -> RecordAnalysis:
+            return compute(
+                watched(self.project, seen), rec, Seen(self.shared, "shared", seen), Seen(self.steps, "step", seen)
+            )
+
+        return self.build_cache.query(
+            "analysis", str(rec.path), (*self.base, rec.path.name, own), fresh, keep=_dump, load=self._load
         )
-        reads = sorted(seen)
-        digest = a.digest(reads)
-        if digest is not None:
-            a.build_cache.put(key, (reads, digest, _dump(value)))
-            self.fingerprints[rec.path] = cache.digest(key, digest)
-        return value
 
     def _load(self, payload: bytes) -> RecordAnalysis | None:
         token = _FILES.set(self._files)

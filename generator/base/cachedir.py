@@ -1,7 +1,7 @@
 """Where the user's cache of a repository lives, and the digest its keys are made with.
 
-Apart from `base.cache` so that `base.stamp` (which `base.cache` imports for the code's digest)
-can find the folder too, without a cycle between them: see `base.cache` for why the folder is
+Apart from `base.incremental` so that `base.stamp` (which `base.incremental` imports for the code's digest)
+can find the folder too, without a cycle between them: see `base.incremental` for why the folder is
 the user's own and never inside a repository.
 """
 

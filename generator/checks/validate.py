@@ -12,7 +12,7 @@ import gc
 import os
 from pathlib import Path
 
-from generator.base import cache
+from generator.base import incremental
 from generator.base.problems import Problem, ProblemsFound, Report, rel
 from generator.base.read import Path_, Positions
 from generator.checks.evidence import evidence_problems
@@ -29,7 +29,7 @@ from generator.model.result import Result
 from generator.project.load import Project, RecordFile, RecordName, read_project
 
 
-def load_project(root: Path, report: Report, build_cache: cache.BuildCache | None = None) -> Project | None:
+def load_project(root: Path, report: Report, build_cache: incremental.BuildCache | None = None) -> Project | None:
     """Load and validate every file of the campaign at `root`, adding all problems to `report`.
 
     Returns the project when the campaign file itself loaded (records that failed to load
@@ -43,7 +43,7 @@ def load_project(root: Path, report: Report, build_cache: cache.BuildCache | Non
     try:
         project, files = read_project(root, report, build_cache)
         if project is not None:
-            report.extend(cross_check(project, files))
+            report.extend(cross_check(project, files, build_cache))
             # The files on disk as they are, so not part of judging an edit (`cross_check`): an
             # import checks its edit before the raw files it brings are written.
             report.extend(evidence_problems(project))
@@ -53,7 +53,7 @@ def load_project(root: Path, report: Report, build_cache: cache.BuildCache | Non
             gc.enable()
 
 
-def require_project(root: Path, build_cache: cache.BuildCache | None = None) -> Project:
+def require_project(root: Path, build_cache: incremental.BuildCache | None = None) -> Project:
     """Load a campaign for a command that writes: any error stops it before anything is written."""
     report = Report()
     project = load_project(root, report, build_cache)
@@ -135,8 +135,11 @@ def _source_problem(source: str, root: Path, loc: Path_, pos: Positions, shown: 
     return None
 
 
-def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
-    """Rules across files: numbers, slugs, references, sources, status rules and metrics."""
+def cross_check(
+    project: Project, files: list[RecordName], build_cache: incremental.BuildCache | None = None
+) -> list[Problem]:
+    """Rules across files: numbers, slugs, references, sources, status rules and metrics; what one
+    file's rules find alone is kept in `build_cache` (a build) under the file's digest."""
     problems, by_slug = _name_problems(project.root, files)
     problems += _name_length_problems(project, files)
     problems += reference_problems(project)
@@ -152,7 +155,7 @@ def cross_check(project: Project, files: list[RecordName]) -> list[Problem]:
     # Imported runs: references that resolve, and results comparable with their baseline.
     problems += run_problems(project)
     # Numbers as written (not as converted), shell names, variants' values.
-    problems += value_problems(project)
+    problems += value_problems(project, build_cache)
     # Text printed for a shell, read by bash itself.
     problems += shell_problems(project)
     problems += runnable_problems(project)

@@ -16,16 +16,16 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from generator.base import jsonsafe, jsontext
-from generator.base.cache import memo
+from generator.base import incremental, jsonsafe, jsontext
+from generator.base.incremental import memo
 from generator.model.reported import result_evidence
-from generator.views.summary import SLO_COLUMN, summary_row
+from generator.views.summary import summary_row
 from generator.views.sweeps import export_data as sweep_data
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis
     from generator.analysis.stats import Comparison
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
     from generator.model.quantity import Stat
     from generator.project.load import RecordFile
 
@@ -215,20 +215,20 @@ def _record_entry(analysis: Analysis, rec: RecordFile, ranked: RecordAnalysis, r
         "primary": _primary(entry),
         "summary": {
             "rank": rank,
-            "open_blockers": row["open_blockers"],
-            "open_blocker_titles": list(row["open_blocker_titles"]),
-            "tier_source": row["tier_source"],
-            "evidence": row["evidence"],
-            "reported": row["reported"],
-            "variants": row["variants"],
+            "open_blockers": row.open_blockers,
+            "open_blocker_titles": list(row.open_blocker_titles),
+            "tier_source": row.tier_source,
+            "evidence": row.evidence,
+            "reported": row.reported,
+            "variants": row.variants,
         },
         "results": _results(entry),
         "sweeps": [sweep_data(s) for s in entry.sweeps],
         # Each variant's results, in the order of the record's `variants`.
         "variant_results": [_results(entry, k) for k in range(len(rec.record.variants))],
     }
-    if SLO_COLUMN in row:
-        out["summary"]["capacity_under_slo"] = row[SLO_COLUMN]
+    if row.capacity_under_slo is not None:
+        out["summary"]["capacity_under_slo"] = row.capacity_under_slo
     return out
 
 
@@ -259,7 +259,8 @@ def dump_bytes(analysis: Analysis, *, versioned: bool = True, build_cache: Build
         # An entry reads its record's analysis and file, its slug's summary row (that record's
         # analysis, and whether it is in the stack: the one thing of other records), its rank, and
         # the campaign (in the fingerprint): cached under those, it is neither made nor encoded.
-        mine, theirs = analysis.fingerprints.get(rec.path), analysis.fingerprints.get(ranked.file.path)
+        mine = incremental.fingerprint(build_cache, "analysis", str(rec.path))
+        theirs = incremental.fingerprint(build_cache, "analysis", str(ranked.file.path))
         if mine is None or theirs is None:
             text, found = make()
         else:

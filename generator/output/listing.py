@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from generator.analysis.campaign import Analysis
-from generator.base import cache
+from generator.base import incremental
+from generator.base.incremental import memo
 from generator.base.problems import rel
 from generator.views import listing_pages
 from generator.views.journal import RunEvent
@@ -45,25 +46,19 @@ class _Unrendered(Exception):
 
 
 class Pieces:
-    """Pieces of the listing pages rendered from their models, through the build cache.
-
-    A template's pieces are one entry of the cache, a table of texts by model digest, read once
-    and written back only when it changed: a thousand rows are one read, where an entry each was
-    a thousand (and cost more than rendering them). The table keeps the pieces this build used.
-    """
+    """Pieces of the listing pages rendered from their models, each a memo of the build cache
+    (whose entries of one kind are read in one statement: `base.incremental`)."""
 
     def __init__(
-        self, analysis: Analysis, render: Render, build_cache: cache.BuildCache | None, quoted: object = ()
+        self, analysis: Analysis, render: Render, build_cache: incremental.BuildCache | None, quoted: object = ()
     ) -> None:
         self.render, self.build_cache = render, build_cache
         # The figures the campaign's override templates quote in their own text, filled
-        # (`output.render.template_figures`): in no model, so in every table's key.
+        # (`output.render.template_figures`): in no model, so in every piece's key.
         self.quoted = quoted
         self.fill = figures_of(analysis)
         # The home page holds the campaign: its digest is taken once (as for the record pages).
         self.shared = shared_digests(analysis.project.campaign)
-        # By template: (its entry's key, the texts kept by the last build, those used by this one).
-        self.tables: dict[str, tuple[str, dict[str, str], dict[str, str]]] = {}
 
     def text(self, template: str, model: DataclassInstance) -> Markup:
         """`template` rendered with `model`, from the cache while the model's digest is unchanged.
@@ -77,40 +72,18 @@ class Pieces:
         return Markup(text)
 
     def piece(self, template: str, key: str | None, render: Callable[[], str | None]) -> str | None:
-        """The text `render()` gives, kept under `key` (the model's digest) in `template`'s table."""
-        if self.build_cache is None or key is None:
+        """The text `render()` gives, kept under `key` (the model's digest) and the template's name
+        (one model is two pieces on the blockers page) in the build cache."""
+        if key is None:
             return render()
-        _entry, kept, used = self._table(self.build_cache, template)
-        text = kept.get(key)
-        if text is None:
-            text = render()
-        if text is not None:
-            used[key] = text
-        return text
-
-    def _table(self, build_cache: cache.BuildCache, template: str) -> tuple[str, dict[str, str], dict[str, str]]:
-        if template not in self.tables:
-            # The template's name is in the key: one model is two pieces on the blockers page.
-            key = f"pieces:{cache.digest(build_cache.salt, 'pieces', template, self.quoted)}"
-            kept = build_cache.get(key)
-            self.tables[template] = (key, kept if isinstance(kept, dict) else {}, {})
-        return self.tables[template]
-
-    def keep(self) -> None:
-        """Write back each table this build changed (one it read unchanged is kept as it is)."""
-        if self.build_cache is None:
-            return
-        for key, kept, used in self.tables.values():
-            if used != kept:
-                self.build_cache.put(key, used)
-        self.tables = {}
+        return memo(self.build_cache, "piece", (template, key, self.quoted), render)
 
 
 def pages(
     analysis: Analysis,
     charts: Mapping[str, str],
     render: Render,
-    build_cache: cache.BuildCache | None = None,
+    build_cache: incremental.BuildCache | None = None,
     quoted: object = (),
 ) -> Iterator[tuple[str, str, str]]:
     """The listing pages, one at a time: (file name, body, the source its header names). Each
@@ -132,7 +105,6 @@ def pages(
             return
         if body is None:
             return
-        pieces.keep()
         yield filename, body, source
 
 

@@ -18,13 +18,13 @@ import jinja2
 from generator.analysis.campaign import Analysis, analyse
 from generator.analysis.figures import reference_problems
 from generator.analysis.quoting import template_quotes
-from generator.base import cache, stamp
-from generator.base.cache import memo
+from generator.base import incremental, stamp
 from generator.base.generated import WriteResult, header, write_outputs, yaml_header
+from generator.base.incremental import BuildCache, memo
 from generator.base.problems import ProblemsFound, Report
 from generator.charts import NARROW, drawn_at
 from generator.checks.validate import require_project
-from generator.output import kept, listing
+from generator.output import listing
 from generator.output.templates import environment, template_problem
 from generator.project.load import Project
 from generator.views import page_models
@@ -75,26 +75,6 @@ def template_figures(analysis: Analysis) -> tuple[tuple[str, str | None], ...]:
     return tuple((reference, fill(reference)) for reference in found)
 
 
-class _PageCache:
-    """A record's page from the build cache, under the digest of its model (`page_models.keyed`).
-
-    A page's text is a function of its model, the templates and the code; the cache's salt
-    holds the code and the campaign's template overrides, and the key the model, quoted figures
-    included. So a page is reused exactly while nothing it shows changed, and no list of what
-    a page depends on is kept anywhere.
-    """
-
-    def __init__(self, build_cache: cache.BuildCache | None, quoted: object = ()) -> None:
-        self.build_cache = build_cache
-        # The figures the override templates quote (`template_figures`), part of every key.
-        self.quoted = quoted
-
-    def page(self, key: str | None, render: Callable[[], str | None]) -> str | None:
-        if self.build_cache is None or key is None:
-            return render()
-        return memo(self.build_cache, "page", (key, self.quoted), render)
-
-
 def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environment:
     """The environment with its prose filters filling quoted numbers from this analysis.
 
@@ -105,7 +85,7 @@ def with_figures(env: jinja2.Environment, analysis: Analysis) -> jinja2.Environm
     return env
 
 
-def _drawn(analysis: Analysis, build_cache: cache.BuildCache | None) -> list[tuple[str, str, str]]:
+def _drawn(analysis: Analysis, build_cache: BuildCache | None) -> list[tuple[str, str, str]]:
     """Every chart of the build as (path, alt text, SVG)."""
     charts = plots(analysis, build_cache)
     drawn = [(p.path, p.alt, p.svg) for p in charts]
@@ -117,7 +97,7 @@ def _drawn(analysis: Analysis, build_cache: cache.BuildCache | None) -> list[tup
     drawn += [(p.path, p.alt, p.svg) for p in experiments.sweep_charts(analysis)]
     drawn += [(s.path, s.alt, s.svg) for s in strips(analysis)]
     drawn += [(c.path, c.alt, c.svg) for c in looks_charts(analysis)]
-    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis)]
+    drawn += [(c.path, c.alt, c.svg) for c in forest_charts(analysis, build_cache)]
     return drawn
 
 
@@ -126,20 +106,20 @@ def narrow_path(path: str) -> str:
     return path.removesuffix(".svg") + ".narrow.svg"
 
 
-def _charts(analysis: Analysis, build_cache: cache.BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
+def _charts(analysis: Analysis, build_cache: BuildCache | None) -> tuple[dict[str, str], dict[str, str]]:
     """Every chart of the build: (path -> alt text, which the pages show; path -> SVG).
 
     Each is drawn twice: for a page's column, and for a phone's (`charts.NARROW`, its legend and
     labels laid out for that width, its text the same size), which the site swaps in on a
-    narrow screen. The narrow pass skips the build cache: its charts are keyed as the wide ones.
+    narrow screen. Both passes are kept in the build cache: every chart's key holds its width.
     """
     drawn = _drawn(analysis, build_cache)
     with drawn_at(NARROW):
-        narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, None)]
+        narrow = [(narrow_path(path), alt, svg) for path, alt, svg in _drawn(analysis, build_cache)]
     return {path: alt for path, alt, _svg in drawn}, {path: svg for path, _alt, svg in [*drawn, *narrow]}
 
 
-def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str]:
+def render_files(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str]:
     """Every generated markdown file and chart, keyed by posix path relative to the repository root."""
     return {
         path: data.decode("utf-8") if isinstance(data, bytes) else data
@@ -147,7 +127,7 @@ def render_files(analysis: Analysis, build_cache: cache.BuildCache | None = None
     }
 
 
-def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> Iterator[tuple[str, str | bytes]]:
+def iter_files(analysis: Analysis, build_cache: BuildCache | None = None) -> Iterator[tuple[str, str | bytes]]:
     """Every generated file as (posix path relative to the repository root, text or UTF-8 bytes),
     one at a time, in no set order; ProblemsFound, after what came before, on a problem.
 
@@ -160,8 +140,9 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
         # A number quoted from nowhere: nothing is written, as for any other problem.
         raise ProblemsFound(Report(found))
     env = with_figures(environment(project.root), analysis)
+    # The figures the override templates quote (`template_figures`), part of every page's key.
     quoted = template_figures(analysis)
-    report, page_cache = Report(), _PageCache(build_cache, quoted)
+    report = Report()
     alts, svgs = _charts(analysis, build_cache)
     yield from svgs.items()
     del svgs
@@ -189,7 +170,9 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
                 return None
             return _front_matter(model.source, list(model.record.tags)) + _normalise(body)
 
-        text = page_cache.page(key, page)
+        # A page's text is a function of its model, the templates and the code (the cache's salt
+        # holds the code and the template overrides): kept under its model's digest.
+        text = page() if key is None else memo(build_cache, "page", (key, quoted), page)
         if text is None:
             break
         yield record_page_path(project, rec), text
@@ -202,7 +185,7 @@ def iter_files(analysis: Analysis, build_cache: cache.BuildCache | None = None) 
     yield from downloads(analysis, build_cache).items()
 
 
-def downloads(analysis: Analysis, build_cache: cache.BuildCache | None = None) -> dict[str, str | bytes]:
+def downloads(analysis: Analysis, build_cache: BuildCache | None = None) -> dict[str, str | bytes]:
     """The summary's downloads beside it, which it links: records.json and the table as CSV.
 
     Written with the pages rather than by the site build alone, so every builder (mkdocs with
@@ -240,6 +223,11 @@ class BuildResult:
         return bool(self.written or self.removed)
 
 
+def _kept(build_cache: BuildCache, inputs: str) -> str:
+    """The key a build's analysis and outputs are kept under for the next build of the same inputs."""
+    return f"kept:{incremental.digest(build_cache.salt, inputs)}"
+
+
 class _InputsChanged(Exception):
     """An input changed while a build read it: its outputs may mix the two states."""
 
@@ -251,15 +239,15 @@ _ATTEMPTS = (False, False, True)
 
 
 def build(
-    root: Path, inputs: str | None = None, build_cache: cache.BuildCache | None = None, *, keep: bool = False
+    root: Path, inputs: str | None = None, build_cache: BuildCache | None = None, *, keep: bool = False
 ) -> BuildResult:
     """Load, analyse, render and write the campaign at `root`; ProblemsFound (nothing written) on any error.
 
     `inputs` is the inputs' digest when the caller has just taken it (generator.base.stamp).
     `build_cache` is one kept from an earlier build of `root` in this process (`serve`), so
     that its entries are not read from disk again; by default the cache is loaded afresh.
-    `keep` keeps the analysis and the outputs for the next build of the same inputs (see
-    `output.kept`): a site build renders the docs, then the mkdocs plugin asks for them again.
+    `keep` keeps the analysis and the outputs for the next build of the same inputs (`_kept`):
+    a site build renders the docs, then the mkdocs plugin asks for them again.
 
     A build whose inputs changed while it read them starts again rather than write outputs
     that may show one file as it was and another as it is now.
@@ -283,7 +271,7 @@ def build(
 
 
 def _build_once(
-    root: Path, inputs: str | None, build_cache: cache.BuildCache | None, *, keep: bool, last: bool, freeze: bool
+    root: Path, inputs: str | None, build_cache: BuildCache | None, *, keep: bool, last: bool, freeze: bool
 ) -> BuildResult:
     # Before anything is read: a file changed while the build runs leaves a digest that no
     # longer matches, so the build starts again (or, the last time, writes no digests).
@@ -291,11 +279,14 @@ def _build_once(
         inputs = stamp.inputs_digest(root)
     # Unchanged records, pages and charts come from the user's cache folder, keyed by content.
     if build_cache is None:
-        build_cache = cache.BuildCache(root)
+        build_cache = BuildCache(root)
     else:
         build_cache.start()
-    found = kept.load(build_cache, root, inputs)
-    if found is not None:
+    # The last kept build of these very inputs, while the outputs on disk are still the ones it
+    # wrote: the inputs' digest covers every input and the code, the salt the template
+    # overrides, and the outputs are hashed again from disk, so a build would write nothing else.
+    found = build_cache.get(_kept(build_cache, inputs))
+    if isinstance(found, tuple) and isinstance(found[0], Analysis) and stamp.outputs_current(root, inputs):
         return BuildResult(found[0], found[1], [], list(found[1]), [], [])
     project = require_project(root, build_cache)
     if freeze:
@@ -330,9 +321,9 @@ def _build_once(
     # Still changing on the last attempt: these outputs may be of either state, so the manifest
     # got no digests and the next build runs in full.
     inputs = checked[-1] if checked else None
+    if keep and inputs is not None:
+        build_cache.put(_kept(build_cache, inputs), (analysis, files))
     build_cache.save()
     if inputs is not None:
         stamp.remember_outputs(project.root, manifest)
-    if keep and inputs is not None:
-        kept.keep(build_cache, inputs, analysis, files)
     return BuildResult(analysis, files, result.written, result.unchanged, result.removed, result.released)

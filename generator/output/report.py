@@ -69,7 +69,7 @@ def report_context(analysis: Analysis) -> dict[str, Any]:
     campaign = project.campaign
     rows = [
         {
-            **row,
+            **vars(row),
             "gain_text": gain_text(row),
             "blockers_text": blockers_text(row),
             "tier_text": tier_text(row),

@@ -16,7 +16,7 @@ import jinja2
 from jinja2.bccache import Bucket
 from jinja2.sandbox import SandboxedEnvironment
 
-from generator.base import cache
+from generator.base import incremental
 from generator.base.problems import Problem
 from generator.model.quantity import fmt_number, fmt_percent, fmt_value
 from generator.views.markdown import (
@@ -104,10 +104,10 @@ def _bytecode_cache(root: Path) -> jinja2.BytecodeCache:
     """The shipped templates compiled once, not in every process (a fifth of a rebuild's time).
 
     Compiled templates are code, like the build cache's pickles, so they live beside them in
-    the user's own cache folder (see generator.base.cache), never in a repository; each entry is
+    the user's own cache folder (see generator.base.incremental), never in a repository; each entry is
     checked against its template's source by Jinja.
     """
-    folder = cache.cache_folder(root)
+    folder = incremental.cache_folder(root)
     if folder is None:
         return _CompiledTemplates(None)
     try:

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from generator.base import cache
+from generator.base import incremental
 from generator.base.problems import Problem, Report, rel
 from generator.base.read import Positions, YamlProblem, check_text, parse, read_text
 
@@ -110,7 +110,7 @@ def load_file(
     model: type[BaseModel],
     shown: str,
     report: Report,
-    build_cache: cache.BuildCache | None = None,
+    build_cache: incremental.BuildCache | None = None,
     context: dict[str, Any] | None = None,
 ) -> Loaded:
     """`path` read, parsed and validated as `model`; with `build_cache`, a file seen before is not parsed again.
@@ -123,7 +123,7 @@ def load_file(
         if build_cache is not None:
             # A file whose bytes were valid before is valid again: only cross-file rules can change.
             extra = () if not context else (repr(sorted(context.items())),)
-            key = f"load:{cache.digest(build_cache.salt, model.__name__, text, *extra)}"
+            key = f"load:{incremental.digest(build_cache.salt, model.__name__, text, *extra)}"
             hit = build_cache.get(key)
             if hit is not None:
                 build_cache.files[path] = key
@@ -210,7 +210,7 @@ def record_files(improvements: Path) -> tuple[list[RecordName], list[Path]]:
 
 
 def read_project(
-    root: Path, report: Report, build_cache: cache.BuildCache | None = None
+    root: Path, report: Report, build_cache: incremental.BuildCache | None = None
 ) -> tuple[Project | None, list[RecordName]]:
     """Every file of the campaign at `root` loaded on its own, and the record files found.
 

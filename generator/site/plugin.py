@@ -36,7 +36,7 @@ from mkdocs.structure.files import File, Files
 from mkdocs.utils.templates import TemplateContext
 
 from generator.analysis.campaign import Analysis
-from generator.base.cache import BuildCache
+from generator.base.incremental import BuildCache
 from generator.base.problems import ProblemsFound, format_report
 from generator.project.load import Project, RecordFile
 from generator.site.build import mark_site

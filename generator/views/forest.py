@@ -9,10 +9,13 @@ a `Comparison`'s own (`gain_percent` and its bounds), so nothing is computed her
 
 from __future__ import annotations
 
+import functools
 from pathlib import PurePosixPath
 
 from generator import charts
 from generator.analysis.campaign import Analysis, RecordAnalysis
+from generator.base.incremental import BuildCache, memo
+from generator.charts.svg import chart_width
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
 from generator.views.paths import ChartFile, chart_file
@@ -54,23 +57,29 @@ def _bars(analysis: Analysis, ra: RecordAnalysis) -> list[charts.Bar]:
     return bars
 
 
-def forest_charts(analysis: Analysis) -> list[ChartFile]:
-    """The forest chart of every record whose primary result compares two metrics or more."""
+def forest_charts(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ChartFile]:
+    """The forest chart of every record whose primary result compares two metrics or more, each
+    from the build cache while what it draws is the same."""
     out = []
     for ra in analysis.records:
         bars = _bars(analysis, ra)
         if len(bars) < 2 or ra.primary is None:
             continue
         title = f"{ra.file.record.title}: every metric, {ra.primary.label}"
-        svg = charts.bar_chart(
-            f"forest-{ra.file.slug}",
-            title,
-            bars,
-            axis_label="change, + is better (%)",
-            keep=len(bars),
-            given_order=True,
-            # The metric's name and its role (primary, guardrail and margin) are the row: kept whole.
-            label_share=0.45,
-        )
-        out.append(chart_file(forest_path(analysis.project, ra.file), svg))
+        parts = (forest_path(analysis.project, ra.file), ra.file.slug, title, tuple(bars))
+        out.append(memo(build_cache, "chart", (chart_width(None), *parts), functools.partial(_draw, *parts)))
     return out
+
+
+def _draw(path: str, slug: str, title: str, bars: tuple[charts.Bar, ...]) -> ChartFile:
+    svg = charts.bar_chart(
+        f"forest-{slug}",
+        title,
+        list(bars),
+        axis_label="change, + is better (%)",
+        keep=len(bars),
+        given_order=True,
+        # The metric's name and its role (primary, guardrail and margin) are the row: kept whole.
+        label_share=0.45,
+    )
+    return chart_file(path, svg)

@@ -111,11 +111,11 @@ def summary_page(analysis: Analysis, charts: Mapping[str, str]) -> SummaryPage:
     rows: list[SummaryLine] = []
     by_slug = analysis.by_slug
     for row in summary_rows(analysis):
-        rec = by_slug[row["slug"]]
+        rec = by_slug[row.slug]
         ra = analysis.record(rec)
         rows.append(
             SummaryLine(
-                **row,
+                **vars(row),
                 decision=decision(ra.primary, vocabulary, ra.regressions),
                 date=record_day(project, rec),
                 link=record_link(project, rec, root_dir),

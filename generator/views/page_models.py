@@ -231,9 +231,10 @@ class HomePage:
 
 
 @dataclass(frozen=True)
-class SummaryLine:
-    """A record's row of the summary page: its row of `improvements summary` (`views.summary.summary_row`,
-    each column by its name), with what the page adds."""
+class Row:
+    """One record's row of the summary (`views.summary`: its COLUMNS say what each field means),
+    which every reporter reads: the terminal table, markdown, CSV and JSON, the summary page
+    (`SummaryLine`), the report and the export."""
 
     number: int
     slug: str
@@ -247,10 +248,10 @@ class SummaryLine:
     primary_ci_low_percent: float | None
     primary_ci_high_percent: float | None
     primary_n: int | None
-    primary_spread_unknown: bool | None
     primary_baseline_n: int | None
     primary_decision: str | None
     primary_test: str | None
+    primary_spread_unknown: bool | None
     open_blockers: int
     open_blocker_titles: list[str]
     tier_source: str | None
@@ -268,9 +269,18 @@ class SummaryLine:
     standing: str | None
     design: list[str]
     holm_p: float | None
+    regressions: list[str]
     own_load: str | None
     unranked: str | None
-    regressions: list[str]
+    # Only when the campaign sets an SLO (SLO_COLUMN): each sweep's capacity under it, in words.
+    capacity_under_slo: str | None
+
+
+@dataclass(frozen=True)
+class SummaryLine(Row):
+    """A record's row of the summary page: its row of `improvements summary` (`Row`), with what
+    the page adds."""
+
     # The page's own: the decision as the header words it, the date (ISO date, whether git
     # gave it), the link to the record's page, and the row's columns in words.
     decision: Decision | None
@@ -280,8 +290,6 @@ class SummaryLine:
     status_text: str
     blockers_text: str
     tier_text: str
-    # Only when the campaign sets an SLO: each sweep's capacity under it, in words.
-    capacity_under_slo: str | None = None
 
 
 @dataclass(frozen=True)

@@ -7,14 +7,15 @@ records, building models only to find their pages unchanged was a seventh of the
 A model's dependencies are not listed by hand, where a forgotten one would serve a stale page:
 the model is built through views of the analysis, of the charts and of the stack's marks that
 note every key asked of them, as a record's analysis is built through views of the project
-(`analysis.reuse`, whose views and answers this module shares). The entry keeps the model's key
-with those reads and a digest of their answers. A later build asks its own analysis the same
-keys; when every answer digests the same, the model it would build is the same, so the entry's
-key is the page's and its text comes from the cache under it, the model never built. What the
+(`analysis.reuse`, whose views and answers this module shares). The model's key is a query of
+the incremental core (`base.incremental`, kind `page-key`), kept with those reads and a digest
+of their answers. A later build asks its own analysis the same keys; when every answer digests
+the same, the model it would build is the same, so the kept key is the page's and its text
+comes from the cache under it, the model never built. What the
 pages find once for every model (`RecordPages`: links, the rule, the SLO) is found through the
 same views, and its reads join every model's. What each read answers:
 
-- a record's analysis (`analysis.record`): its fingerprint (`Analysis.fingerprints`), a digest
+- a record's analysis (`analysis.record`): the fingerprint of its query (`@analysis`), a digest
   of everything that analysis was made from;
 - a record by slug (`by_slug`), a shared blocker and where it is defined, the records that a
   slug supersedes or that point at a blocker: their files' digests;
@@ -35,8 +36,9 @@ from pathlib import Path
 from typing import Any, cast
 
 from generator.analysis.campaign import Analysis, BlockerIndex, RecordAnalysis
-from generator.analysis.reuse import ALL, Answers, Reads, Seen, Unkeyed, watched
-from generator.base import cache
+from generator.analysis.reuse import watched
+from generator.base import incremental
+from generator.base.incremental import ALL, Reads, Seen, Unkeyed
 from generator.project.load import RecordFile
 from generator.views.page_models import RecordPage, keyed
 from generator.views.record_page import RecordPages
@@ -59,11 +61,11 @@ class _SeenAnalysis:
         self.rule = inner.rule
 
     def record(self, rec: RecordFile) -> RecordAnalysis:
-        self._reads.add(("record", str(rec.path)))
+        self._reads.add(("@analysis", str(rec.path)))
         return self._inner.record(rec)
 
     def by_path(self, path: Path) -> RecordAnalysis | None:
-        self._reads.add(("record", str(path)))
+        self._reads.add(("@analysis", str(path)))
         return self._inner.by_path(path)
 
     def __getattr__(self, name: str) -> Any:
@@ -72,71 +74,48 @@ class _SeenAnalysis:
         return getattr(self._inner, name)
 
 
-class _Answers(Answers):
-    """What each read of a record page's model gets from this build (see the module's docstring)."""
+def _answer_pages(pages: RecordPages, build_cache: incremental.BuildCache) -> None:
+    """Register, for this build, what each read of a record page's model answers (see the module's docstring)."""
+    analysis = pages.analysis
+    b = analysis.blockers
 
-    def __init__(self, pages: RecordPages, build_cache: cache.BuildCache) -> None:
-        analysis = pages.analysis
-        super().__init__(analysis.project, build_cache, analysis.blockers.shared, {})
-        self.pages, self.analysis = pages, analysis
-        self._fingerprints: dict[str, str | None] | None = None
-        b = analysis.blockers
-        self.tables: dict[str, Mapping[str, Any]] = {
-            "by_slug": analysis.by_slug,
-            "refs": b.refs,
-            "superseding": b.superseding,
-            "chart": pages.charts,
-            "mark": pages.marks,
-        }
+    def file(rec: RecordFile | None) -> tuple[str, str] | None:
+        return build_cache.file(None if rec is None else rec.path)
 
-    def _fingerprint(self, path: str) -> str | None:
-        if self._fingerprints is None:
-            prints = self.analysis.fingerprints
-            self._fingerprints = {str(ra.file.path): prints.get(ra.file.path) for ra in self.analysis.records}
-        if path not in self._fingerprints:
-            return None  # no such record in this build
-        found = self._fingerprints[path]
-        if found is None:
-            raise Unkeyed  # analysed without the build cache: nothing to check it by
-        return found
+    def refs(value: Any) -> object:
+        # Which entry of each record points at the blocker: its place among the record's own.
+        return [(file(r), next(i for i, x in enumerate(r.record.blockers) if x is blocker)) for r, blocker in value]
 
-    def answer(self, kind: str, key: str) -> object:
-        if kind == "record":
-            return self._fingerprint(key)
-        if kind == "figure":
-            return self.pages.fill(key)
-        if kind == "analysis":
-            raise Unkeyed
-        table = self.tables.get(kind)
-        if table is None:
-            return super().answer(kind, key)
-        if key == ALL:
-            return [(k, self._value(kind, table.get(k))) for k in sorted(table)]
-        return self._value(kind, table.get(key))
+    def unkeyed(key: str) -> object:
+        raise Unkeyed
 
-    def _value(self, kind: str, value: Any) -> object:
-        if kind == "by_slug":
-            return self.file(value)
-        if kind == "superseding":
-            return [self.file(r) for r in value or ()]
-        if kind == "refs":
-            # Which entry of each record points at the blocker: its place among the record's own.
-            return [(self.file(r), next(i for i, x in enumerate(r.record.blockers) if x is b)) for r, b in value or ()]
-        # A chart's alt text, a stack mark: the value itself, whose repr is its content.
-        return value
+    # A chart's alt text, a stack mark: the value itself, whose repr is its content.
+    tables: dict[str, tuple[Mapping[str, Any], Callable[[Any], object]]] = {
+        "by_slug": (analysis.by_slug, file),
+        "refs": (b.refs, lambda value: refs(value or ())),
+        "superseding": (b.superseding, lambda value: [file(r) for r in value or ()]),
+        "chart": (pages.charts, lambda value: value),
+        "mark": (pages.marks, lambda value: value),
+    }
+
+    def table(kind: str) -> incremental.Answerer:
+        found, answer = tables[kind]
+        return lambda key: [(k, answer(found.get(k))) for k in sorted(found)] if key == ALL else answer(found.get(key))
+
+    build_cache.answer_with({"figure": pages.fill, "analysis": unkeyed, **{kind: table(kind) for kind in tables}})
 
 
 class PageReuse:
-    """The record pages' keys of one build, from the build cache where their models' reads are unchanged."""
+    """The record pages' keys of one build, each a query of the build cache (kind `page-key`)."""
 
-    def __init__(self, pages: RecordPages, build_cache: cache.BuildCache | None) -> None:
+    def __init__(self, pages: RecordPages, build_cache: incremental.BuildCache | None) -> None:
         self.pages, self.build_cache = pages, build_cache
         self.base: tuple[str, str] | None = None
         if build_cache is not None:
             project = pages.analysis.project
             campaign = build_cache.files.get(project.campaign_file.path)
             self.base = None if campaign is None else (str(project.root), campaign)
-            self.answers = _Answers(pages, build_cache)
+            _answer_pages(pages, build_cache)
             # What the pages find once for every model (links, the rule, the SLO), found again
             # through the views: its reads are every model's too.
             self.common: Reads = set()
@@ -149,32 +128,32 @@ class PageReuse:
     def keyed(self, rec: RecordFile) -> tuple[str | None, Callable[[], RecordPage]]:
         """The page's key (None: it could not be taken) and its model, built only when asked for.
 
-        While the entry's reads all give what they gave, the key is the entry's and no model is
-        built unless the page's text is not in the cache; otherwise the model is built through
-        noting views, and its key kept with what it read.
+        While the kept key's reads all give what they gave, the key is the kept one and no model
+        is built unless the page's text is not in the cache; otherwise the model is built
+        through noting views, and its key kept with what it read.
         """
         pages, build_cache = self.pages, self.build_cache
         own = build_cache.files.get(rec.path) if build_cache is not None else None
         if build_cache is None or self.base is None or own is None:
             found = pages.keyed(rec)
             return found.key, lambda: found.model
-        entry_key = f"page-reads:{cache.digest(build_cache.salt, *self.base, rec.path.name, own)}"
-        entry = build_cache.get(entry_key)
-        if entry is not None:
-            reads, digest, key = entry
-            if self.answers.digest(reads) == digest:
-                return key, lambda: pages.keyed(rec).model
-        seen: Reads = set(self.common)
-        model = self.seen.seen_by(
-            cast(Analysis, _SeenAnalysis(pages.analysis, seen)),
-            Seen(pages.charts, "chart", seen),
-            Seen(pages.marks, "mark", seen),
-        ).model(rec)
-        # The quoted figures are filled from the analysis itself: each one a read of its text.
-        found = keyed(model, pages.fill, pages.shared)
-        seen.update(("figure", reference) for reference, _text in found.model.figures)
-        ordered = sorted(seen)
-        digest = self.answers.digest(ordered)
-        if found.key is not None and digest is not None:
-            build_cache.put(entry_key, (ordered, digest, found.key))
-        return found.key, lambda: found.model
+        built: list[RecordPage] = []
+
+        def fresh(seen: Reads) -> str | None:
+            seen |= self.common
+            model = self.seen.seen_by(
+                cast(Analysis, _SeenAnalysis(pages.analysis, seen)),
+                Seen(pages.charts, "chart", seen),
+                Seen(pages.marks, "mark", seen),
+            ).model(rec)
+            # The quoted figures are filled from the analysis itself: each one a read of its text.
+            found = keyed(model, pages.fill, pages.shared)
+            seen.update(("figure", reference) for reference, _text in found.model.figures)
+            if found.key is None:
+                # A model with no digest: a read nothing answers, so nothing is kept.
+                seen.add(("analysis", "unkeyed model"))
+            built.append(found.model)
+            return found.key
+
+        key = build_cache.query("page-key", str(rec.path), (*self.base, rec.path.name, own), fresh)
+        return key, lambda: built[0] if built else pages.keyed(rec).model

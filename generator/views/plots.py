@@ -24,11 +24,13 @@ also the page's alt text.
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from generator import charts
 from generator.analysis.campaign import Analysis, Primary, RecordAnalysis, ResolvedResult
-from generator.base.cache import BuildCache, memo
+from generator.base.incremental import BuildCache, memo
+from generator.charts.svg import chart_width
 from generator.model import metrics
 from generator.model.quantity import fmt_number
 from generator.project.load import Project, RecordFile
@@ -154,8 +156,10 @@ def record_plot(analysis: Analysis, rec: RecordFile, build_cache: BuildCache | N
     if latency is not None and sum(len(s.points) for s in series) < 2:
         latency, series = None, record_series(axis, rows, throughput, None)
     # Everything the drawing reads, so a rebuild redraws only the charts whose numbers changed.
-    key = (record_plot_path(project, rec), rec.slug, rec.record.title, axis, throughput, latency, series)
-    return memo(build_cache, "chart", key, lambda: _draw_record(project, rec, axis, throughput, latency, series))
+    # Its width too: a build draws it for a page's column and for a phone's (`output.render`).
+    key = (chart_width(None), record_plot_path(project, rec), rec.slug, rec.record.title, axis, throughput, latency)
+    draw = functools.partial(_draw_record, project, rec, axis, throughput, latency, series)
+    return memo(build_cache, "chart", (*key, series), draw)
 
 
 def _draw_record(
@@ -217,7 +221,7 @@ def gains_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> Cha
         )
         return chart_file(path, svg)
 
-    return memo(build_cache, "chart", (path, bars), draw)
+    return memo(build_cache, "chart", (chart_width(None), path, bars), draw)
 
 
 def frontier_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> ChartFile | None:
@@ -230,7 +234,7 @@ def frontier_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> 
         svg = frontier_svg(analysis)
         return None if svg is None else chart_file(path, svg)
 
-    return memo(build_cache, "chart", (path, analysis.frontier), draw)
+    return memo(build_cache, "chart", (chart_width(None), path, analysis.frontier), draw)
 
 
 def plots(analysis: Analysis, build_cache: BuildCache | None = None) -> list[ChartFile]:

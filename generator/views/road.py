@@ -17,9 +17,10 @@ from typing import Any
 from generator import charts
 from generator.analysis.campaign import Analysis
 from generator.analysis.road import Road, RoadStep, StepChange, distance_text
-from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
+from generator.base.incremental import BuildCache, memo
 from generator.base.shell import visible
+from generator.charts.svg import chart_width
 from generator.model.launch import Stack, quote
 from generator.model.quantity import Stat, fmt_number, fmt_percent, fmt_stat
 from generator.project.load import RecordFile
@@ -242,7 +243,8 @@ def road_plot(analysis: Analysis, build_cache: BuildCache | None = None) -> tupl
         text = '<?xml version="1.0" encoding="utf-8"?>\n' + svg_header() + "\n" + svg
         return path, alt, text if text.endswith("\n") else text + "\n"
 
-    return memo(build_cache, "chart", (path, title, road.baseline.mean, steps, axis, goals, names, interval), draw)
+    key = (chart_width(None), path, title, road.baseline.mean, steps, axis, goals, names, interval)
+    return memo(build_cache, "chart", key, draw)
 
 
 @dataclass(frozen=True)

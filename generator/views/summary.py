@@ -13,17 +13,19 @@ import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from generator.base.cache import memo
+from generator.base import incremental
+from generator.base.incremental import memo
 from generator.model import variants
 from generator.model.quantity import fmt_percent, unreplicated_text
 from generator.model.reported import evidence, record_text
 from generator.views.notes import own_load_text, unranked_text, variant_reasons
+from generator.views.page_models import Row
 from generator.views.results import test_text
 from generator.views.sweeps import capacity_cell
 
 if TYPE_CHECKING:
     from generator.analysis.campaign import Analysis, RecordAnalysis
-    from generator.base.cache import BuildCache
+    from generator.base.incremental import BuildCache
 
 # Columns, in order: the keys of each row and of each JSON object.
 COLUMNS = (
@@ -97,12 +99,12 @@ def summary_rows(
     tiers: Iterable[int] | None = None,
     statuses: Iterable[str] | None = None,
     tags: Iterable[str] | None = None,
-) -> list[dict[str, Any]]:
+) -> list[Row]:
     """One row per record that passes every filter given (a filter matches any of its values), ranked."""
     tier_set = set(tiers) if tiers else None
     status_set = set(statuses) if statuses else None
     tag_set = set(tags) if tags else None
-    rows: list[dict[str, Any]] = []
+    rows: list[Row] = []
     for entry in analysis.ranked:
         r = entry.file.record
         if tier_set is not None and r.tier not in tier_set:
@@ -115,57 +117,55 @@ def summary_rows(
     return rows
 
 
-def summary_row(analysis: Analysis, entry: RecordAnalysis) -> dict[str, Any]:
+def summary_row(analysis: Analysis, entry: RecordAnalysis) -> Row:
     """The summary's row of one record: its analysis, and whether it is in the stack."""
     rec, r = entry.file, entry.file.record
     primary, blockers = entry.primary, entry.open_blockers
     c = primary.comparison if primary else None
     decision = c.decision if c else ("reported" if entry.reported else None)
-    row: dict[str, Any] = {
-        "number": rec.number,
-        "slug": rec.slug,
-        "title": r.title,
-        "tier": r.tier,
-        "status": r.status,
-        "primary_metric": entry.primary_metric,
-        "primary_result": primary.label if primary else None,
-        "primary_concurrency": primary.concurrency if primary else None,
-        "primary_change_percent": _round(c.change_percent if c else None),
-        "primary_ci_low_percent": _round(c.ci_low_percent if c else None),
-        "primary_ci_high_percent": _round(c.ci_high_percent if c else None),
-        "primary_n": c.n if c else None,
+    return Row(
+        number=rec.number,
+        slug=rec.slug,
+        title=r.title,
+        tier=r.tier,
+        status=r.status,
+        primary_metric=entry.primary_metric,
+        primary_result=primary.label if primary else None,
+        primary_concurrency=primary.concurrency if primary else None,
+        primary_change_percent=_round(c.change_percent if c else None),
+        primary_ci_low_percent=_round(c.ci_low_percent if c else None),
+        primary_ci_high_percent=_round(c.ci_high_percent if c else None),
+        primary_n=c.n if c else None,
         # Means published without their spread: not a single shot, and said so.
-        "primary_spread_unknown": c.spread_unknown if c else None,
-        "primary_baseline_n": c.baseline_n if c else None,
-        "primary_decision": decision,
-        "primary_test": primary_test(entry),
-        "open_blockers": len(blockers),
-        "open_blocker_titles": [b.title or "" for b in blockers],
-        "tier_source": r.tier_source,
-        "evidence": evidence(r),
-        "reported": record_text(r),
-        "in_stack": analysis.stack.has(rec.slug),
-        "variants": variants.variants_cell(r),
-        "variant_reasons": [
+        primary_spread_unknown=c.spread_unknown if c else None,
+        primary_baseline_n=c.baseline_n if c else None,
+        primary_decision=decision,
+        primary_test=primary_test(entry),
+        open_blockers=len(blockers),
+        open_blocker_titles=[b.title or "" for b in blockers],
+        tier_source=r.tier_source,
+        evidence=evidence(r),
+        reported=record_text(r),
+        in_stack=analysis.stack.has(rec.slug),
+        variants=variants.variants_cell(r),
+        variant_reasons=[
             f"{label} {next(v.outcome for v in r.variants if v.label == label)}: {why}"
             for label, why in variant_reasons(entry, analysis.project.campaign.vocabulary())
         ],
-        "primary_kind": primary.kind if primary else None,
-        "broken_guardrails": [g.metric for g in primary.broken_guardrails] if primary else [],
-        "unshown_guardrails": [g.metric for g in primary.unshown_guardrails] if primary else [],
-        "best_of": primary.best_of if primary else None,
-        "best_of_tested": primary.best_of_tested if primary else None,
-        "variant_decisions": variant_decisions_text(entry),
-        "standing": r.standing,
-        "design": list(primary_design(entry)),
-        "holm_p": primary.holm_p if primary else None,
-        "own_load": own_load_text(primary) if primary else None,
-        "unranked": None if primary or entry.reported else unranked_text(entry),
-        "regressions": [f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
-    }
-    if analysis.project.campaign.slo:
-        row[SLO_COLUMN] = capacity_cell(entry.sweeps)
-    return row
+        primary_kind=primary.kind if primary else None,
+        broken_guardrails=[g.metric for g in primary.broken_guardrails] if primary else [],
+        unshown_guardrails=[g.metric for g in primary.unshown_guardrails] if primary else [],
+        best_of=primary.best_of if primary else None,
+        best_of_tested=primary.best_of_tested if primary else None,
+        variant_decisions=variant_decisions_text(entry),
+        standing=r.standing,
+        design=list(primary_design(entry)),
+        holm_p=primary.holm_p if primary else None,
+        own_load=own_load_text(primary) if primary else None,
+        unranked=None if primary or entry.reported else unranked_text(entry),
+        regressions=[f"{g.metric} {fmt_percent(g.change_percent)} ({g.label})" for g in entry.regressions],
+        capacity_under_slo=capacity_cell(entry.sweeps) if analysis.project.campaign.slo else None,
+    )
 
 
 def variant_decisions_text(entry: RecordAnalysis) -> str | None:
@@ -196,76 +196,77 @@ def _round(x: float | None) -> float | None:
     return None if x is None else round(x, 1)
 
 
-def gain_text(row: dict[str, Any]) -> str:
+def gain_text(row: Row) -> str:
     """The primary metric's evidence as people read it.
 
     "+6.6% output_throughput (interval +0.5% to +12.8%), n=5 vs 5, better, at concurrency 64";
     the change keeps the number's sign (a latency that fell is negative) and the decision
     word says whether that is better.
     """
-    decision = row["primary_decision"]
-    reasons = "".join(f"; {why}" for why in row.get("variant_reasons") or [])
-    tried = f" ({row['variants']}{reasons})" if row.get("variants") else ""
-    if decision is None and row.get("variant_decisions"):
-        return f"none retained; variants compared on {row['primary_metric']}: {row['variant_decisions']}{tried}"
+    decision = row.primary_decision
+    reasons = "".join(f"; {why}" for why in row.variant_reasons)
+    tried = f" ({row.variants}{reasons})" if row.variants else ""
+    if decision is None and row.variant_decisions:
+        return f"none retained; variants compared on {row.primary_metric}: {row.variant_decisions}{tried}"
     if decision is None:
-        return (row.get("unranked") or "no primary metric") + tried
+        return (row.unranked or "no primary metric") + tried
     if decision == "reported":
         # Reported evidence is never compared: its figures as written, with no computed sign.
-        return f"as reported: {row['reported']}" if row.get("reported") else "reported only, not compared"
-    if row.get("primary_kind") == "capacity":
+        return f"as reported: {row.reported}" if row.reported else "reported only, not compared"
+    if row.primary_kind == "capacity":
         where = "capacity under the SLO"
-    elif row["primary_concurrency"] is not None:
-        where = f"at concurrency {row['primary_concurrency']}"
+    elif row.primary_concurrency is not None:
+        where = f"at concurrency {row.primary_concurrency}"
     else:
         where = "concurrency not recorded"
-    change = row["primary_change_percent"]
+    change = row.primary_change_percent
     text = f"{fmt_percent(change)} " if change is not None else "no percent (baseline mean 0), "
-    text += str(row["primary_metric"])
-    low, high = row["primary_ci_low_percent"], row["primary_ci_high_percent"]
+    text += str(row.primary_metric)
+    low, high = row.primary_ci_low_percent, row.primary_ci_high_percent
     if low is not None and high is not None:
         text += f" (interval {fmt_percent(low)} to {fmt_percent(high)})"
     word = decision
-    if decision == "unreplicated":
-        word = unreplicated_text(row["primary_n"], row["primary_baseline_n"], bool(row.get("primary_spread_unknown")))
-    if row.get("best_of"):
-        tested = row.get("best_of_tested")
-        with_p = f", {tested} with a p-value" if tested is not None and tested < row["best_of"] else ""
-        word += f" (best of {row['best_of']}{with_p}, Holm-corrected"
-        word += f", adjusted p = {row['holm_p']:.2g})" if row.get("holm_p") is not None else ")"
-    broken = row.get("broken_guardrails") or []
+    n, baseline_n = row.primary_n, row.primary_baseline_n
+    if decision == "unreplicated" and n is not None and baseline_n is not None:
+        word = unreplicated_text(n, baseline_n, bool(row.primary_spread_unknown))
+    if row.best_of:
+        tested = row.best_of_tested
+        with_p = f", {tested} with a p-value" if tested is not None and tested < row.best_of else ""
+        word += f" (best of {row.best_of}{with_p}, Holm-corrected"
+        word += f", adjusted p = {row.holm_p:.2g})" if row.holm_p is not None else ")"
+    broken = row.broken_guardrails or []
     if broken:
         word += f", guardrail broken: {', '.join(broken)}"
-    unshown = row.get("unshown_guardrails") or []
+    unshown = row.unshown_guardrails or []
     if unshown:
         word += f", guardrail not shown: {', '.join(unshown)}"
-    for warning in row.get("design") or []:
+    for warning in row.design or []:
         word += f", {warning}"
-    if row.get("own_load"):
-        where += f" ({row['own_load']})"
-    worse = row.get("regressions") or []
+    if row.own_load:
+        where += f" ({row.own_load})"
+    worse = row.regressions or []
     elsewhere = f"; worse elsewhere: {', '.join(worse)}" if worse else ""
-    return f"{text}, n={row['primary_n']} vs {row['primary_baseline_n']}, {word}, {where}{elsewhere}{tried}"
+    return f"{text}, n={row.primary_n} vs {row.primary_baseline_n}, {word}, {where}{elsewhere}{tried}"
 
 
-def tier_text(row: dict[str, Any]) -> str:
+def tier_text(row: Row) -> str:
     """The tier, marked when the placement is the records' own rather than their sources'."""
-    return f"{row['tier']} (own placement)" if row.get("tier_source") == "own" else str(row["tier"])
+    return f"{row.tier} (own placement)" if row.tier_source == "own" else str(row.tier)
 
 
-def status_text(row: dict[str, Any]) -> str:
+def status_text(row: Row) -> str:
     """The status, and "in the stack" for an adopted record whose change is in the command in force."""
-    status = row["status"] if not row.get("standing") else f"{row['status']}, {row['standing']}"
-    return f"{status}, in the stack" if row["in_stack"] else status
+    status = row.status if not row.standing else f"{row.status}, {row.standing}"
+    return f"{status}, in the stack" if row.in_stack else status
 
 
-def blockers_text(row: dict[str, Any]) -> str:
-    if not row["open_blockers"]:
+def blockers_text(row: Row) -> str:
+    if not row.open_blockers:
         return "none"
-    return f"{row['open_blockers']}: " + "; ".join(row["open_blocker_titles"])
+    return f"{row.open_blockers}: " + "; ".join(row.open_blocker_titles)
 
 
-def _csv(rows: list[dict[str, Any]], columns: Sequence[str]) -> str:
+def _csv(rows: list[Row], columns: Sequence[str]) -> str:
     """The rows as CSV: what pandas' `to_csv` wrote for them, through the csv module it writes with.
 
     Every build writes summary.csv, and importing pandas for it was a sixth of a small build;
@@ -283,7 +284,7 @@ def _csv_lines(lines: Iterable[Sequence[Any]]) -> str:
     return out.getvalue()
 
 
-def _csv_row(row: dict[str, Any], columns: Sequence[str]) -> str:
+def _csv_row(row: Row, columns: Sequence[str]) -> str:
     """One row's line of the CSV (a writer writes each row on its own, so lines join into the table)."""
     from generator.base.csvsafe import formula_safe
 
@@ -332,7 +333,7 @@ def _csv_row(row: dict[str, Any], columns: Sequence[str]) -> str:
             v = formula_safe(v)
         return "" if v is None or (isinstance(v, float) and math.isnan(v)) else v
 
-    return _csv_lines([[shown(c, row[c]) for c in columns]])
+    return _csv_lines([[shown(c, getattr(row, c)) for c in columns]])
 
 
 def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> str:
@@ -344,7 +345,7 @@ def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> st
     columns = (*COLUMNS, SLO_COLUMN) if analysis.ranked and analysis.project.campaign.slo else COLUMNS
     lines = [_csv_lines([columns])]
     for entry in analysis.ranked:
-        fingerprint = analysis.fingerprints.get(entry.file.path)
+        fingerprint = incremental.fingerprint(build_cache, "analysis", str(entry.file.path))
 
         def line(entry: RecordAnalysis = entry) -> str:
             return _csv_row(summary_row(analysis, entry), columns)
@@ -356,14 +357,15 @@ def summary_csv(analysis: Analysis, build_cache: BuildCache | None = None) -> st
     return "".join(lines)
 
 
-def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
+def format_rows(rows: list[Row], fmt: str) -> str:
     """The rows as a terminal table, markdown, CSV or JSON, ending with a newline."""
     from generator.base import jsonsafe
 
-    columns = (*COLUMNS, SLO_COLUMN) if rows and SLO_COLUMN in rows[0] else COLUMNS
+    columns = (*COLUMNS, SLO_COLUMN) if rows and rows[0].capacity_under_slo is not None else COLUMNS
     if fmt == "json":
         # Plain json keeps None as null and the key order of COLUMNS, byte for byte stable.
-        return jsonsafe.dumps([{k: row[k] for k in columns} for row in rows], indent=2, ensure_ascii=False) + "\n"
+        cells = [{c: getattr(row, c) for c in columns} for row in rows]
+        return jsonsafe.dumps(cells, indent=2, ensure_ascii=False) + "\n"
 
     if fmt == "csv":
         return _csv(rows, columns)
@@ -372,13 +374,13 @@ def format_rows(rows: list[dict[str, Any]], fmt: str) -> str:
 
     headers = ["#", "Title", "Tier", "Status", "Primary metric", "Open blockers"]
     shown: list[list[Any]] = [
-        [f"{row['number']:02d}", row["title"], tier_text(row), status_text(row), gain_text(row), blockers_text(row)]
+        [f"{row.number:02d}", row.title, tier_text(row), status_text(row), gain_text(row), blockers_text(row)]
         for row in rows
     ]
     if SLO_COLUMN in columns:
         headers.append("Capacity under SLO")
         for line, row in zip(shown, rows, strict=True):
-            line.append(row[SLO_COLUMN])
+            line.append(row.capacity_under_slo)
     tablefmt = "github" if fmt == "markdown" else "simple"
     if fmt == "markdown":
         from generator.views.markdown import cell

@@ -22,8 +22,9 @@ from generator.analysis import capacity as cap
 from generator.analysis.campaign import Analysis
 from generator.analysis.capacity import FrontierPoint
 from generator.analysis.sweeps import Side, Sweep
-from generator.base.cache import BuildCache, memo
 from generator.base.generated import svg_header
+from generator.base.incremental import BuildCache, memo
+from generator.charts.svg import chart_width
 from generator.model.quantity import fmt_number, fmt_percent
 from generator.project.load import Project, RecordFile
 from generator.views.paths import ChartFile, ChartLink, relative, series_dir
@@ -70,7 +71,7 @@ def _drawn(build_cache: BuildCache | None, path: str, draw: Callable[..., str], 
         svg = draw(*args, **kwargs)
         return ChartFile(path, charts.description(svg), f"{XML}\n{svg_header()}\n{svg.rstrip()}\n")
 
-    return memo(build_cache, "chart", (path, draw.__name__, args, sorted(kwargs.items())), make)
+    return memo(build_cache, "chart", (chart_width(None), path, draw.__name__, args, sorted(kwargs.items())), make)
 
 
 def _latency_series(label: str, side: Side, metric: str) -> charts.Series:
