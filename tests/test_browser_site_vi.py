@@ -201,15 +201,18 @@ def test_the_summary_uses_the_width_it_has(site: Site, layout_view: tuple[Page, 
     _summary_fits(page, site.url, site.name)
 
 
-# The repository's own campaign, as the other browser modules share it: with their tests.
-@pytest.mark.xdist_group("site=glm5")
-def test_the_root_summary_uses_the_width_it_has(built_site: Callable[[str], BuiltSite], browser: Browser) -> None:
+# The repository's own campaign as the other browser modules share it: the parameter named
+# `site` puts this test in their xdist group (conftest), so the one build serves it too.
+@pytest.mark.parametrize("site", ["glm5"])
+def test_the_root_summary_uses_the_width_it_has(
+    site: str, built_site: Callable[[str], BuiltSite], browser: Browser
+) -> None:
     # Only the width matters here (no colour): one view, at 1280 px.
     context = browser.new_context(viewport={"width": 1280, "height": 860})
     context.set_default_timeout(TIMEOUT_MS)
     try:
         # A blocker's title holds cudaGridDependencySynchronize(): it pushed the table past the page.
-        _summary_fits(context.new_page(), built_site("glm5").url, "the repository's campaign")
+        _summary_fits(context.new_page(), built_site(site).url, "the repository's campaign")
     finally:
         context.close()
 
