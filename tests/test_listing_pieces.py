@@ -99,7 +99,7 @@ def test_a_piece_key_never_names_two_texts(tmp_path: Path, monkeypatch: pytest.M
 
 def test_a_quoted_figure_is_in_its_row_model(tmp_path: Path) -> None:
     from generator.views.listing_pages import summary_page
-    from generator.views.page_models import keyed
+    from generator.views.page_keys import keyed
     from generator.views.prose import figures_of
 
     root = campaign(tmp_path)

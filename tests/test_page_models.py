@@ -142,7 +142,7 @@ def test_a_reference_padded_with_unicode_spaces_is_named_as_the_filters_name_it(
     import pickle
 
     from generator.analysis.quoting import REFERENCE
-    from generator.views.page_models import references
+    from generator.views.page_keys import references
 
     text = "read {{\u00a001.c64.output_throughput.change\u3000}} and {{ 02.c8.ttft_median.p }}"
     assert references(pickle.dumps(text)) == sorted(m.group(1) for m in REFERENCE.finditer(text))

@@ -4,7 +4,7 @@ A listing page shows something of every record: the summary a row each, the time
 each, the blockers page a row and a section per blocker. Each of those pieces has a model of
 its own (`page_models.SummaryRow`, `Entry`, `BlockerEntry`) and its own small template
 (`_summary_row.md.j2`, ...), and its text is a function of that model, the templates and the
-code. So a piece is kept in the build cache under the digest of its model (`page_models.keyed`,
+code. So a piece is kept in the build cache under the digest of its model (`page_keys.keyed`,
 the key a record page is kept under), and the page's template is given the pieces' texts to
 join: a rebuild after one edit renders the pieces whose models changed and lays the page out
 around the rest. Nothing here lists what a piece depends on; the models say it.
@@ -31,7 +31,7 @@ from generator.base.incremental import memo
 from generator.base.problems import rel
 from generator.views import listing_pages
 from generator.views.journal import RunEvent
-from generator.views.page_models import keyed, shared_digests
+from generator.views.page_keys import keyed, shared_digests
 from generator.views.prose import figures_of
 
 if TYPE_CHECKING:

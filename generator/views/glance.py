@@ -271,7 +271,7 @@ class Entry:
     date: str | None
     link: str
     decision: Decision | None
-    # Its quoted figures, filled by `page_models.keyed` when it is a piece of the timeline.
+    # Its quoted figures, filled by `page_keys.keyed` when it is a piece of the timeline.
     figures: Figures = ()
 
 

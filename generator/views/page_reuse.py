@@ -1,6 +1,6 @@
 """A record page's cache key from the build cache, while everything its model read is unchanged.
 
-A record page's text is cached under the digest of its model (`page_models.keyed`), so taking
+A record page's text is cached under the digest of its model (`page_keys.keyed`), so taking
 the key meant building the model, for every record of every build: after one edit at 1,000
 records, building models only to find their pages unchanged was a seventh of the rebuild.
 
@@ -40,7 +40,8 @@ from generator.analysis.reuse import watched
 from generator.base import incremental
 from generator.base.incremental import ALL, Reads, Seen, Unkeyed
 from generator.project.load import RecordFile
-from generator.views.page_models import RecordPage, keyed
+from generator.views.page_keys import keyed
+from generator.views.page_models import RecordPage
 from generator.views.record_page import RecordPages
 
 

@@ -17,7 +17,7 @@ from generator.project.load import Project, RecordFile
 MANIFEST_NAME = ".improvements-manifest.json"
 
 # Each `{{ ... }}` reference a page model's (or a piece's) text quotes, with the text the prose
-# filters fill in for it (`page_models.keyed`). Here, below every view that makes a model.
+# filters fill in for it (`page_keys.keyed`). Here, below every view that makes a model.
 Figures = tuple[tuple[str, str | None], ...]
 
 

@@ -47,7 +47,7 @@ def filled(text: str, analysis: Analysis) -> str:
 
 def figures_of(analysis: Analysis) -> Callable[[str], str | None]:
     """A reference's text as the prose filters fill it (None where it names nothing): what a
-    model keeps in its `figures` (`page_models.keyed`)."""
+    model keeps in its `figures` (`page_keys.keyed`)."""
 
     def fill(reference: str) -> str | None:
         found = lookup(analysis, reference)

@@ -23,16 +23,8 @@ from generator.views.forest import forest_path
 from generator.views.glance import record_header
 from generator.views.journal import experiments as journal_experiments
 from generator.views.journal import file_links
-from generator.views.page_models import (
-    BlockerView,
-    Keyed,
-    PageLink,
-    RecordPage,
-    Rule,
-    VariantResult,
-    keyed,
-    shared_digests,
-)
+from generator.views.page_keys import Keyed, keyed, shared_digests
+from generator.views.page_models import BlockerView, PageLink, RecordPage, Rule, VariantResult
 from generator.views.paths import (
     ChartLink,
     docs_root,
